@@ -1,0 +1,81 @@
+package kafkabroker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync/atomic"
+)
+
+// listener is the broker's socket. kfake announces whatever its listener's
+// Addr returns as the broker's host:port in metadata, which is what clients
+// dial after bootstrapping, so Addr returns the advertised address rather
+// than the bound one.
+type listener struct {
+	net.Listener
+	advertised hostPort
+	handed     atomic.Bool
+}
+
+// listen binds addr (DefaultListen if empty) and works out the address to
+// advertise: advertise if given, else the bound address with an unspecified
+// host replaced by 127.0.0.1.
+func listen(addr, advertise string) (*listener, error) {
+	if addr == "" {
+		addr = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("listen address %q: want host:port: %w", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	adv, err := advertisedAddr(ln.Addr(), advertise)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return &listener{Listener: ln, advertised: adv}, nil
+}
+
+func advertisedAddr(bound net.Addr, advertise string) (hostPort, error) {
+	if advertise != "" {
+		host, port, err := net.SplitHostPort(advertise)
+		if err != nil || host == "" {
+			return "", fmt.Errorf("advertise address %q: want host:port", advertise)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+			return "", fmt.Errorf("advertise address %q: port must be 1-65535", advertise)
+		}
+		return hostPort(advertise), nil
+	}
+	tcp, ok := bound.(*net.TCPAddr)
+	if !ok {
+		return hostPort(bound.String()), nil
+	}
+	if tcp.IP == nil || tcp.IP.IsUnspecified() {
+		return hostPort(net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))), nil
+	}
+	return hostPort(tcp.String()), nil
+}
+
+// Addr returns the advertised address.
+func (l *listener) Addr() net.Addr { return l.advertised }
+
+// handOver is the kfake ListenFn: it hands the already bound listener to the
+// single broker node, ignoring the address kfake asks for (kfake always asks
+// for 127.0.0.1).
+func (l *listener) handOver(_, _ string) (net.Listener, error) {
+	if l.handed.Swap(true) {
+		return nil, errors.New("kafka broker: only one node is supported")
+	}
+	return l, nil
+}
+
+// hostPort is a net.Addr for an advertised "host:port".
+type hostPort string
+
+func (hostPort) Network() string  { return "tcp" }
+func (a hostPort) String() string { return string(a) }

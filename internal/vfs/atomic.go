@@ -1,0 +1,84 @@
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+)
+
+// WriteFileAtomic replaces path with data so that, even across a crash or a
+// power loss, path holds either its previous content (or is missing, if it
+// was) or data, never a partial file. It writes path+".tmp-<random>", Syncs
+// it, Renames it over path and SyncDirs the parent. On any error before the
+// rename the temporary file is removed. An error returned after the rename
+// (from SyncDir) means path may already hold data but is not yet durable.
+func WriteFileAtomic(fsys FS, path string, data []byte) (err error) {
+	tmp := fmt.Sprintf("%s.tmp-%016x", path, rand.Uint64())
+	renamed := false
+	defer func() {
+		if err != nil && !renamed {
+			_ = fsys.Remove(tmp) // may not exist; the original error wins
+		}
+	}()
+	if err := writeSynced(fsys, tmp, data); err != nil {
+		return fmt.Errorf("vfs: write atomic %s: %w", path, err)
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		return fmt.Errorf("vfs: write atomic %s: %w", path, err)
+	}
+	renamed = true
+	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("vfs: write atomic %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeSynced creates name, writes data, Syncs and Closes it.
+func writeSynced(fsys FS, name string, data []byte) error {
+	f, err := fsys.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadFile returns the whole content of path.
+func ReadFile(fsys FS, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// Exists reports whether path exists. Errors other than fs.ErrNotExist are
+// returned: the caller cannot tell either way.
+func Exists(fsys FS, path string) (bool, error) {
+	_, err := fsys.Stat(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	default:
+		return false, err
+	}
+}

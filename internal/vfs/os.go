@@ -1,0 +1,51 @@
+package vfs
+
+import "os"
+
+// Default is the operating system's filesystem. Its files are *os.File.
+var Default FS = osFS{}
+
+type osFS struct{}
+
+func (osFS) Create(name string) (File, error) { return wrapOSFile(os.Create(name)) }
+
+func (osFS) Open(name string) (File, error) { return wrapOSFile(os.Open(name)) }
+
+func (osFS) OpenReadWrite(name string) (File, error) {
+	return wrapOSFile(os.OpenFile(name, os.O_RDWR, 0))
+}
+
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
+
+func (osFS) Remove(name string) error { return os.Remove(name) }
+
+func (osFS) RemoveAll(name string) error { return os.RemoveAll(name) }
+
+func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
+
+func (osFS) Stat(name string) (os.FileInfo, error) { return os.Stat(name) }
+
+func (osFS) ReadDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }
+
+// SyncDir opens dir and fsyncs it.
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// wrapOSFile avoids returning a non-nil File holding a nil *os.File.
+func wrapOSFile(f *os.File, err error) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}

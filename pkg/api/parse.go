@@ -1,0 +1,263 @@
+package api
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// OperatorKind says how an operator type may be wired into a job.
+type OperatorKind int
+
+const (
+	KindSource   OperatorKind = iota + 1 // no inputs
+	KindOperator                         // inputs and outputs
+	KindSink                             // inputs, no outputs
+)
+
+func (k OperatorKind) String() string {
+	switch k {
+	case KindSource:
+		return "source"
+	case KindOperator:
+		return "operator"
+	case KindSink:
+		return "sink"
+	}
+	return fmt.Sprintf("OperatorKind(%d)", int(k))
+}
+
+// Catalog tells the spec validator which operator types exist. The runtime's
+// operator registry implements it; api imports nothing of ours.
+type Catalog interface {
+	Kind(typ string) (OperatorKind, bool)
+	Types() []string
+}
+
+// ParsedJob is a job spec with the decoder that read it, so operator types
+// can decode their options later and report errors at the right line.
+type ParsedJob struct {
+	File   string
+	Source []byte
+	Spec   JobSpec
+	Dec    *Decoder
+}
+
+// DefaultMaxParallelism is Flink's default number of key groups for small jobs.
+const DefaultMaxParallelism = 128
+
+// MaxMaxParallelism bounds the key group count (Flink's upper bound).
+const MaxMaxParallelism = 1 << 15
+
+var uidPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// ParseJob decodes and structurally validates a job spec: everything except
+// the type-specific options, which the runtime checks with the same decoder.
+// Problems accumulate in p.Dec.Errors.
+func ParseJob(file string, src []byte, cat Catalog) *ParsedJob {
+	p := &ParsedJob{File: file, Source: src, Dec: NewDecoder(file)}
+	root := p.Dec.ParseYAML(src)
+	if root.IsZero() {
+		return p
+	}
+	p.Dec.Decode(root, "", &p.Spec)
+	p.applyDefaults()
+	p.validate(cat)
+	return p
+}
+
+func (p *ParsedJob) applyDefaults() {
+	s := &p.Spec
+	if s.Name == "" && p.File != "" {
+		s.Name = strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File))
+	}
+	if s.Name == "" {
+		s.Name = "job"
+	}
+	if s.Parallelism == 0 {
+		s.Parallelism = 1
+	}
+	if s.MaxParallelism == 0 {
+		s.MaxParallelism = DefaultMaxParallelism
+	}
+	for i := range s.Operators {
+		if s.Operators[i].Parallelism == 0 {
+			s.Operators[i].Parallelism = s.Parallelism
+		}
+	}
+}
+
+func (p *ParsedJob) validate(cat Catalog) {
+	d, s := p.Dec, &p.Spec
+	if _, set := d.Positions["parallelism"]; set && s.Parallelism <= 0 {
+		d.ErrorAt("parallelism", "must be at least 1, got %d", s.Parallelism)
+	}
+	if s.MaxParallelism < 1 || s.MaxParallelism > MaxMaxParallelism {
+		d.ErrorAt("maxParallelism", "must be between 1 and %d, got %d", MaxMaxParallelism, s.MaxParallelism)
+	}
+	if s.Checkpointing != nil {
+		ValidateCheckpointSpec(d, "checkpointing", s.Checkpointing)
+	}
+	if s.RestartStrategy != nil {
+		ValidateRestartSpec(d, "restartStrategy", s.RestartStrategy)
+	}
+	if _, set := d.Positions["operators"]; set && len(s.Operators) == 0 {
+		d.ErrorAt("operators", "a job needs at least one source and one sink")
+	}
+	p.validateOperators(cat)
+}
+
+func (p *ParsedJob) validateOperators(cat Catalog) {
+	d, s := p.Dec, &p.Spec
+	index := map[string]int{}
+	for i, op := range s.Operators {
+		path := fmt.Sprintf("operators[%d]", i)
+		if op.UID != "" && !uidPattern.MatchString(op.UID) {
+			d.ErrorAt(path+".uid", "%q is not a valid uid: use letters, digits, '_', '.' and '-' (it names state files), at most 128 characters", op.UID)
+		}
+		if prev, dup := index[op.UID]; dup && op.UID != "" {
+			d.ErrorAt(path+".uid", "duplicate uid %q (also operators[%d]); every operator needs its own uid", op.UID, prev)
+		} else if op.UID != "" {
+			index[op.UID] = i
+		}
+		if _, set := d.Positions[path+".parallelism"]; set && op.Parallelism <= 0 {
+			d.ErrorAt(path+".parallelism", "must be at least 1, got %d", op.Parallelism)
+		}
+		if op.Parallelism > s.MaxParallelism && s.MaxParallelism > 0 {
+			d.ErrorAt(path+".parallelism", "%d exceeds maxParallelism %d; raise maxParallelism", op.Parallelism, s.MaxParallelism)
+		}
+	}
+	for i, op := range s.Operators {
+		path := fmt.Sprintf("operators[%d]", i)
+		kind, known := OperatorKind(0), false
+		if op.Type != "" && cat != nil {
+			kind, known = cat.Kind(op.Type)
+			if !known {
+				msg := fmt.Sprintf("unknown operator type %q", op.Type)
+				if c := closest(op.Type, cat.Types()); c != "" {
+					msg += fmt.Sprintf("; did you mean %q?", c)
+				} else {
+					msg += fmt.Sprintf(" (known types: %s)", strings.Join(cat.Types(), ", "))
+				}
+				d.ErrorAt(path+".type", "%s", msg)
+			}
+		}
+		for j, from := range op.From {
+			if _, ok := index[from]; !ok {
+				msg := fmt.Sprintf("no operator has uid %q", from)
+				if c := closest(from, SortedKeys(index)); c != "" {
+					msg += fmt.Sprintf("; did you mean %q?", c)
+				}
+				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
+			}
+			if from == op.UID {
+				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "operator %q reads from itself", op.UID)
+			}
+		}
+		if known {
+			switch {
+			case kind == KindSource && len(op.From) > 0:
+				d.ErrorAt(path+".from", "%q is a source (type %s) and cannot have an input; remove from", op.UID, op.Type)
+			case kind != KindSource && len(op.From) == 0:
+				d.ErrorAt(path, "%q (type %s) has no input; add from: [<uid of its upstream operator>]", op.UID, op.Type)
+			}
+		}
+	}
+	p.checkCycles(index)
+	p.checkSinks(cat, index)
+}
+
+// checkCycles reports each cycle once, at the operator where it was found.
+func (p *ParsedJob) checkCycles(index map[string]int) {
+	ops := p.Spec.Operators
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(ops))
+	var stack []string
+	var visit func(i int)
+	visit = func(i int) {
+		color[i] = grey
+		stack = append(stack, ops[i].UID)
+		for _, from := range ops[i].From {
+			j, ok := index[from]
+			if !ok || from == ops[i].UID {
+				continue
+			}
+			switch color[j] {
+			case grey:
+				k := len(stack) - 1
+				for k > 0 && stack[k] != from {
+					k--
+				}
+				cycle := append(append([]string{}, stack[k:]...), from)
+				p.Dec.ErrorAt(fmt.Sprintf("operators[%d].from", i), "cycle: %s; a job must be a DAG", strings.Join(cycle, " <- "))
+			case white:
+				visit(j)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[i] = black
+	}
+	for i := range ops {
+		if color[i] == white {
+			visit(i)
+		}
+	}
+}
+
+// checkSinks reports a job without sink and operators whose output goes
+// nowhere (their records would be computed and dropped).
+func (p *ParsedJob) checkSinks(cat Catalog, index map[string]int) {
+	if cat == nil || len(p.Spec.Operators) == 0 {
+		return
+	}
+	consumed := map[string]bool{}
+	for _, op := range p.Spec.Operators {
+		for _, f := range op.From {
+			consumed[f] = true
+		}
+	}
+	hasSink := false
+	for i, op := range p.Spec.Operators {
+		kind, ok := cat.Kind(op.Type)
+		if !ok {
+			continue
+		}
+		if kind == KindSink {
+			hasSink = true
+			continue
+		}
+		if !consumed[op.UID] {
+			p.Dec.ErrorAt(fmt.Sprintf("operators[%d]", i), "the output of %q goes nowhere; add a sink with from: [%s]", op.UID, op.UID)
+		}
+	}
+	if !hasSink {
+		p.Dec.ErrorAt("operators", "the job has no sink; add one (for example type: print)")
+	}
+}
+
+// Uses reports whether the spec has an operator of one of the given types.
+func (s *JobSpec) Uses(types ...string) bool {
+	for _, op := range s.Operators {
+		for _, t := range types {
+			if op.Type == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Operator returns the operator with uid, or nil.
+func (s *JobSpec) Operator(uid string) *OperatorSpec {
+	for i := range s.Operators {
+		if s.Operators[i].UID == uid {
+			return &s.Operators[i]
+		}
+	}
+	return nil
+}

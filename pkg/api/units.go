@@ -1,0 +1,128 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Duration is a time.Duration written in specs and config as "500ms", "10s",
+// "5 min" or "1h30m" (Go syntax, or a number and one of Flink's unit names).
+// A bare number is milliseconds, as in Flink.
+type Duration time.Duration
+
+// D is the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes the duration in the form a user would write it.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("duration: %w", err)
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := ParseDuration(s)
+	*d = v
+	return err
+}
+
+var durationUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "us": time.Microsecond, "µs": time.Microsecond,
+	"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
+	"millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+}
+
+// ParseDuration parses the duration forms described on Duration.
+func ParseDuration(s string) (Duration, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf(`empty duration; write e.g. "10s"`)
+	}
+	if d, err := time.ParseDuration(t); err == nil {
+		return Duration(d), nil
+	}
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.' || t[i] == '-') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf(`%q is not a duration; write e.g. "500ms", "10s", "5m" or "1h"`, s)
+	}
+	if unit == "" {
+		unit = "ms"
+	}
+	mult, ok := durationUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf(`%q has unknown unit %q; use ms, s, m(in), h or d`, s, unit)
+	}
+	v := f * float64(mult)
+	if v > math.MaxInt64 || v < math.MinInt64 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return Duration(v), nil
+}
+
+// ByteSize is a size in bytes, written as a number or with a unit: "64kb",
+// "128MiB", "1 GB" (k, m, g units are binary, as in Flink's MemorySize).
+type ByteSize int64
+
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1, "byte": 1, "bytes": 1,
+	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "kibibytes": 1 << 10, "kilobytes": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "mebibytes": 1 << 20, "megabytes": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "gibibytes": 1 << 30, "gigabytes": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+}
+
+// ParseByteSize parses the forms described on ByteSize.
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf(`%q is not a size; write e.g. "1048576", "64KiB" or "128MiB"`, s)
+	}
+	mult, ok := sizeUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf(`%q has unknown unit %q; use B, KiB, MiB, GiB or TiB`, s, unit)
+	}
+	v := f * float64(mult)
+	if v > math.MaxInt64 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return ByteSize(v), nil
+}
+
+func (b ByteSize) String() string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", b>>30)
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", b>>10)
+	}
+	return strconv.FormatInt(int64(b), 10)
+}

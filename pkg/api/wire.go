@@ -1,0 +1,170 @@
+package api
+
+import (
+	"strings"
+	"time"
+)
+
+// SubmitRequest is POST /v1/jobs.
+type SubmitRequest struct {
+	// Spec is the job's YAML text; File names it in error messages.
+	Spec string `json:"spec"`
+	File string `json:"file,omitempty"`
+	// SavepointPath restores the job from a savepoint or retained
+	// checkpoint (run -s).
+	SavepointPath string `json:"savepointPath,omitempty"`
+	// AllowNonRestoredState drops snapshot state whose uid is not in the job.
+	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
+	// DryRun validates and plans the restore without starting anything.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// SubmitResponse answers a submission.
+type SubmitResponse struct {
+	ID    string       `json:"id,omitempty"`
+	State JobState     `json:"state,omitempty"`
+	Plan  *RestorePlan `json:"plan,omitempty"`
+}
+
+// RestorePlan says how a snapshot's operators map onto a job by uid.
+type RestorePlan struct {
+	From      string         `json:"from"`
+	Kind      string         `json:"kind"`
+	ID        int64          `json:"checkpointId"`
+	Matched   []MatchedState `json:"matched"`
+	Dropped   []DroppedState `json:"dropped,omitempty"`
+	New       []string       `json:"new,omitempty"`
+	AllowDrop bool           `json:"allowNonRestoredState"`
+	Problems  []string       `json:"problems,omitempty"`
+}
+
+// Err is nil when the restore can go ahead.
+func (p *RestorePlan) Err() error {
+	if len(p.Problems) == 0 {
+		return nil
+	}
+	return &Error{Code: CodeInvalid, Message: "cannot restore from " + p.From + ":\n  " + strings.Join(p.Problems, "\n  ")}
+}
+
+// MatchedState is an operator of the snapshot that the job restores.
+type MatchedState struct {
+	UID            string `json:"uid"`
+	Type           string `json:"type"`
+	OldParallelism int    `json:"oldParallelism"`
+	NewParallelism int    `json:"newParallelism"`
+	Bytes          int64  `json:"bytes"`
+	Keys           int64  `json:"keys,omitempty"`
+}
+
+// DroppedState is an operator of the snapshot that the job does not have.
+type DroppedState struct {
+	UID   string `json:"uid"`
+	Type  string `json:"type"`
+	Bytes int64  `json:"bytes"`
+}
+
+// JobInfo is GET /v1/jobs/{id} (and, abridged, each item of GET /v1/jobs).
+type JobInfo struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	State            JobState          `json:"state"`
+	Error            string            `json:"error,omitempty"`
+	File             string            `json:"file,omitempty"`
+	SubmitTime       time.Time         `json:"submitTime"`
+	EndTime          *time.Time        `json:"endTime,omitempty"`
+	Restarts         int               `json:"restarts"`
+	RestoredFrom     string            `json:"restoredFrom,omitempty"`
+	Checkpointing    CheckpointConfig  `json:"checkpointing"`
+	RestartStrategy  RestartConfig     `json:"restartStrategy"`
+	Operators        []OperatorInfo    `json:"operators,omitempty"`
+	Checkpoints      *CheckpointCounts `json:"checkpoints,omitempty"`
+	LatestCheckpoint *CheckpointInfo   `json:"latestCheckpoint,omitempty"`
+}
+
+// OperatorInfo is one operator's figures, summed over its subtasks.
+type OperatorInfo struct {
+	UID         string           `json:"uid"`
+	Type        string           `json:"type"`
+	Parallelism int              `json:"parallelism"`
+	RecordsIn   int64            `json:"recordsIn"`
+	RecordsOut  int64            `json:"recordsOut"`
+	Metrics     map[string]int64 `json:"metrics,omitempty"`
+}
+
+// CheckpointCounts is the checkpoint tally of a job.
+type CheckpointCounts struct {
+	Completed  int `json:"completed"`
+	Failed     int `json:"failed"`
+	InProgress int `json:"inProgress"`
+}
+
+// CheckpointInfo is one entry of the checkpoint history.
+type CheckpointInfo struct {
+	ID            int64     `json:"id"`
+	Kind          string    `json:"kind"`
+	Status        string    `json:"status"`
+	TriggerTime   time.Time `json:"triggerTime"`
+	DurationMs    int64     `json:"durationMs"`
+	Size          int64     `json:"size"`
+	Path          string    `json:"path,omitempty"`
+	FailureReason string    `json:"failureReason,omitempty"`
+	Discarded     bool      `json:"discarded,omitempty"`
+}
+
+// CheckpointsInfo is GET /v1/jobs/{id}/checkpoints.
+type CheckpointsInfo struct {
+	Counts  CheckpointCounts  `json:"counts"`
+	Latest  LatestCheckpoints `json:"latest"`
+	History []CheckpointInfo  `json:"history"`
+	Summary CheckpointSummary `json:"summary"`
+}
+
+// LatestCheckpoints names the newest checkpoint of each outcome.
+type LatestCheckpoints struct {
+	Completed *CheckpointInfo `json:"completed"`
+	Savepoint *CheckpointInfo `json:"savepoint,omitempty"`
+	Failed    *CheckpointInfo `json:"failed,omitempty"`
+	Restored  *RestoredInfo   `json:"restored,omitempty"`
+}
+
+// RestoredInfo says what the current attempt restored from.
+type RestoredInfo struct {
+	ID          int64     `json:"id"`
+	Kind        string    `json:"kind"`
+	Path        string    `json:"path"`
+	RestoreTime time.Time `json:"restoreTime"`
+}
+
+// CheckpointSummary aggregates completed checkpoints (min/avg/max).
+type CheckpointSummary struct {
+	DurationMs MinAvgMax `json:"durationMs"`
+	Size       MinAvgMax `json:"size"`
+}
+
+// MinAvgMax is a small statistic.
+type MinAvgMax struct {
+	Min int64 `json:"min"`
+	Avg int64 `json:"avg"`
+	Max int64 `json:"max"`
+}
+
+// SavepointRequest is POST /v1/jobs/{id}/savepoints and /stop.
+type SavepointRequest struct {
+	TargetDir string `json:"targetDirectory,omitempty"`
+	Drain     bool   `json:"drain,omitempty"`
+}
+
+// SavepointResponse gives the path of a completed savepoint.
+type SavepointResponse struct {
+	Path string `json:"path"`
+	ID   int64  `json:"checkpointId"`
+}
+
+// CancelResponse says what a cancel left behind for a later restore.
+type CancelResponse struct {
+	State JobState `json:"state"`
+	// Warning tells how much a restore will reprocess (stderr of cancel).
+	Warning string `json:"warning,omitempty"`
+	// ResumeFrom is the snapshot a restore can use ("" when none is kept).
+	ResumeFrom string `json:"resumeFrom,omitempty"`
+}

@@ -1,0 +1,236 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// Layout (DESIGN.md section 7):
+//
+//	<checkpoints dir>/<job id>/chk-<n>/<uid>-<subtask>.state, _metadata
+//	<savepoints dir>/savepoint-<short job id>-<n>-<suffix>/  (same content)
+
+// CheckpointDir is the directory of periodic checkpoint id.
+func CheckpointDir(base, jobID string, id int64) string {
+	return filepath.Join(base, jobID, "chk-"+strconv.FormatInt(id, 10))
+}
+
+// NewSavepointDir names a fresh savepoint directory under target.
+func NewSavepointDir(target, jobID string, id int64) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	short := jobID
+	if len(short) > 6 {
+		short = short[:6]
+	}
+	return filepath.Join(target, fmt.Sprintf("savepoint-%s-%d-%s", short, id, hex.EncodeToString(b[:])))
+}
+
+// StateFileName names a subtask's state file inside a snapshot directory.
+func StateFileName(uid string, subtask int) string {
+	return uid + "-" + strconv.Itoa(subtask) + ".state"
+}
+
+// WriteStateFile writes a subtask's state into dir: tmp, fsync, rename. The
+// directory itself is synced once by PublishMetadata.
+func WriteStateFile(fsys vfs.FS, dir, name string, data []byte) (err error) {
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = fsys.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return fsys.Rename(tmp, filepath.Join(dir, name))
+}
+
+// PublishMetadata makes the snapshot in dir complete: sync the directory
+// (so the state files' entries are durable), then write _metadata
+// atomically (tmp, fsync, rename, fsync dir). An error leaves no _metadata.
+func PublishMetadata(fsys vfs.FS, dir string, m *Metadata) error {
+	data, err := EncodeMetadata(m)
+	if err != nil {
+		return err
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return err
+	}
+	return vfs.WriteFileAtomic(fsys, filepath.Join(dir, MetadataFile), data)
+}
+
+// ErrNotSnapshot means a path holds no _metadata.
+var ErrNotSnapshot = errors.New("not a savepoint or checkpoint")
+
+// ResolvePath accepts a snapshot directory or its _metadata file and returns
+// the directory.
+func ResolvePath(fsys vfs.FS, path string) (string, error) {
+	clean := filepath.Clean(path)
+	if filepath.Base(clean) == MetadataFile {
+		return filepath.Dir(clean), nil
+	}
+	fi, err := fsys.Stat(clean)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist", path)
+		}
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is a file, not a snapshot directory or its _metadata: %w", path, ErrNotSnapshot)
+	}
+	return clean, nil
+}
+
+// Load reads and decodes the _metadata of the snapshot at path (a directory
+// or its _metadata file). It does not check the state files; Verify does.
+func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
+	dir, err = ResolvePath(fsys, path)
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := vfs.ReadFile(fsys, filepath.Join(dir, MetadataFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("%s has no %s: %w (an incomplete snapshot, or not a snapshot directory)", dir, MetadataFile, ErrNotSnapshot)
+		}
+		return "", nil, err
+	}
+	m, err = DecodeMetadata(data)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetadataFile), err)
+	}
+	return dir, m, nil
+}
+
+// Verify checks that every state file listed in m exists in dir with its
+// size and checksum: a snapshot is complete iff this and Load succeed.
+func Verify(fsys vfs.FS, dir string, m *Metadata) error {
+	for _, op := range m.Operators {
+		for _, h := range op.Subtasks {
+			if h.File == "" {
+				continue
+			}
+			if _, err := ReadStateFile(fsys, dir, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ReadStateFile reads a listed state file and checks its size and checksum.
+func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
+	if strings.Contains(h.File, "/") || strings.Contains(h.File, `\`) || strings.HasPrefix(h.File, ".") {
+		return nil, fmt.Errorf("state file name %q in _metadata is not a plain file name: the metadata is corrupt or was tampered with", h.File)
+	}
+	path := filepath.Join(dir, h.File)
+	data, err := vfs.ReadFile(fsys, path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("state file %s listed in _metadata is missing: the snapshot is incomplete (was it copied partially?)", path)
+		}
+		return nil, err
+	}
+	if int64(len(data)) != h.Size {
+		return nil, fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, len(data), h.Size)
+	}
+	if state.Checksum(data) != h.Checksum {
+		return nil, fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
+	}
+	return data, nil
+}
+
+// Dispose deletes a snapshot: _metadata first (so a crash midway leaves an
+// incomplete snapshot, never a complete-looking one with missing files),
+// then the rest.
+func Dispose(fsys vfs.FS, dir string) error {
+	if err := fsys.Remove(filepath.Join(dir, MetadataFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := fsys.SyncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return fsys.RemoveAll(dir)
+}
+
+// Listed is a checkpoint directory found under a job's checkpoint dir.
+type Listed struct {
+	ID  int64
+	Dir string
+}
+
+// List returns the chk-<n> directories of a job, newest first.
+func List(fsys vfs.FS, base, jobID string) ([]Listed, error) {
+	root := filepath.Join(base, jobID)
+	entries, err := fsys.ReadDir(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []Listed
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "chk-") {
+			continue
+		}
+		id, err := strconv.ParseInt(strings.TrimPrefix(e.Name(), "chk-"), 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, Listed{ID: id, Dir: filepath.Join(root, e.Name())})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// Skipped is a checkpoint that recovery passed over, and why.
+type Skipped struct {
+	Listed
+	Err error
+}
+
+// LatestComplete returns the newest complete checkpoint of a job and the
+// newer ones it skipped because they were torn. dir is "" when none is
+// complete.
+func LatestComplete(fsys vfs.FS, base, jobID string) (dir string, m *Metadata, skipped []Skipped, err error) {
+	list, err := List(fsys, base, jobID)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	for _, l := range list {
+		d, md, lerr := Load(fsys, l.Dir)
+		if lerr == nil {
+			lerr = Verify(fsys, d, md)
+		}
+		if lerr == nil {
+			return d, md, skipped, nil
+		}
+		skipped = append(skipped, Skipped{Listed: l, Err: lerr})
+	}
+	return "", nil, skipped, nil
+}

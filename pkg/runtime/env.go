@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+)
+
+// Env is what the daemon lends to a job's operators.
+type Env struct {
+	// FS is the filesystem for state and sinks (vfs.Default in production).
+	FS vfs.FS
+	// Stdout receives print sink lines (the daemon's stdout); may be nil.
+	Stdout io.Writer
+	// OutFile receives print sink lines too (the job's .out file); may be nil.
+	OutFile io.Writer
+	// Faults is the test hook for injecting failures; nil in production.
+	Faults FaultHook
+}
+
+// FaultHook lets tests make named points in operators and the runtime fail.
+// Fire returns an error to fail the operation at point, or nil; it may also
+// panic or exit the process. Production code passes nil (Env.Fire is then a
+// no-op).
+type FaultHook interface {
+	Fire(point string, attrs ...any) error
+}
+
+// Fire consults the fault hook, if any.
+func (e *Env) Fire(point string, attrs ...any) error {
+	if e == nil || e.Faults == nil {
+		return nil
+	}
+	return e.Faults.Fire(point, attrs...)
+}
+
+// Gauges are an operator's own figures (pending acks, skipped records),
+// readable from other goroutines (info, metrics).
+type Gauges struct {
+	mu sync.Mutex
+	m  map[string]*atomic.Int64
+}
+
+// Get returns the named gauge, creating it.
+func (g *Gauges) Get(name string) *atomic.Int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]*atomic.Int64{}
+	}
+	v := g.m[name]
+	if v == nil {
+		v = new(atomic.Int64)
+		g.m[name] = v
+	}
+	return v
+}
+
+// Snapshot returns the current values by name.
+func (g *Gauges) Snapshot() map[string]int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]int64, len(g.m))
+	for k, v := range g.m {
+		out[k] = v.Load()
+	}
+	return out
+}
+
+// Names returns the gauge names in order.
+func (g *Gauges) Names() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, 0, len(g.m))
+	for k := range g.m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// GateCapacity is how many batches an input channel buffers before its
+// producer blocks (backpressure).
+const GateCapacity = 8
+
+// execution is one attempt of a job: its subtasks, wired together, and the
+// channel through which they report to the job loop.
+type execution struct {
+	job     *Job
+	g       *Graph
+	attempt int
+	log     zerolog.Logger
+
+	tasks   []*subtask
+	sources []*subtask
+	// restoreFrom is the snapshot this attempt restores (nil: fresh start),
+	// decoded before any subtask starts.
+	restoreFrom *Restore
+	snaps       map[string][]*state.Snapshot
+
+	done       chan struct{} // closed to cancel every subtask
+	cancelOnce sync.Once
+	wg         sync.WaitGroup // subtask goroutines and async state writes
+	events     chan any       // to the job loop
+}
+
+// Messages from subtasks to the job loop.
+type (
+	ackMsg struct {
+		id int64
+		h  checkpoint.Handle
+	}
+	declineMsg struct {
+		id   int64
+		task int
+		err  error
+	}
+	sourceEndedMsg struct{ task int }
+	taskDoneMsg    struct {
+		task int
+		err  error
+	}
+)
+
+func newExecution(j *Job, attempt int, restore *Restore) (*execution, error) {
+	g := j.graph
+	e := &execution{job: j, g: g, attempt: attempt, log: j.log, restoreFrom: restore,
+		done: make(chan struct{}), events: make(chan any, 4*g.NumSubtasks()+16)}
+	if restore != nil {
+		snaps, err := restore.loadSnapshots(j.env.FS, g)
+		if err != nil {
+			return nil, err
+		}
+		e.snaps = snaps
+	}
+	byVertex := make([][]*subtask, len(g.Vertices))
+	for _, v := range g.Vertices {
+		for i := 0; i < v.Parallelism; i++ {
+			t := &subtask{exec: e, v: v, index: i, id: len(e.tasks), wake: make(chan struct{}, 1)}
+			channels := 0
+			for _, in := range v.Inputs {
+				if in.Part == Forward {
+					channels++
+				} else {
+					channels += in.From.Parallelism
+				}
+			}
+			t.gate = NewGate(channels, GateCapacity)
+			t.aligner = NewAligner(channels, g.Checkpointing.Mode != "at-least-once")
+			t.dataEnded = make([]bool, channels)
+			if v.Plan.NewSource != nil {
+				t.src = v.Plan.NewSource()
+				e.sources = append(e.sources, t)
+			} else {
+				t.op = v.Plan.NewOperator()
+			}
+			e.tasks = append(e.tasks, t)
+			byVertex[v.Index] = append(byVertex[v.Index], t)
+		}
+	}
+	e.wire(byVertex)
+	return e, nil
+}
+
+// wire connects every subtask's output to its readers' gates. Channel
+// numbers in a gate follow the order of the reader's inputs.
+func (e *execution) wire(byVertex [][]*subtask) {
+	edges := make([][]*edge, len(e.tasks))
+	for _, v := range e.g.Vertices {
+		readers := byVertex[v.Index]
+		base := 0
+		for _, in := range v.Inputs {
+			writers := byVertex[in.From.Index]
+			for wi, w := range writers {
+				ed := &edge{part: in.Part, maxPar: e.g.MaxParallelism}
+				if in.Part == Forward {
+					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
+				} else {
+					for _, r := range readers {
+						ed.targets = append(ed.targets, target{gate: r.gate, channel: base + wi})
+					}
+				}
+				edges[w.id] = append(edges[w.id], ed)
+			}
+			if in.Part == Forward {
+				base++
+			} else {
+				base += len(writers)
+			}
+		}
+	}
+	for _, t := range e.tasks {
+		t.out = newOutput(edges[t.id], e.done, &t.recordsOut)
+	}
+}
+
+// start launches every subtask.
+func (e *execution) start() {
+	for _, t := range e.tasks {
+		t.ctx = e.newContext(t)
+		e.wg.Add(1)
+		go t.run()
+	}
+}
+
+func (e *execution) newContext(t *subtask) *Context {
+	j := e.job
+	ctx := &Context{JobID: j.id, JobName: e.g.Spec.Name, UID: t.v.Op.UID, Type: t.v.Op.Type,
+		Subtask: t.index, Parallelism: t.v.Parallelism, MaxParallelism: e.g.MaxParallelism,
+		Attempt: e.attempt, Checkpointing: e.g.Checkpointing, Env: j.env, Wakeup: t.wake, Metrics: &t.gauges,
+		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
+	if e.restoreFrom != nil {
+		ctx.Restored = true
+		ctx.RestoredCheckpoint = e.restoreFrom.Meta.CheckpointID
+	}
+	return ctx
+}
+
+// restoreInto gives a subtask its state (on the subtask's goroutine).
+func (e *execution) restoreInto(t *subtask) error {
+	old := e.snaps[t.v.Op.UID]
+	if old != nil {
+		t.ctx.State = state.RestoreOperatorState(old, t.index, t.v.Parallelism)
+	} else {
+		t.ctx.State = state.NewOperatorState()
+	}
+	if t.v.Plan.KeyedInput {
+		kb := state.NewKeyedBackend(e.g.MaxParallelism, state.RangeForSubtask(e.g.MaxParallelism, t.v.Parallelism, t.index))
+		kb.Restore(old)
+		t.ctx.Keyed = kb
+	}
+	return nil
+}
+
+func (e *execution) env() *Env { return e.job.env }
+
+func (e *execution) cancelled() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// cancel stops every subtask (idempotent); wait blocks until they stopped.
+func (e *execution) cancel() { e.cancelOnce.Do(func() { close(e.done) }) }
+
+func (e *execution) wait() { e.wg.Wait() }
+
+// report sends a message to the job loop unless the attempt is canceled.
+func (e *execution) report(m any) {
+	select {
+	case e.events <- m:
+	case <-e.done:
+	}
+}
+
+func (e *execution) taskDone(t *subtask, err error) {
+	defer e.wg.Done()
+	if errors.Is(err, ErrCanceled) && e.cancelled() {
+		return
+	}
+	e.report(taskDoneMsg{task: t.id, err: err})
+}
+
+func (e *execution) decline(t *subtask, id int64, err error) {
+	e.report(declineMsg{id: id, task: t.id, err: err})
+}
+
+// writeState writes a subtask's snapshot in the background, then
+// acknowledges it (or declines the checkpoint when writing failed).
+func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data []byte) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		if b.Dir != "" {
+			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
+			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
+			if err == nil {
+				err = checkpoint.WriteStateFile(e.env().FS, b.Dir, name, data)
+			}
+			if err != nil {
+				e.report(declineMsg{id: b.ID, task: t.id, err: fmt.Errorf("write state of %s: %w", t.name(), err)})
+				return
+			}
+			h.File, h.Size, h.Checksum = name, int64(len(data)), state.Checksum(data)
+		}
+		e.report(ackMsg{id: b.ID, h: h})
+	}()
+}
+
+// trigger asks every source subtask to inject a barrier.
+func (e *execution) trigger(b Barrier, drain bool) {
+	for _, t := range e.sources {
+		t.gate.PushControl(Control{Kind: CtrlTrigger, Barrier: b, Drain: drain})
+		t.signalWake()
+	}
+}
+
+// notify delivers a checkpoint outcome to every subtask, readers before
+// writers: a reader must see the outcome of a terminal checkpoint before
+// the end of partition its writer sends after seeing it.
+func (e *execution) notify(kind ControlKind, id int64) {
+	for i := len(e.tasks) - 1; i >= 0; i-- {
+		t := e.tasks[i]
+		t.gate.PushControl(Control{Kind: kind, ID: id})
+		t.signalWake()
+	}
+}

@@ -1,0 +1,92 @@
+package expr
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// AppendValue appends the bytes a record value gets from an expression
+// result: strings and byte slices as they are, numbers and booleans in
+// their text form, maps and lists as JSON (keys sorted).
+func AppendValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return append(dst, x...), nil
+	case []byte:
+		return append(dst, x...), nil
+	default:
+		return AppendJSON(dst, v)
+	}
+}
+
+func AppendJSON(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return append(dst, "null"...), nil
+		}
+		return strconv.AppendFloat(dst, x, 'g', -1, 64), nil
+	case string:
+		return appendString(dst, x), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = AppendJSON(dst, x[k]); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = AppendJSON(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	return append(dst, b...), err
+}
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}

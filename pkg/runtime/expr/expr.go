@@ -1,0 +1,150 @@
+// Package expr compiles and evaluates the expressions of map, filter, keyBy
+// and reduce (github.com/expr-lang/expr). A record's variables are the
+// top-level fields of its JSON value plus value (the payload as a string),
+// key and timestamp. Only the fields an expression names are decoded.
+package expr
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// Result says what an expression must produce.
+type Result int
+
+const (
+	Any Result = iota
+	Bool
+)
+
+// Reserved variable names.
+const (
+	VarValue     = "value"
+	VarKey       = "key"
+	VarTimestamp = "timestamp"
+)
+
+// Program is a compiled expression with its evaluation scratch space. It is
+// not safe for concurrent use: each subtask gets its own (Clone).
+type Program struct {
+	src       string
+	prog      *vm.Program
+	want      map[string]bool // JSON fields the expression reads
+	allFields bool            // it reads a variable we cannot tell statically
+	useValue  bool
+	useKey    bool
+	useTS     bool
+	extra     []string // additional variable names bound per evaluation
+	vm        vm.VM
+	env       map[string]any
+}
+
+// Compile compiles src once; extraVars are names the caller binds itself
+// (reduce's acc).
+func Compile(src string, res Result, extraVars ...string) (*Program, error) {
+	opts := []expr.Option{expr.Env(map[string]any{}), expr.AllowUndefinedVariables()}
+	if res == Bool {
+		opts = append(opts, expr.AsBool())
+	}
+	prog, err := expr.Compile(src, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}}
+	extra := map[string]bool{}
+	for _, v := range extraVars {
+		extra[v] = true
+	}
+	node := prog.Node()
+	ast.Walk(&node, visitor(func(n *ast.Node) {
+		id, ok := (*n).(*ast.IdentifierNode)
+		if !ok {
+			return
+		}
+		switch {
+		case id.Value == VarValue:
+			p.useValue = true
+		case id.Value == VarKey:
+			p.useKey = true
+		case id.Value == VarTimestamp:
+			p.useTS = true
+		case extra[id.Value]:
+		default:
+			p.want[id.Value] = true
+		}
+	}))
+	return p, nil
+}
+
+type visitor func(*ast.Node)
+
+func (v visitor) Visit(n *ast.Node) { v(n) }
+
+// Source is the expression text.
+func (p *Program) Source() string { return p.src }
+
+// Clone returns an independent copy for another subtask.
+func (p *Program) Clone() *Program {
+	c := *p
+	c.vm = vm.VM{}
+	c.env = map[string]any{}
+	return &c
+}
+
+// Bind sets an extra variable for the next evaluation.
+func (p *Program) Bind(name string, v any) { p.env[name] = v }
+
+// Eval evaluates the expression for r.
+func (p *Program) Eval(r *runtime.Record) (any, error) {
+	env := p.env
+	for k := range p.want {
+		delete(env, k) // a field absent from this record must read as nil
+	}
+	if len(p.want) > 0 {
+		if err := fields(r.Value, p.want, env); err != nil {
+			return nil, fmt.Errorf("record value is %s; expression %q reads fields of a JSON object", describe(r.Value, err), p.src)
+		}
+	}
+	if p.useValue {
+		env[VarValue] = string(r.Value)
+	}
+	if p.useKey {
+		env[VarKey] = string(r.Key)
+	}
+	if p.useTS {
+		env[VarTimestamp] = r.Timestamp
+	}
+	out, err := p.vm.Run(p.prog, env)
+	if err != nil {
+		return nil, fmt.Errorf("expression %q: %w", p.src, err)
+	}
+	return out, nil
+}
+
+// EvalBool evaluates a boolean expression.
+func (p *Program) EvalBool(r *runtime.Record) (bool, error) {
+	out, err := p.Eval(r)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("expression %q gave %v (%s), not true or false", p.src, out, reflect.TypeOf(out))
+	}
+	return b, nil
+}
+
+func describe(v []byte, err error) string {
+	const max = 60
+	s := string(v)
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return fmt.Sprintf("%q (%v)", s, err)
+}

@@ -1,0 +1,220 @@
+package expr
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+var errNotObject = errors.New("not a JSON object")
+
+// fields extracts the top-level members of the JSON object data named in
+// want (all members when want is nil) into dst, without decoding the rest.
+// Integers become int (so % and integer comparison work), other numbers
+// float64, strings string, true/false bool, null nil; nested objects and
+// arrays are decoded with encoding/json. A value that is not a JSON object
+// is an error.
+func fields(data []byte, want map[string]bool, dst map[string]any) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return errNotObject
+		}
+		keyStart := i + 1
+		end, escaped, err := scanString(data, i)
+		if err != nil {
+			return err
+		}
+		keyRaw := data[keyStart : end-1]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return errNotObject
+		}
+		i = skipSpace(data, i+1)
+		vEnd, err := scanValue(data, i)
+		if err != nil {
+			return err
+		}
+		var key string
+		if escaped {
+			if err := json.Unmarshal(data[keyStart-1:end], &key); err != nil {
+				return err
+			}
+		} else {
+			key = string(keyRaw)
+		}
+		if want == nil || want[key] {
+			v, err := decodeValue(data[i:vEnd])
+			if err != nil {
+				return err
+			}
+			dst[key] = v
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) {
+			return errNotObject
+		}
+		if data[i] == '}' {
+			return nil
+		}
+		if data[i] != ',' {
+			return errNotObject
+		}
+		i = skipSpace(data, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString returns the index after the closing quote of the string that
+// starts at b[i] == '"', and whether it contains escapes.
+func scanString(b []byte, i int) (int, bool, error) {
+	escaped := false
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped, nil
+		}
+	}
+	return 0, false, errNotObject
+}
+
+// scanValue returns the index after the JSON value starting at b[i].
+func scanValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errNotObject
+	}
+	switch b[i] {
+	case '"':
+		end, _, err := scanString(b, i)
+		return end, err
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _, err := scanString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errNotObject
+	default:
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\n' && b[j] != '\t' && b[j] != '\r' {
+			j++
+		}
+		if j == i {
+			return 0, errNotObject
+		}
+		return j, nil
+	}
+}
+
+func decodeValue(raw []byte) (any, error) {
+	switch raw[0] {
+	case '"':
+		for _, c := range raw[1 : len(raw)-1] {
+			if c == '\\' {
+				var s string
+				err := json.Unmarshal(raw, &s)
+				return s, err
+			}
+		}
+		return string(raw[1 : len(raw)-1]), nil
+	case 't':
+		if string(raw) == "true" {
+			return true, nil
+		}
+	case 'f':
+		if string(raw) == "false" {
+			return false, nil
+		}
+	case 'n':
+		if string(raw) == "null" {
+			return nil, nil
+		}
+	case '{', '[':
+		var v any
+		err := json.Unmarshal(raw, &v)
+		return Normalize(v), err
+	default:
+		if n, ok := parseInt(raw); ok {
+			return n, nil
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return nil, errNotObject
+		}
+		return f, nil
+	}
+	return nil, errNotObject
+}
+
+// parseInt parses a JSON integer without allocating.
+func parseInt(b []byte) (int, bool) {
+	neg := false
+	i := 0
+	if len(b) > 0 && b[0] == '-' {
+		neg, i = true, 1
+	}
+	if i >= len(b) || len(b)-i > 18 {
+		return 0, false
+	}
+	n := 0
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// Normalize turns float64 values that are whole numbers into int, as the
+// fast path does, so nested and top-level numbers behave alike.
+func Normalize(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == float64(int(x)) && x < 1e15 && x > -1e15 {
+			return int(x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = Normalize(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = Normalize(e)
+		}
+	}
+	return v
+}

@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/rs/zerolog"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// Every method below is called on the subtask's own goroutine, one at a
+// time, in this order: Open, then any mix of Poll/Process, SnapshotState
+// and the checkpoint notifications, then Close (always, even after an
+// error, and also when Open failed). Only Source.Poll may block, and only
+// briefly (see Poll).
+
+// Context is what a subtask gives its operator in Open.
+type Context struct {
+	JobID          string
+	JobName        string
+	UID            string
+	Type           string
+	Subtask        int
+	Parallelism    int
+	MaxParallelism int
+	// Attempt counts restarts of the job (0 for the first run).
+	Attempt int
+	Log     zerolog.Logger
+	// State is the operator state, holding restored lists at Open; the
+	// operator replaces them in SnapshotState.
+	State *state.OperatorState
+	// Keyed is the keyed state backend; nil unless the operator's input is
+	// keyed (it follows a keyBy).
+	Keyed *state.KeyedBackend
+	// Restored reports whether the job started from a checkpoint or
+	// savepoint (Context.State may still be empty for a new operator).
+	Restored bool
+	// RestoredCheckpoint is the id of the checkpoint restored from (0: none).
+	RestoredCheckpoint int64
+	// Checkpointing is the job's checkpoint configuration.
+	Checkpointing api.CheckpointConfig
+	// Env gives access to daemon resources (file system, output files).
+	Env *Env
+	// Wakeup receives when the subtask has a control message to handle;
+	// a blocking Poll should return early when it fires.
+	Wakeup <-chan struct{}
+	// Metrics lets an operator publish its own figures (shown by info).
+	Metrics *Gauges
+}
+
+// Source produces records. A source subtask calls Poll in a loop and, between
+// calls, injects barriers and delivers checkpoint notifications.
+type Source interface {
+	Open(ctx *Context) error
+	// Poll appends the next records to b (at most cap(b.Records) - len) and
+	// returns. It should return within about 50ms when no data is available,
+	// or earlier when ctx.Wakeup fires, so barriers are not delayed. It
+	// returns ErrEndOfInput once a bounded source is exhausted (records
+	// appended in the same call are still emitted).
+	Poll(b *Batch) error
+	// SnapshotState records the source's position in ctx.State for
+	// checkpoint id. Every record returned by earlier Polls is before the
+	// barrier; none of the later ones are.
+	SnapshotState(id int64) error
+	Close() error
+}
+
+// ErrEndOfInput is returned by Poll when a bounded source has no more data.
+var ErrEndOfInput = errors.New("end of input")
+
+// Operator transforms records; a sink is an operator whose output is nil.
+type Operator interface {
+	Open(ctx *Context) error
+	// Process handles a batch. Records must not be kept beyond the call
+	// without copying (see Record). out is nil for sinks.
+	Process(b *Batch, out *Output) error
+	Close() error
+}
+
+// Snapshotter is implemented by operators with operator state to record
+// (sinks pre-commit here: flush, close what must be committed and store
+// the committables in ctx.State). Keyed state is snapshotted by the runtime.
+type Snapshotter interface {
+	SnapshotState(id int64) error
+}
+
+// CheckpointListener is implemented by operators and sources that act when
+// a checkpoint completes (sinks commit, queue sources ack) or is aborted.
+type CheckpointListener interface {
+	// NotifyCheckpointComplete: checkpoint id is durable. Commit everything
+	// belonging to checkpoints up to and including id. An error fails the
+	// job over (the commit is retried after restore).
+	NotifyCheckpointComplete(id int64) error
+	// NotifyCheckpointAborted: checkpoint id will never complete.
+	NotifyCheckpointAborted(id int64)
+}
+
+// Finisher is implemented by operators that hold data back (buffers,
+// timers): Finish is called once when all inputs ended (end of data), and
+// may emit the remaining records.
+type Finisher interface {
+	Finish(out *Output) error
+}
+
+// StateDescriber is implemented by operators that can summarise their
+// snapshotted state for humans (source positions, pending committables):
+// called right after SnapshotState; the result goes into the metadata.
+type StateDescriber interface {
+	DescribeState() map[string]any
+}
+
+// Failure is an operator error with the position of the record being
+// processed, for the job's error message.
+type Failure struct {
+	UID     string
+	Subtask int
+	Err     error
+}
+
+func (f *Failure) Error() string {
+	return "operator " + f.UID + " subtask " + strconv.Itoa(f.Subtask) + ": " + f.Err.Error()
+}
+
+func (f *Failure) Unwrap() error { return f.Err }

@@ -1,0 +1,79 @@
+package runtime
+
+// Record is one element of a stream. Value holds the payload bytes as the
+// source produced them (for JSON formats, the JSON text); Key is set by keyBy
+// and decides the key group. Slices may point into memory shared with other
+// records of the same batch: an operator that keeps a record beyond the call
+// that handed it over must copy Key and Value.
+type Record struct {
+	Key       []byte
+	Value     []byte
+	Timestamp int64 // event time in Unix milliseconds; 0 when unknown
+}
+
+// Batch is the unit that moves between subtasks. Records are appended by the
+// producer and read by the consumer; once sent, the producer must not touch
+// it again.
+type Batch struct {
+	Records []Record
+}
+
+// DefaultBatchSize is how many records a batch holds before it is sent.
+// Large enough to amortise a channel hand-over to well under a nanosecond
+// per record, small enough to keep latency and memory low.
+const DefaultBatchSize = 512
+
+// Len is the number of records.
+func (b *Batch) Len() int { return len(b.Records) }
+
+// Reset empties the batch, keeping its capacity.
+func (b *Batch) Reset() {
+	clear(b.Records) // drop references so payloads can be collected
+	b.Records = b.Records[:0]
+}
+
+// Arena hands out byte slices for record payloads from large blocks, so a
+// source formatting many small values allocates once per block instead of
+// once per record. Slices handed out are never reused: records may outlive
+// the batch they were created for.
+type Arena struct {
+	buf []byte
+}
+
+const arenaBlock = 32 << 10
+
+// Alloc returns a slice with length 0 and capacity n carved from the arena.
+func (a *Arena) Alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		size := arenaBlock
+		if n > size {
+			size = n
+		}
+		a.buf = make([]byte, 0, size)
+	}
+	start := len(a.buf)
+	a.buf = a.buf[:start+n]
+	return a.buf[start : start : start+n]
+}
+
+// Copy returns a copy of p that lives in the arena.
+func (a *Arena) Copy(p []byte) []byte {
+	return append(a.Alloc(len(p)), p...)
+}
+
+// Append formats into the arena: fn appends to the slice it is given and
+// returns it; the result is carved out of the arena (it must not grow past
+// max bytes).
+func (a *Arena) Append(max int, fn func([]byte) []byte) []byte {
+	if max <= 0 {
+		return fn(nil)
+	}
+	dst := a.Alloc(max)
+	out := fn(dst)
+	if len(out) > max || (len(out) > 0 && &out[0] != &dst[:1][0]) {
+		// fn grew beyond max and reallocated: keep its result as is.
+		return out
+	}
+	a.buf = a.buf[:len(a.buf)-max+len(out)]
+	return out[:len(out):len(out)]
+}

@@ -1,0 +1,113 @@
+// Package runtimetest provides operators for tests of the runtime and of
+// connectors: a collecting sink and a way to run a spec to completion. It is
+// imported only by tests, so its types never reach the user's catalogue.
+package runtimetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// Collector gathers the values a "collect" sink received, by name.
+type Collector struct {
+	mu     sync.Mutex
+	values map[string][]string
+}
+
+var collector = &Collector{values: map[string][]string{}}
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "test-collect", Kind: api.KindSink,
+		Doc: "test only: keeps every value in memory under name", Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+			var o struct {
+				Name  string       `yaml:"name,required"`
+				Delay api.Duration `yaml:"delay"`
+			}
+			c.Decode(&o)
+			return &runtime.Plan{NewOperator: func() runtime.Operator { return &collectSink{name: o.Name, delay: o.Delay.D()} }}
+		}})
+}
+
+// Values returns what the collect sink named name received so far.
+func Values(name string) []string {
+	collector.mu.Lock()
+	defer collector.mu.Unlock()
+	return append([]string(nil), collector.values[name]...)
+}
+
+// Reset forgets the values of name.
+func Reset(name string) {
+	collector.mu.Lock()
+	defer collector.mu.Unlock()
+	delete(collector.values, name)
+}
+
+type collectSink struct {
+	name  string
+	delay time.Duration
+}
+
+func (s *collectSink) Open(*runtime.Context) error { return nil }
+func (s *collectSink) Close() error                { return nil }
+
+func (s *collectSink) Process(b *runtime.Batch, _ *runtime.Output) error {
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	collector.mu.Lock()
+	defer collector.mu.Unlock()
+	for _, r := range b.Records {
+		collector.values[s.name] = append(collector.values[s.name], string(r.Value))
+	}
+	return nil
+}
+
+// Options for Start.
+type Options struct {
+	FS             vfs.FS
+	CheckpointsDir string
+	SavepointsDir  string
+	Restore        string
+	Faults         runtime.FaultHook
+}
+
+// Start compiles spec and starts it as a job.
+func Start(t testing.TB, spec string, o Options) *runtime.Job {
+	t.Helper()
+	g, err := runtime.Compile("test.yaml", []byte(spec), runtime.Defaults{})
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	var restore *runtime.Restore
+	if o.Restore != "" {
+		restore, err = runtime.LoadRestore(o.FS, o.Restore)
+		if err != nil {
+			t.Fatalf("restore: %v", err)
+		}
+	}
+	return runtime.StartJob(runtime.JobOptions{ID: fmt.Sprintf("test%d", time.Now().UnixNano()), Graph: g,
+		Env: &runtime.Env{FS: o.FS, Faults: o.Faults}, Log: zerolog.Nop(), CheckpointsDir: o.CheckpointsDir,
+		SavepointsDir: o.SavepointsDir, Restore: restore})
+}
+
+// Wait waits for the job to end and returns its final state.
+func Wait(t testing.TB, j *runtime.Job, timeout time.Duration) api.JobState {
+	t.Helper()
+	select {
+	case <-j.Done():
+	case <-time.After(timeout):
+		t.Fatalf("job still %s after %s", j.State(), timeout)
+	}
+	return j.State()
+}

@@ -1,0 +1,196 @@
+package transform
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "count", Kind: api.KindOperator,
+		Doc: `counts records per key (after keyBy), emitting {"key": k, "count": n} on every update`, Configure: configureCount})
+	runtime.Register(runtime.Definition{Type: "reduce", Kind: api.KindOperator,
+		Doc: "combines records per key (after keyBy): expr over acc and the record's fields; optional init", Configure: configureReduce})
+}
+
+func configureCount(c *runtime.ConfigContext) *runtime.Plan {
+	var o struct{}
+	c.Decode(&o)
+	return &runtime.Plan{KeyedInput: true, NewOperator: func() runtime.Operator { return &countOp{} }}
+}
+
+// countOp keeps a count per key in keyed value state.
+type countOp struct {
+	counts *state.ValueState[int64]
+	arena  runtime.Arena
+}
+
+func (o *countOp) Open(ctx *runtime.Context) (err error) {
+	o.counts, err = state.ValueOf(ctx.Keyed, "count", state.Int64Codec{})
+	return err
+}
+
+func (o *countOp) Close() error { return nil }
+
+func (o *countOp) Process(b *runtime.Batch, out *runtime.Output) error {
+	kb := o.counts
+	for i := range b.Records {
+		r := b.Records[i]
+		o.setKey(r.Key)
+		n, _ := kb.Get()
+		n++
+		kb.Put(n)
+		r.Value = o.arena.Append(len(r.Key)*2+40, func(dst []byte) []byte {
+			dst = append(dst, `{"key":`...)
+			dst = appendJSONString(dst, r.Key)
+			dst = append(dst, `,"count":`...)
+			dst = strconv.AppendInt(dst, n, 10)
+			return append(dst, '}')
+		})
+		if out != nil {
+			out.Emit(r)
+		}
+	}
+	return nil
+}
+
+func (o *countOp) setKey(k []byte) { o.counts.SetKey(k) }
+
+func appendJSONString(dst, s []byte) []byte {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(string(s))
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+type reduceOptions struct {
+	Expr string `yaml:"expr,required"`
+	Init string `yaml:"init"`
+}
+
+func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
+	var o reduceOptions
+	c.Decode(&o)
+	p := compile(c, "expr", o.Expr, expr.Any, "acc")
+	var init *expr.Program
+	if o.Init != "" {
+		init = compile(c, "init", o.Init, expr.Any)
+		if init == nil {
+			return nil
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	return &runtime.Plan{KeyedInput: true, NewOperator: func() runtime.Operator {
+		op := &reduceOp{prog: p.Clone()}
+		if init != nil {
+			op.init = init.Clone()
+		}
+		return op
+	}}
+}
+
+// reduceOp folds each key's records into an accumulator: acc starts as the
+// init expression's value (or the first record's value) and becomes expr
+// evaluated with acc bound; every update is emitted.
+type reduceOp struct {
+	ctx     *runtime.Context
+	prog    *expr.Program
+	init    *expr.Program
+	acc     *state.ValueState[any]
+	arena   runtime.Arena
+	scratch []byte
+	seq     int64
+}
+
+func (o *reduceOp) Open(ctx *runtime.Context) (err error) {
+	o.ctx = ctx
+	o.acc, err = state.ValueOf[any](ctx.Keyed, "acc", jsonCodec{})
+	return err
+}
+
+func (o *reduceOp) Close() error { return nil }
+
+func (o *reduceOp) Process(b *runtime.Batch, out *runtime.Output) error {
+	for i := range b.Records {
+		r := b.Records[i]
+		o.seq++
+		o.acc.SetKey(r.Key)
+		acc, ok := o.acc.Get()
+		var err error
+		if !ok {
+			if o.init == nil {
+				acc = decodeValue(r.Value)
+				o.acc.Put(acc)
+				if err := o.emit(out, r, acc); err != nil {
+					return recordError(o.ctx, o.seq, &r, err)
+				}
+				continue
+			}
+			if acc, err = o.init.Eval(&r); err != nil {
+				return recordError(o.ctx, o.seq, &r, err)
+			}
+		}
+		o.prog.Bind("acc", acc)
+		if acc, err = o.prog.Eval(&r); err != nil {
+			return recordError(o.ctx, o.seq, &r, err)
+		}
+		o.acc.Put(acc)
+		if err := o.emit(out, r, acc); err != nil {
+			return recordError(o.ctx, o.seq, &r, err)
+		}
+	}
+	return nil
+}
+
+func (o *reduceOp) emit(out *runtime.Output, r runtime.Record, acc any) error {
+	if out == nil {
+		return nil
+	}
+	v, err := toBytes(&o.arena, &o.scratch, acc)
+	if err != nil {
+		return err
+	}
+	r.Value = v
+	out.Emit(r)
+	return nil
+}
+
+// decodeValue reads a record value as JSON when it is JSON, else as text.
+func decodeValue(b []byte) any {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return string(b)
+	}
+	return expr.Normalize(v)
+}
+
+// jsonCodec stores accumulators as JSON.
+type jsonCodec struct{}
+
+func (jsonCodec) Append(dst []byte, v any) []byte {
+	out, err := expr.AppendJSON(dst, v)
+	if err != nil {
+		panic(fmt.Sprintf("transform: accumulator %v cannot be encoded as JSON: %v", v, err))
+	}
+	return out
+}
+
+func (jsonCodec) Decode(b []byte) (any, error) {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return expr.Normalize(v), nil
+}

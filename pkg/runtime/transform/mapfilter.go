@@ -1,0 +1,130 @@
+package transform
+
+import (
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
+)
+
+type exprOptions struct {
+	Expr string `yaml:"expr,required"`
+}
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "map", Kind: api.KindOperator,
+		Doc: "replaces each record's value by an expression (JSON objects allowed): expr", Configure: configureMap})
+	runtime.Register(runtime.Definition{Type: "filter", Kind: api.KindOperator,
+		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter})
+	runtime.Register(runtime.Definition{Type: "keyBy", Kind: api.KindOperator,
+		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy})
+}
+
+func configureMap(c *runtime.ConfigContext) *runtime.Plan {
+	var o exprOptions
+	c.Decode(&o)
+	p := compile(c, "expr", o.Expr, expr.Any)
+	if p == nil {
+		return nil
+	}
+	return &runtime.Plan{NewOperator: func() runtime.Operator { return &mapOp{prog: p.Clone()} }}
+}
+
+// mapOp replaces each record's value by the expression's result.
+type mapOp struct {
+	ctx     *runtime.Context
+	prog    *expr.Program
+	arena   runtime.Arena
+	scratch []byte
+	seq     int64
+}
+
+func (m *mapOp) Open(ctx *runtime.Context) error { m.ctx = ctx; return nil }
+func (m *mapOp) Close() error                    { return nil }
+
+func (m *mapOp) Process(b *runtime.Batch, out *runtime.Output) error {
+	for i := range b.Records {
+		r := b.Records[i]
+		m.seq++
+		v, err := m.prog.Eval(&r)
+		if err != nil {
+			return recordError(m.ctx, m.seq, &r, err)
+		}
+		if r.Value, err = toBytes(&m.arena, &m.scratch, v); err != nil {
+			return recordError(m.ctx, m.seq, &r, err)
+		}
+		out.Emit(r)
+	}
+	return nil
+}
+
+func configureFilter(c *runtime.ConfigContext) *runtime.Plan {
+	var o exprOptions
+	c.Decode(&o)
+	p := compile(c, "expr", o.Expr, expr.Bool)
+	if p == nil {
+		return nil
+	}
+	return &runtime.Plan{NewOperator: func() runtime.Operator { return &filterOp{prog: p.Clone()} }}
+}
+
+// filterOp keeps records for which the expression is true.
+type filterOp struct {
+	ctx  *runtime.Context
+	prog *expr.Program
+	seq  int64
+}
+
+func (f *filterOp) Open(ctx *runtime.Context) error { f.ctx = ctx; return nil }
+func (f *filterOp) Close() error                    { return nil }
+
+func (f *filterOp) Process(b *runtime.Batch, out *runtime.Output) error {
+	for i := range b.Records {
+		f.seq++
+		ok, err := f.prog.EvalBool(&b.Records[i])
+		if err != nil {
+			return recordError(f.ctx, f.seq, &b.Records[i], err)
+		}
+		if ok {
+			out.Emit(b.Records[i])
+		}
+	}
+	return nil
+}
+
+func configureKeyBy(c *runtime.ConfigContext) *runtime.Plan {
+	var o exprOptions
+	c.Decode(&o)
+	p := compile(c, "expr", o.Expr, expr.Any)
+	if p == nil {
+		return nil
+	}
+	return &runtime.Plan{KeyedOutput: true, NewOperator: func() runtime.Operator { return &keyByOp{prog: p.Clone()} }}
+}
+
+// keyByOp sets each record's key; the runtime partitions by it.
+type keyByOp struct {
+	ctx     *runtime.Context
+	prog    *expr.Program
+	arena   runtime.Arena
+	scratch []byte
+	seq     int64
+}
+
+func (k *keyByOp) Open(ctx *runtime.Context) error { k.ctx = ctx; return nil }
+func (k *keyByOp) Close() error                    { return nil }
+
+func (k *keyByOp) Process(b *runtime.Batch, out *runtime.Output) error {
+	for i := range b.Records {
+		r := b.Records[i]
+		k.seq++
+		v, err := k.prog.Eval(&r)
+		if err != nil {
+			return recordError(k.ctx, k.seq, &r, err)
+		}
+		if r.Key, err = toBytes(&k.arena, &k.scratch, v); err != nil {
+			return recordError(k.ctx, k.seq, &r, err)
+		}
+		out.Emit(r)
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"sort"
+)
+
+// State file format (one file per subtask and checkpoint):
+//
+//	magic "FGSTATE\n" | version u16 LE
+//	operator state: uvarint lists; per list: name, mode byte, uvarint items, items
+//	keyed state: byte present; if 1: uvarint maxParallelism, start, end,
+//	    uvarint tables; per table: name, kind byte, uvarint groups;
+//	    per group: uvarint key group, uvarint entries; per entry: key, value
+//	crc32c (Castagnoli) of everything before, u32 LE
+//
+// Strings and byte slices are uvarint-length-prefixed.
+const (
+	fileMagic   = "FGSTATE\n"
+	fileVersion = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum is the CRC-32C used by every flinkgo file format.
+func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// Summary describes an encoded snapshot for checkpoint metadata.
+type Summary struct {
+	Keys      int64          `json:"keys,omitempty"`
+	KeyGroups *KeyGroupRange `json:"keyGroups,omitempty"`
+	Lists     map[string]int `json:"lists,omitempty"` // list name → items
+}
+
+// Encode serializes a subtask's state. kb may be nil (not a keyed operator).
+// This is the synchronous part of a snapshot: it copies everything, so the
+// operator may go on changing its state while the bytes are written.
+func Encode(ops *OperatorState, kb *KeyedBackend) ([]byte, Summary) {
+	e := &encoder{buf: make([]byte, 0, 4096)}
+	e.buf = append(e.buf, fileMagic...)
+	e.buf = binary.LittleEndian.AppendUint16(e.buf, fileVersion)
+	var sum Summary
+	lists := ops.Lists()
+	e.uvarint(uint64(len(lists)))
+	if len(lists) > 0 {
+		sum.Lists = map[string]int{}
+	}
+	for _, l := range lists {
+		e.str(l.Name)
+		e.buf = append(e.buf, byte(l.Mode))
+		e.uvarint(uint64(len(l.Items)))
+		for _, it := range l.Items {
+			e.bytes(it)
+		}
+		sum.Lists[l.Name] = len(l.Items)
+	}
+	if kb == nil {
+		e.buf = append(e.buf, 0)
+	} else {
+		e.buf = append(e.buf, 1)
+		encodeKeyed(e, kb)
+		rng := kb.rng
+		sum.KeyGroups = &rng
+		sum.Keys = kb.NumKeys()
+	}
+	e.buf = binary.LittleEndian.AppendUint32(e.buf, Checksum(e.buf))
+	return e.buf, sum
+}
+
+func encodeKeyed(e *encoder, kb *KeyedBackend) {
+	e.uvarint(uint64(kb.maxParallelism))
+	e.uvarint(uint64(kb.rng.Start))
+	e.uvarint(uint64(kb.rng.End))
+	names := kb.names()
+	e.uvarint(uint64(len(names)))
+	for _, name := range names {
+		e.str(name)
+		if t, ok := kb.tables[name]; ok {
+			e.buf = append(e.buf, byte(t.kind()))
+			e.uvarint(uint64(kb.rng.Len()))
+			for g := 0; g < kb.rng.Len(); g++ {
+				e.uvarint(uint64(kb.rng.Start + g))
+				e.uvarint(uint64(t.groupLen(g)))
+				t.encodeGroup(g, e)
+			}
+			continue
+		}
+		r := kb.raw[name]
+		e.buf = append(e.buf, byte(r.Kind))
+		groups := make([]int, 0, len(r.Groups))
+		for kg := range r.Groups {
+			groups = append(groups, kg)
+		}
+		sort.Ints(groups)
+		e.uvarint(uint64(len(groups)))
+		for _, kg := range groups {
+			e.uvarint(uint64(kg))
+			e.uvarint(uint64(len(r.Groups[kg])))
+			for _, en := range r.Groups[kg] {
+				e.bytes(en.Key)
+				e.bytes(en.Value)
+			}
+		}
+	}
+}
+
+// Snapshot is a decoded state file. Its slices point into the file's bytes.
+type Snapshot struct {
+	Lists          []List
+	Keyed          bool
+	MaxParallelism int
+	Range          KeyGroupRange
+	Tables         []*RawTable
+}
+
+// Decode parses and verifies a state file.
+func Decode(data []byte) (*Snapshot, error) {
+	if len(data) < len(fileMagic)+2+4 || string(data[:len(fileMagic)]) != fileMagic {
+		return nil, fmt.Errorf("not a flinkgo state file (bad magic)")
+	}
+	if v := binary.LittleEndian.Uint16(data[len(fileMagic):]); v != fileVersion {
+		return nil, fmt.Errorf("state file format version %d is not supported (this build reads version %d); it was written by a different flinkgo version", v, fileVersion)
+	}
+	body, footer := data[:len(data)-4], data[len(data)-4:]
+	if Checksum(body) != binary.LittleEndian.Uint32(footer) {
+		return nil, fmt.Errorf("state file checksum mismatch: the file is corrupt or truncated")
+	}
+	d := &decoder{buf: body[len(fileMagic)+2:]}
+	s := &Snapshot{}
+	nl := d.uvarint()
+	for i := uint64(0); i < nl && d.err == nil; i++ {
+		l := List{Name: string(d.bytes()), Mode: Redistribution(d.byte())}
+		ni := d.uvarint()
+		for j := uint64(0); j < ni && d.err == nil; j++ {
+			l.Items = append(l.Items, d.bytes())
+		}
+		s.Lists = append(s.Lists, l)
+	}
+	if d.byte() == 1 {
+		s.Keyed = true
+		decodeKeyed(d, s)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("state file is malformed: %w", d.err)
+	}
+	if len(d.buf) != 0 {
+		return nil, fmt.Errorf("state file is malformed: %d trailing bytes", len(d.buf))
+	}
+	return s, nil
+}
+
+func decodeKeyed(d *decoder, s *Snapshot) {
+	s.MaxParallelism = int(d.uvarint())
+	s.Range = KeyGroupRange{Start: int(d.uvarint()), End: int(d.uvarint())}
+	nt := d.uvarint()
+	for i := uint64(0); i < nt && d.err == nil; i++ {
+		t := &RawTable{Name: string(d.bytes()), Kind: Kind(d.byte()), Groups: map[int][]Entry{}}
+		ng := d.uvarint()
+		for g := uint64(0); g < ng && d.err == nil; g++ {
+			kg := int(d.uvarint())
+			ne := d.uvarint()
+			if ne > uint64(len(d.buf)) {
+				d.err = errTruncated
+				return
+			}
+			es := make([]Entry, 0, ne)
+			for j := uint64(0); j < ne && d.err == nil; j++ {
+				es = append(es, Entry{Key: d.bytes(), Value: d.bytes()})
+			}
+			if len(es) > 0 {
+				t.Groups[kg] = es
+			}
+		}
+		s.Tables = append(s.Tables, t)
+	}
+}

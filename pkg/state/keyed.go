@@ -1,0 +1,159 @@
+package state
+
+import (
+	"fmt"
+	"sort"
+)
+
+// KeyedBackend holds the keyed state of one subtask: named tables of
+// values per key, each partitioned by the key groups the subtask owns.
+// It is used only from the subtask's goroutine.
+//
+// Operators declare their states (ValueOf, MapOf) in Open; state restored
+// from a snapshot before the declaration is kept in encoded form and
+// decoded by the declaration's codec.
+type KeyedBackend struct {
+	maxParallelism int
+	rng            KeyGroupRange
+	tables         map[string]table
+	raw            map[string]*RawTable // restored, not yet declared
+
+	curKey []byte
+	curKG  int // index into group slices (key group - rng.Start)
+}
+
+// NewKeyedBackend returns an empty backend for key groups rng.
+func NewKeyedBackend(maxParallelism int, rng KeyGroupRange) *KeyedBackend {
+	return &KeyedBackend{maxParallelism: maxParallelism, rng: rng, tables: map[string]table{}, raw: map[string]*RawTable{}}
+}
+
+// Range is the key groups this backend owns.
+func (b *KeyedBackend) Range() KeyGroupRange { return b.rng }
+
+// MaxParallelism is the number of key groups of the job.
+func (b *KeyedBackend) MaxParallelism() int { return b.maxParallelism }
+
+// SetCurrentKey selects the key the states read and write. The key must
+// belong to this backend's key groups (the hash partitioner guarantees it);
+// a key of another subtask is a bug.
+func (b *KeyedBackend) SetCurrentKey(key []byte) {
+	kg := KeyGroup(key, b.maxParallelism)
+	if !b.rng.Contains(kg) {
+		panic(fmt.Sprintf("state: key group %d of key %q is outside %s (bug: record routed to the wrong subtask)", kg, key, b.rng))
+	}
+	b.curKey = key
+	b.curKG = kg - b.rng.Start
+}
+
+// CurrentKey returns the key set by SetCurrentKey.
+func (b *KeyedBackend) CurrentKey() []byte { return b.curKey }
+
+// NumKeys counts the keys of all tables (for inspect and metrics).
+func (b *KeyedBackend) NumKeys() int64 {
+	var n int64
+	for _, t := range b.tables {
+		n += int64(t.numKeys())
+	}
+	for _, r := range b.raw {
+		n += int64(r.numKeys())
+	}
+	return n
+}
+
+// Kind of a keyed state table.
+type Kind uint8
+
+const (
+	KindValue Kind = iota + 1
+	KindMap
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindValue:
+		return "value"
+	case KindMap:
+		return "map"
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// table is a declared state; it encodes itself group by group.
+type table interface {
+	kind() Kind
+	numKeys() int
+	// groupLen is the number of entries of group g (index into the range).
+	groupLen(g int) int
+	// encodeGroup appends the entries of group g.
+	encodeGroup(g int, e *encoder)
+	decodeEntry(g int, key, value []byte) error
+}
+
+// Entry is one encoded key/value of a restored table.
+type Entry struct {
+	Key, Value []byte
+}
+
+// RawTable is a restored table in encoded form, by key group.
+type RawTable struct {
+	Name   string
+	Kind   Kind
+	Groups map[int][]Entry // key group → entries
+}
+
+func (r *RawTable) numKeys() int {
+	n := 0
+	for _, es := range r.Groups {
+		n += len(es)
+	}
+	return n
+}
+
+// restoreRaw adds restored entries; the declaration decodes them.
+func (b *KeyedBackend) restoreRaw(t *RawTable) {
+	have := b.raw[t.Name]
+	if have == nil {
+		b.raw[t.Name] = &RawTable{Name: t.Name, Kind: t.Kind, Groups: map[int][]Entry{}}
+		have = b.raw[t.Name]
+	}
+	for kg, es := range t.Groups {
+		if b.rng.Contains(kg) {
+			have.Groups[kg] = append(have.Groups[kg], es...)
+		}
+	}
+}
+
+// declare registers t under name, decoding restored entries into it.
+func (b *KeyedBackend) declare(name string, k Kind, t table) error {
+	if _, dup := b.tables[name]; dup {
+		return fmt.Errorf("keyed state %q declared twice", name)
+	}
+	if r, ok := b.raw[name]; ok {
+		if r.Kind != k {
+			return fmt.Errorf("keyed state %q was snapshotted as %s state but is declared as %s state", name, r.Kind, k)
+		}
+		for kg, es := range r.Groups {
+			for _, e := range es {
+				if err := t.decodeEntry(kg-b.rng.Start, e.Key, e.Value); err != nil {
+					return fmt.Errorf("restore keyed state %q key group %d: %w", name, kg, err)
+				}
+			}
+		}
+		delete(b.raw, name)
+	}
+	b.tables[name] = t
+	return nil
+}
+
+// names returns all table names, declared or raw, sorted.
+func (b *KeyedBackend) names() []string {
+	out := make([]string, 0, len(b.tables)+len(b.raw))
+	for n := range b.tables {
+		out = append(out, n)
+	}
+	for n := range b.raw {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
