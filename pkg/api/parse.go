@@ -75,23 +75,41 @@ func (p *ParsedJob) applyDefaults() {
 	if s.Name == "" {
 		s.Name = "job"
 	}
-	if s.Parallelism == 0 {
+	// An explicit 0 is not "unset": it stays, and validate reports it.
+	if s.Parallelism == 0 && !p.explicit("parallelism") {
 		s.Parallelism = 1
 	}
-	if s.MaxParallelism == 0 {
+	if s.MaxParallelism == 0 && !p.explicit("maxParallelism") {
 		s.MaxParallelism = DefaultMaxParallelism
 	}
 	for i := range s.Operators {
-		if s.Operators[i].Parallelism == 0 {
+		if s.Operators[i].Parallelism == 0 && !p.explicit(fmt.Sprintf("operators[%d].parallelism", i)) {
 			s.Operators[i].Parallelism = s.Parallelism
 		}
 	}
+}
+
+// explicit reports whether path was written in the spec and decoded
+// without error (a value that failed to decode was reported already).
+func (p *ParsedJob) explicit(path string) bool {
+	if _, set := p.Dec.Positions[path]; !set {
+		return false
+	}
+	for _, e := range p.Dec.Errors.Errors {
+		if e.Field == path {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *ParsedJob) validate(cat Catalog) {
 	d, s := p.Dec, &p.Spec
 	if _, set := d.Positions["parallelism"]; set && s.Parallelism <= 0 {
 		d.ErrorAt("parallelism", "must be at least 1, got %d", s.Parallelism)
+	}
+	if s.Parallelism > s.MaxParallelism && s.MaxParallelism > 0 {
+		d.ErrorAt("parallelism", "%d exceeds maxParallelism %d; raise maxParallelism", s.Parallelism, s.MaxParallelism)
 	}
 	if s.MaxParallelism < 1 || s.MaxParallelism > MaxMaxParallelism {
 		d.ErrorAt("maxParallelism", "must be between 1 and %d, got %d", MaxMaxParallelism, s.MaxParallelism)
@@ -102,7 +120,7 @@ func (p *ParsedJob) validate(cat Catalog) {
 	if s.RestartStrategy != nil {
 		ValidateRestartSpec(d, "restartStrategy", s.RestartStrategy)
 	}
-	if _, set := d.Positions["operators"]; set && len(s.Operators) == 0 {
+	if p.explicit("operators") && len(s.Operators) == 0 {
 		d.ErrorAt("operators", "a job needs at least one source and one sink")
 	}
 	p.validateOperators(cat)
@@ -121,10 +139,12 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 		} else if op.UID != "" {
 			index[op.UID] = i
 		}
-		if _, set := d.Positions[path+".parallelism"]; set && op.Parallelism <= 0 {
+		_, set := d.Positions[path+".parallelism"]
+		if set && op.Parallelism <= 0 {
 			d.ErrorAt(path+".parallelism", "must be at least 1, got %d", op.Parallelism)
 		}
-		if op.Parallelism > s.MaxParallelism && s.MaxParallelism > 0 {
+		// An inherited job parallelism was checked above.
+		if set && op.Parallelism > s.MaxParallelism && s.MaxParallelism > 0 {
 			d.ErrorAt(path+".parallelism", "%d exceeds maxParallelism %d; raise maxParallelism", op.Parallelism, s.MaxParallelism)
 		}
 	}
@@ -221,21 +241,22 @@ func (p *ParsedJob) checkSinks(cat Catalog, index map[string]int) {
 			consumed[f] = true
 		}
 	}
-	hasSink := false
+	hasSink, allKnown := false, true
 	for i, op := range p.Spec.Operators {
 		kind, ok := cat.Kind(op.Type)
 		if !ok {
+			allKnown = false // reported already; it may be the sink
 			continue
 		}
 		if kind == KindSink {
 			hasSink = true
 			continue
 		}
-		if !consumed[op.UID] {
+		if !consumed[op.UID] && op.UID != "" {
 			p.Dec.ErrorAt(fmt.Sprintf("operators[%d]", i), "the output of %q goes nowhere; add a sink with from: [%s]", op.UID, op.UID)
 		}
 	}
-	if !hasSink {
+	if !hasSink && allKnown {
 		p.Dec.ErrorAt("operators", "the job has no sink; add one (for example type: print)")
 	}
 }

@@ -58,14 +58,22 @@ func (d *Decoder) ParseYAML(src []byte) Node {
 		d.syntaxError(err)
 		return Node{}
 	}
-	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+	// Documents with nothing in them ("---" alone, comments, null) do not
+	// count: a leading or trailing separator is not a second job.
+	var bodies []ast.Node
+	for _, doc := range f.Docs {
+		if b := doc.Body; b != nil && b.Type() != ast.NullType && b.Type() != ast.CommentType {
+			bodies = append(bodies, b)
+		}
+	}
+	if len(bodies) == 0 {
 		d.Errorf(Pos{Line: 1, Column: 1}, "", "the file is empty; a job needs at least name and operators")
 		return Node{}
 	}
-	if len(f.Docs) > 1 {
-		d.Errorf(nodePos(f.Docs[1].Body), "", "more than one YAML document; put one job per file")
+	if len(bodies) > 1 {
+		d.Errorf(nodePos(bodies[1]), "", "more than one YAML document; put one job per file")
 	}
-	return Node{n: f.Docs[0].Body}
+	return Node{n: bodies[0]}
 }
 
 func (d *Decoder) syntaxError(err error) {
@@ -178,9 +186,14 @@ func (d *Decoder) decode(n ast.Node, path string, v reflect.Value) {
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
+		// Leave a pointer to a scalar nil when its value did not decode, so
+		// validation does not report the field again with a zero value.
+		before := len(d.Errors.Errors)
 		elem := reflect.New(v.Type().Elem())
 		d.decode(n, path, elem.Elem())
-		v.Set(elem)
+		if len(d.Errors.Errors) == before || elem.Elem().Kind() == reflect.Struct {
+			v.Set(elem)
+		}
 	case reflect.Struct:
 		d.decodeStruct(n, path, v)
 	case reflect.Slice:
@@ -294,6 +307,10 @@ func (d *Decoder) UnknownKey(path, key string, known []string) {
 
 func (d *Decoder) unknownField(keyNode ast.Node, path, key string, fields []fieldInfo) {
 	if keyNode != nil {
+		if key == "" { // not a plain scalar: a merge key (<<), a complex or empty key
+			d.Errorf(nodePos(keyNode), path, "unsupported key %s: use plain field names", keyNode)
+			return
+		}
 		d.Positions[path] = nodePos(keyNode)
 	}
 	var known []string
@@ -544,6 +561,10 @@ func plain(n ast.Node) any {
 	}
 	return n.String()
 }
+
+// Closest returns the known name closest to s within a small edit
+// distance, or "" (for "did you mean" hints).
+func Closest(s string, known []string) string { return closest(s, known) }
 
 // closest returns the known name within edit distance 2 of s, if any.
 func closest(s string, known []string) string {

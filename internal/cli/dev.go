@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
+	"github.com/flinkgo/flinkgo/internal/dev/produce"
+	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+func newDevCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Development helpers: embedded brokers, the sequence producer, the exactly-once checker",
+	}
+	cmd.AddCommand(newDevKafkaCmd(g), newDevProduceCmd(g), newDevVerifyCmd(g))
+	return cmd
+}
+
+// untilSignal returns a context canceled by SIGINT or SIGTERM.
+func untilSignal(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
+
+func newDevKafkaCmd(g *globals) *cobra.Command {
+	var listen, dataDir string
+	var topics []string
+	cmd := &cobra.Command{
+		Use:   "kafka",
+		Short: "Run an embedded Kafka-protocol broker (FOR DEVELOPMENT ONLY: one node, no security)",
+		Args:  args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := kafkabroker.Config{Listen: listen, DataDir: dataDir}
+			for _, t := range topics {
+				tp, err := kafkabroker.ParseTopic(t)
+				if err != nil {
+					return api.Errorf(api.CodeUsage, "--topic: %v", err)
+				}
+				cfg.Topics = append(cfg.Topics, tp)
+			}
+			b, err := kafkabroker.Start(cfg)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(cfg.Topics))
+			for i, t := range cfg.Topics {
+				names[i] = t.String()
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "development Kafka broker listening on %s (topics: %s; data: %s). Not for production. Ctrl-C stops it.\n",
+				b.Addr(), orNone(strings.Join(names, ", ")), orNone(dataDir))
+			fmt.Fprintln(cmd.OutOrStdout(), b.Addr())
+			ctx, cancel := untilSignal(cmd.Context())
+			defer cancel()
+			<-ctx.Done()
+			return b.Close()
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", kafkabroker.DefaultListen, "address to listen on")
+	cmd.Flags().StringArrayVar(&topics, "topic", nil, "topic to create, as name:partitions (repeatable)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "keep topics and group offsets here so they survive a restart")
+	return cmd
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func newDevProduceCmd(g *globals) *cobra.Command {
+	var brokers []string
+	var topic string
+	var start, count int64
+	var rate float64
+	cmd := &cobra.Command{
+		Use:   "produce",
+		Short: `Write {"idx": N} for N = start, start+1, ... to a Kafka topic (the savepoint experiment's producer)`,
+		Args:  args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := untilSignal(cmd.Context())
+			defer cancel()
+			last := time.Now()
+			cfg := produce.Config{Brokers: brokers, Topic: topic, Start: start, Count: count, Rate: rate,
+				Progress: func(sent, idx int64) {
+					if time.Since(last) >= time.Second || (count > 0 && sent == count) {
+						fmt.Fprintf(cmd.ErrOrStderr(), "produced %d records (last idx %d)\n", sent, idx)
+						last = time.Now()
+					}
+				}}
+			if err := cfg.Validate(); err != nil {
+				return api.Errorf(api.CodeUsage, "%v", err)
+			}
+			sent, err := produce.Run(ctx, cfg)
+			if g.json() {
+				_ = printJSON(cmd.OutOrStdout(), map[string]any{"sent": sent, "last": start + sent - 1})
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d records sent, idx %d..%d\n", sent, start, start+sent-1)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringSliceVar(&brokers, "brokers", []string{kafkabroker.DefaultListen}, "Kafka brokers")
+	cmd.Flags().StringVar(&topic, "topic", "flink-test", "topic to write to")
+	cmd.Flags().Int64Var(&start, "start", 1, "first idx")
+	cmd.Flags().Int64Var(&count, "count", 0, "records to write (0: until interrupted)")
+	cmd.Flags().Float64Var(&rate, "rate", 1000, "records per second (0: as fast as possible)")
+	return cmd
+}
+
+func newDevVerifyCmd(g *globals) *cobra.Command {
+	var path, field string
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check a file sink's finished files for gaps and duplicates in a sequence field",
+		Args:  args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path == "" {
+				return api.Errorf(api.CodeUsage, "--path is required")
+			}
+			rep, err := verify.Run(verify.Options{Path: path, Field: field})
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				_ = printJSON(cmd.OutOrStdout(), rep)
+			} else {
+				rep.WriteText(cmd.OutOrStdout())
+			}
+			if !rep.OK() {
+				return api.Errorf(api.CodeFailed, "%s: %d missing, %d duplicated, %d unparseable", path, rep.GapCount, rep.Duplicates, rep.Unparseable)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", "", "the file sink's base directory")
+	cmd.Flags().StringVar(&field, "field", "idx", "JSON field holding the sequence number (empty: each line is the number)")
+	return cmd
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/client"
+)
+
+func newInfoCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "info JOB",
+		Short: "Show a job's state, error, checkpoints and per-operator records",
+		Args:  args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return g.withClient(cmd, 30*time.Second, func(ctx context.Context, c *client.Client) error {
+				info, err := c.Info(ctx, a[0])
+				if err != nil {
+					return err
+				}
+				if g.json() {
+					return printJSON(cmd.OutOrStdout(), info)
+				}
+				printInfo(cmd, info)
+				return nil
+			})
+		},
+	}
+}
+
+func printInfo(cmd *cobra.Command, info *api.JobInfo) {
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "id:\t%s\n", info.ID)
+	fmt.Fprintf(w, "name:\t%s\n", info.Name)
+	fmt.Fprintf(w, "state:\t%s\n", info.State)
+	if info.Error != "" {
+		fmt.Fprintf(w, "error:\t%s\n", info.Error)
+	}
+	fmt.Fprintf(w, "submitted:\t%s\n", info.SubmitTime.Local().Format(time.RFC3339))
+	if info.EndTime != nil {
+		fmt.Fprintf(w, "ended:\t%s\n", info.EndTime.Local().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "restarts:\t%d (strategy %s)\n", info.Restarts, info.RestartStrategy.Type)
+	if info.RestoredFrom != "" {
+		fmt.Fprintf(w, "restored from:\t%s\n", info.RestoredFrom)
+	}
+	cp := info.Checkpointing
+	if cp.Interval > 0 {
+		fmt.Fprintf(w, "checkpointing:\tevery %s, %s, timeout %s, %s\n", cp.Interval, cp.Mode, cp.Timeout, cp.Externalized)
+	} else {
+		fmt.Fprintf(w, "checkpointing:\toff\n")
+	}
+	if c := info.Checkpoints; c != nil {
+		fmt.Fprintf(w, "checkpoints:\t%d completed, %d failed, %d in progress\n", c.Completed, c.Failed, c.InProgress)
+	}
+	if l := info.LatestCheckpoint; l != nil {
+		fmt.Fprintf(w, "latest checkpoint:\t%d, %d bytes, %dms, %s\n", l.ID, l.Size, l.DurationMs, l.Path)
+	}
+	_ = w.Flush()
+	fmt.Fprintln(cmd.OutOrStdout())
+	t := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(t, "OPERATOR\tTYPE\tPARALLELISM\tRECORDS IN\tRECORDS OUT\tMETRICS")
+	for _, op := range info.Operators {
+		metrics := ""
+		for _, k := range api.SortedKeys(op.Metrics) {
+			metrics += fmt.Sprintf("%s=%d ", k, op.Metrics[k])
+		}
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%s\n", op.UID, op.Type, op.Parallelism, op.RecordsIn, op.RecordsOut, metrics)
+	}
+	_ = t.Flush()
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+)
+
+func newInspectCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect PATH",
+		Short: "Describe a savepoint or checkpoint: operators, state sizes, keys, source positions, pending commits",
+		Args:  args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			dir, m, err := checkpoint.Load(vfs.Default, a[0])
+			if err != nil {
+				return notSnapshot(err)
+			}
+			verr := checkpoint.Verify(vfs.Default, dir, m)
+			if g.json() {
+				out := map[string]any{"path": dir, "jobId": m.JobID, "jobName": m.JobName, "checkpointId": m.CheckpointID,
+					"kind": m.Kind, "timestamp": m.Timestamp, "maxParallelism": m.MaxParallelism, "size": m.Size(),
+					"specFingerprint": m.SpecFingerprint, "operators": m.Operators, "complete": verr == nil}
+				if verr != nil {
+					out["problem"] = verr.Error()
+				}
+				if err := printJSON(cmd.OutOrStdout(), out); err != nil {
+					return err
+				}
+			} else {
+				printInspect(cmd, dir, m, verr)
+			}
+			if verr != nil {
+				return api.Errorf(api.CodeInvalid, "%s is incomplete: %v", dir, verr)
+			}
+			return nil
+		},
+	}
+}
+
+func notSnapshot(err error) error {
+	return api.Errorf(api.CodeNotFound, "%v", err)
+}
+
+func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr error) {
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s %d of job %q (%s)\n", m.Kind, m.CheckpointID, m.JobName, m.JobID)
+	fmt.Fprintf(out, "path:            %s\n", dir)
+	fmt.Fprintf(out, "taken:           %s (%s ago)\n", m.Timestamp.Local().Format(time.RFC3339), time.Since(m.Timestamp).Round(time.Second))
+	fmt.Fprintf(out, "max parallelism: %d\n", m.MaxParallelism)
+	fmt.Fprintf(out, "state size:      %d bytes\n", m.Size())
+	if verr != nil {
+		fmt.Fprintf(out, "PROBLEM:         %v\n", verr)
+	} else {
+		fmt.Fprintf(out, "complete:        yes (every state file present with its checksum)\n")
+	}
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "UID\tTYPE\tPARALLELISM\tBYTES\tKEYS")
+	for _, op := range m.Operators {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", op.UID, op.Type, op.Parallelism, op.Size(), op.Keys())
+	}
+	_ = w.Flush()
+	for _, op := range m.Operators {
+		for _, h := range op.Subtasks {
+			if len(h.Details) == 0 {
+				continue
+			}
+			keys := make([]string, 0, len(h.Details))
+			for k := range h.Details {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(out, "  %s[%d] %s: %v\n", op.UID, h.Subtask, k, h.Details[k])
+			}
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkgo/flinkgo/pkg/client"
+)
+
+func newListCmd(g *globals) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List running and recently ended jobs",
+		Args:  args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withClient(cmd, 30*time.Second, func(ctx context.Context, c *client.Client) error {
+				jobs, err := c.List(ctx, all)
+				if err != nil {
+					return err
+				}
+				if g.json() {
+					return printJSON(cmd.OutOrStdout(), jobs)
+				}
+				if len(jobs) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no jobs")
+					return nil
+				}
+				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS")
+				for _, j := range jobs {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\n", j.ID, j.Name, j.State, j.SubmitTime.Local().Format("2006-01-02 15:04:05"), j.Restarts)
+				}
+				return w.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "also jobs that ended more than an hour ago")
+	return cmd
+}

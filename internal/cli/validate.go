@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+func newValidateCmd(g *globals) *cobra.Command {
+	var types bool
+	cmd := &cobra.Command{
+		Use:   "validate JOB.yaml...",
+		Short: "Check job specs without a daemon; exit 3 with every problem, 0 when valid",
+		Args: func(cmd *cobra.Command, a []string) error {
+			if types {
+				return nil
+			}
+			return args(1, -1)(cmd, a)
+		},
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if types {
+				return printTypes(cmd, g)
+			}
+			var all api.SpecError
+			results := map[string]string{}
+			for _, file := range a {
+				src, err := os.ReadFile(file)
+				if err != nil {
+					all.Errors = append(all.Errors, api.FieldError{File: file, Msg: err.Error()})
+					results[file] = "unreadable"
+					continue
+				}
+				if _, err := runtime.Compile(file, src, g.defaults()); err != nil {
+					var se *api.SpecError
+					if errors.As(err, &se) {
+						all.Errors = append(all.Errors, se.Errors...)
+					} else {
+						all.Errors = append(all.Errors, api.FieldError{File: file, Msg: err.Error()})
+					}
+					results[file] = "invalid"
+					continue
+				}
+				results[file] = "valid"
+			}
+			if g.json() {
+				_ = printJSON(cmd.OutOrStdout(), map[string]any{"files": results, "errors": all.Errors})
+			} else {
+				for _, file := range a {
+					if results[file] == "valid" {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s: valid\n", file)
+					}
+				}
+			}
+			if len(all.Errors) > 0 {
+				return api.Invalid(&all)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&types, "types", false, "list the operator types and their options")
+	return cmd
+}
+
+func printTypes(cmd *cobra.Command, g *globals) error {
+	var list []map[string]string
+	for _, d := range runtime.Definitions() {
+		list = append(list, map[string]string{"type": d.Type, "kind": d.Kind.String(), "doc": d.Doc})
+	}
+	if g.json() {
+		return printJSON(cmd.OutOrStdout(), list)
+	}
+	for _, d := range list {
+		fmt.Fprintf(cmd.OutOrStdout(), "%-12s %-9s %s\n", d["type"], d["kind"], d["doc"])
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// Config is the daemon's configuration.
+type Config struct {
+	Home           string
+	File           string // the config file read ("" when none)
+	RestAddress    string
+	CheckpointsDir string
+	SavepointsDir  string
+	LogLevel       string
+	// Defaults of jobs' checkpointing and restart strategy; unset fields
+	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
+	Checkpointing api.CheckpointSpec
+	Restart       api.RestartSpec
+}
+
+// DefaultHome is $FLINKGO_HOME, or ~/.flinkgo.
+func DefaultHome() string {
+	if h := os.Getenv("FLINKGO_HOME"); h != "" {
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".flinkgo"
+	}
+	return filepath.Join(home, ".flinkgo")
+}
+
+// EnvName is the environment variable that sets key.
+func EnvName(key string) string {
+	return "FLINKGO_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// Load reads the configuration. file is --config ("" for
+// $home/flinkgo.yaml, which may be absent); flags maps keys to the command's
+// flags that override them (only flags the user changed count). Every
+// problem is reported at once, naming the key and where its value came from.
+func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
+	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info"}
+	explicit := file != ""
+	if file == "" {
+		file = filepath.Join(home, "flinkgo.yaml")
+	}
+	v := viper.New()
+	var errs api.SpecError
+	positions := map[string]api.Pos{}
+	data, err := os.ReadFile(file)
+	switch {
+	case err == nil:
+		c.File = file
+		values, perr := parseFile(file, data, positions)
+		if perr != nil {
+			return nil, perr
+		}
+		if err := v.MergeConfigMap(values); err != nil {
+			return nil, fmt.Errorf("config %s: %w", file, err)
+		}
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+	default:
+		return nil, api.Errorf(api.CodeInvalid, "config file: %v", err)
+	}
+	for _, k := range keys {
+		_ = v.BindEnv(k.name, EnvName(k.name))
+		if f, ok := flags[k.name]; ok && f != nil && f.Changed {
+			_ = v.BindPFlag(k.name, f)
+		}
+	}
+	for _, k := range keys {
+		if !v.IsSet(k.name) {
+			continue
+		}
+		if err := k.set(c, v.GetString(k.name)); err != nil {
+			fe := api.FieldError{Field: k.name, Msg: err.Error()}
+			switch {
+			case flags[k.name] != nil && flags[k.name].Changed:
+				fe.Msg += fmt.Sprintf(" (from flag --%s)", flags[k.name].Name)
+			case os.Getenv(EnvName(k.name)) != "":
+				fe.Msg += fmt.Sprintf(" (from environment variable %s)", EnvName(k.name))
+			default:
+				fe.File, fe.Pos = file, positions[k.name]
+			}
+			errs.Errors = append(errs.Errors, fe)
+		}
+	}
+	if c.CheckpointsDir == "" {
+		c.CheckpointsDir = filepath.Join(home, "checkpoints")
+	}
+	d := api.NewDecoder(file)
+	api.ValidateCheckpointSpec(d, "execution.checkpointing", &c.Checkpointing)
+	api.ValidateRestartSpec(d, "restart-strategy", &c.Restart)
+	errs.Errors = append(errs.Errors, d.Errors.Errors...)
+	if err := errs.Err(); err != nil {
+		return nil, api.Invalid(err)
+	}
+	return c, nil
+}
+
+// parseFile flattens the YAML file into dotted keys (Flink's config.yaml
+// accepts both nested maps and flat "a.b.c" keys), rejecting unknown keys
+// with their line, and returns a nested map for viper.
+func parseFile(file string, data []byte, positions map[string]api.Pos) (map[string]any, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		d := api.NewDecoder(file)
+		d.ParseYAML(data)
+		return nil, api.Invalid(d.Errors.Err())
+	}
+	flat := map[string]string{}
+	var errs api.SpecError
+	for _, doc := range f.Docs {
+		if doc.Body == nil {
+			continue
+		}
+		flatten(doc.Body, "", func(k string, n ast.Node) {
+			pos := nodePos(n)
+			positions[k] = pos
+			if _, ok := lookupKey(k); !ok {
+				msg := fmt.Sprintf("unknown configuration key %q", k)
+				if s := api.Closest(k, keyNames()); s != "" {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+				} else {
+					msg += " (configs/flinkgo.yaml lists every key)"
+				}
+				errs.Errors = append(errs.Errors, api.FieldError{File: file, Pos: pos, Field: k, Msg: msg})
+				return
+			}
+			s, ok := scalar(n)
+			if !ok {
+				errs.Errors = append(errs.Errors, api.FieldError{File: file, Pos: pos, Field: k, Msg: "expected a single value, not a list"})
+				return
+			}
+			flat[k] = s
+		}, &errs, file)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, api.Invalid(err)
+	}
+	nested := map[string]any{}
+	for k, val := range flat {
+		parts := strings.Split(k, ".")
+		m := nested
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = val
+	}
+	return nested, nil
+}
+
+func flatten(n ast.Node, prefix string, leaf func(string, ast.Node), errs *api.SpecError, file string) {
+	var values []*ast.MappingValueNode
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		values = m.Values
+	case *ast.MappingValueNode:
+		values = []*ast.MappingValueNode{m}
+	case *ast.NullNode, *ast.CommentGroupNode:
+		return
+	default:
+		if prefix == "" {
+			errs.Errors = append(errs.Errors, api.FieldError{File: file, Pos: nodePos(n), Msg: "the config file must be a mapping of keys to values"})
+			return
+		}
+		leaf(prefix, n)
+		return
+	}
+	for _, kv := range values {
+		k := kv.Key.GetToken().Value
+		if prefix != "" {
+			k = prefix + "." + k
+		}
+		switch kv.Value.(type) {
+		case *ast.MappingNode, *ast.MappingValueNode:
+			flatten(kv.Value, k, leaf, errs, file)
+		default:
+			leaf(k, kv.Value)
+		}
+	}
+}
+
+func scalar(n ast.Node) (string, bool) {
+	switch t := n.(type) {
+	case *ast.NullNode:
+		return "", true
+	case *ast.StringNode:
+		return t.Value, true
+	case *ast.SequenceNode, *ast.MappingNode:
+		return "", false
+	}
+	return n.GetToken().Value, true
+}
+
+func nodePos(n ast.Node) api.Pos {
+	if n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
+		return api.Pos{}
+	}
+	p := n.GetToken().Position
+	return api.Pos{Line: p.Line, Column: p.Column}
+}
+

@@ -1,0 +1,177 @@
+// Package config loads the daemon's configuration: defaults, then the YAML
+// file ($FLINKGO_HOME/flinkgo.yaml or --config), then FLINKGO_* environment
+// variables, then flags. Keys are named as in Flink where Flink has them.
+// viper lives here (and in the CLI) only; packages receive the plain Config.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// key describes one configuration key.
+type key struct {
+	name string
+	def  string // default, in the form a user writes it ("" for none)
+	doc  string
+	set  func(c *Config, v string) error
+}
+
+// keys lists every key the config file accepts. configs/flinkgo.yaml
+// documents each of them (a test checks it).
+var keys = []key{
+	{"rest.address", "127.0.0.1:8081", "TCP address of the REST API and /metrics; empty disables it", func(c *Config, v string) error { c.RestAddress = v; return nil }},
+	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
+	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
+	{"log.level", "info", "debug, info, warn or error", func(c *Config, v string) error {
+		switch v {
+		case "debug", "info", "warn", "error":
+			c.LogLevel = v
+			return nil
+		}
+		return fmt.Errorf("must be debug, info, warn or error, got %q", v)
+	}},
+	{"execution.checkpointing.interval", "", "checkpoint interval for jobs that do not set one; unset: checkpointing off (as in Flink)", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.Interval })},
+	{"execution.checkpointing.mode", "EXACTLY_ONCE", "EXACTLY_ONCE or AT_LEAST_ONCE", func(c *Config, v string) error {
+		switch strings.ToLower(strings.ReplaceAll(v, "_", "-")) {
+		case api.ExactlyOnce:
+			c.Checkpointing.Mode = api.ExactlyOnce
+		case api.AtLeastOnce:
+			c.Checkpointing.Mode = api.AtLeastOnce
+		default:
+			return fmt.Errorf("must be EXACTLY_ONCE or AT_LEAST_ONCE, got %q", v)
+		}
+		return nil
+	}},
+	{"execution.checkpointing.timeout", "10min", "a checkpoint not completed in this time is aborted", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.Timeout })},
+	{"execution.checkpointing.min-pause", "0", "least time between the end of one checkpoint and the start of the next", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.MinPause })},
+	{"execution.checkpointing.max-concurrent-checkpoints", "1", "checkpoints that may be in progress at once", intKey(func(c *Config) **int { return &c.Checkpointing.MaxConcurrent })},
+	{"execution.checkpointing.tolerable-failed-checkpoints", "0", "consecutive checkpoint failures tolerated before the job fails over", intKey(func(c *Config) **int { return &c.Checkpointing.TolerableFailures })},
+	{"execution.checkpointing.externalized-checkpoint-retention", "DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION or DELETE_ON_CANCELLATION", func(c *Config, v string) error {
+		switch strings.ToLower(strings.ReplaceAll(v, "_", "-")) {
+		case api.RetainOnCancellation:
+			c.Checkpointing.Externalized = api.RetainOnCancellation
+		case api.DeleteOnCancellation:
+			c.Checkpointing.Externalized = api.DeleteOnCancellation
+		default:
+			return fmt.Errorf("must be RETAIN_ON_CANCELLATION or DELETE_ON_CANCELLATION, got %q", v)
+		}
+		return nil
+	}},
+	{"execution.checkpointing.num-retained", "1", "completed checkpoints kept per job", intKey(func(c *Config) **int { return &c.Checkpointing.Retained })},
+	{"restart-strategy.type", "", "none, fixed-delay, exponential-delay or failure-rate; unset: none without checkpointing, exponential-delay with it", func(c *Config, v string) error {
+		switch v {
+		case "", api.RestartNone, api.RestartFixedDelay, api.RestartExponentialDelay, api.RestartFailureRate:
+			c.Restart.Type = v
+			return nil
+		case "disable", "off", "no-restart":
+			c.Restart.Type = api.RestartNone
+			return nil
+		case "fixeddelay", "fixed_delay":
+			c.Restart.Type = api.RestartFixedDelay
+			return nil
+		}
+		return fmt.Errorf("must be none, fixed-delay, exponential-delay or failure-rate, got %q", v)
+	}},
+	{"restart-strategy.fixed-delay.attempts", "1", "restarts before the job fails", restartInt(api.RestartFixedDelay, func(r *api.RestartSpec) **int { return &r.Attempts })},
+	{"restart-strategy.fixed-delay.delay", "1s", "wait before each restart", restartDuration(api.RestartFixedDelay, func(r *api.RestartSpec) **api.Duration { return &r.Delay })},
+	{"restart-strategy.exponential-delay.initial-backoff", "1s", "first restart delay", restartDuration(api.RestartExponentialDelay, func(r *api.RestartSpec) **api.Duration { return &r.InitialBackoff })},
+	{"restart-strategy.exponential-delay.max-backoff", "1min", "largest restart delay", restartDuration(api.RestartExponentialDelay, func(r *api.RestartSpec) **api.Duration { return &r.MaxBackoff })},
+	{"restart-strategy.exponential-delay.backoff-multiplier", "1.5", "factor between consecutive delays", restartFloat(func(r *api.RestartSpec) **float64 { return &r.Multiplier })},
+	{"restart-strategy.exponential-delay.jitter-factor", "0.1", "random +- share of each delay", restartFloat(func(r *api.RestartSpec) **float64 { return &r.Jitter })},
+	{"restart-strategy.exponential-delay.reset-backoff-threshold", "1h", "running this long without failure resets the delay", restartDuration(api.RestartExponentialDelay, func(r *api.RestartSpec) **api.Duration { return &r.ResetThreshold })},
+	{"restart-strategy.exponential-delay.attempts-before-reset-backoff", "2147483647", "restarts allowed before the delay resets", restartInt(api.RestartExponentialDelay, func(r *api.RestartSpec) **int { return &r.Attempts })},
+	{"restart-strategy.failure-rate.max-failures-per-interval", "1", "failures tolerated within the interval", restartInt(api.RestartFailureRate, func(r *api.RestartSpec) **int { return &r.MaxFailures })},
+	{"restart-strategy.failure-rate.failure-rate-interval", "1min", "window of the failure rate", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Interval })},
+	{"restart-strategy.failure-rate.delay", "1s", "wait before each restart", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Delay })},
+}
+
+func durationKey(field func(*Config) **api.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		d, err := api.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		*field(c) = &d
+		return nil
+	}
+}
+
+func intKey(field func(*Config) **int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("must be an integer, got %q", v)
+		}
+		*field(c) = &i
+		return nil
+	}
+}
+
+// Restart keys of one type only apply when that type is in effect; the
+// per-type defaults are applied by api.ResolveRestart, so only values a
+// user set are recorded (set reports whether the value is a default).
+func restartInt(_ string, field func(*api.RestartSpec) **int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("must be an integer, got %q", v)
+		}
+		*field(&c.Restart) = &i
+		return nil
+	}
+}
+
+func restartDuration(_ string, field func(*api.RestartSpec) **api.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := api.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		*field(&c.Restart) = &d
+		return nil
+	}
+}
+
+func restartFloat(field func(*api.RestartSpec) **float64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("must be a number, got %q", v)
+		}
+		*field(&c.Restart) = &f
+		return nil
+	}
+}
+
+// Keys returns the names, defaults and descriptions of every key.
+func Keys() [][3]string {
+	out := make([][3]string, len(keys))
+	for i, k := range keys {
+		out[i] = [3]string{k.name, k.def, k.doc}
+	}
+	return out
+}
+
+func lookupKey(name string) (key, bool) {
+	for _, k := range keys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
+
+func keyNames() []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.name
+	}
+	return out
+}

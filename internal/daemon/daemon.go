@@ -1,0 +1,261 @@
+// Package daemon is flinkgo's local "cluster": it owns the home directory,
+// the job registry and the control API, runs jobs, and resumes them after a
+// restart or crash.
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/flinkgo/flinkgo/internal/config"
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// Options configure a daemon.
+type Options struct {
+	Config *config.Config
+	Log    zerolog.Logger
+	// Stdout receives print sink output (the daemon's stdout).
+	Stdout io.Writer
+	// FS is the filesystem for state and sinks (vfs.Default).
+	FS vfs.FS
+	// Faults is the fault-injection hook for tests (nil in production).
+	Faults runtime.FaultHook
+}
+
+// Daemon runs jobs and serves the control API.
+type Daemon struct {
+	cfg    *config.Config
+	log    zerolog.Logger
+	fs     vfs.FS
+	faults runtime.FaultHook
+	stdout *lockedWriter
+	reg    *registry
+	token  string
+
+	lock      *os.File
+	listeners []net.Listener
+	servers   []*http.Server
+
+	mu   sync.Mutex
+	jobs map[string]*entry
+}
+
+// SocketPath is the control socket under home.
+func SocketPath(home string) string { return filepath.Join(home, "flinkgo.sock") }
+
+// TokenPath is the bearer token file under home.
+func TokenPath(home string) string { return filepath.Join(home, "token") }
+
+// Start prepares the home directory, takes the daemon lock, resumes jobs
+// from the registry and starts serving. It returns when the daemon is ready.
+func Start(o Options) (d *Daemon, err error) {
+	cfg := o.Config
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	d = &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, stdout: &lockedWriter{w: o.Stdout},
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{}}
+	defer func() {
+		if err != nil {
+			d.closeListeners()
+			d.releaseLock()
+		}
+	}()
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("create FLINKGO_HOME %s: %w", cfg.Home, err)
+	}
+	if err := os.Chmod(cfg.Home, 0o700); err != nil {
+		return nil, err
+	}
+	if err := d.acquireLock(); err != nil {
+		return nil, err
+	}
+	if d.token, err = loadOrCreateToken(TokenPath(cfg.Home)); err != nil {
+		return nil, err
+	}
+	if err := d.listen(); err != nil {
+		return nil, err
+	}
+	d.recover()
+	d.serve()
+	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", cfg.RestAddress).
+		Str("checkpoints", cfg.CheckpointsDir).Msg("daemon started")
+	return d, nil
+}
+
+// acquireLock makes sure one daemon owns the home directory.
+func (d *Daemon) acquireLock() error {
+	path := filepath.Join(d.cfg.Home, "daemon.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := io.ReadAll(f)
+		_ = f.Close()
+		who := strings.TrimSpace(string(pid))
+		if who != "" {
+			who = " (pid " + who + ")"
+		}
+		return fmt.Errorf("another flinkgo daemon%s is already running with FLINKGO_HOME %s; stop it first or use another home", who, d.cfg.Home)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	d.lock = f
+	return nil
+}
+
+func (d *Daemon) releaseLock() {
+	if d.lock != nil {
+		_ = d.lock.Close()
+		d.lock = nil
+	}
+}
+
+func loadOrCreateToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(data))) >= 32 {
+		if err := os.Chmod(path, 0o600); err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(string(data)), nil
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b[:])
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write token: %w", err)
+	}
+	return tok, os.Chmod(path, 0o600)
+}
+
+// listen opens the unix socket (0600) and the TCP listener.
+func (d *Daemon) listen() error {
+	sock := SocketPath(d.cfg.Home)
+	_ = os.Remove(sock) // we hold the lock: any socket here is stale
+	old := syscall.Umask(0o177)
+	ln, err := net.Listen("unix", sock)
+	syscall.Umask(old)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	d.listeners = append(d.listeners, ln)
+	if d.cfg.RestAddress != "" {
+		tcp, err := net.Listen("tcp", d.cfg.RestAddress)
+		if err != nil {
+			return fmt.Errorf("listen on rest.address %s: %w (set rest.address to another address, or empty to disable)", d.cfg.RestAddress, err)
+		}
+		d.listeners = append(d.listeners, tcp)
+	}
+	return nil
+}
+
+func (d *Daemon) serve() {
+	for i, ln := range d.listeners {
+		h := d.handler(i > 0) // the TCP listener requires the token
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		d.servers = append(d.servers, srv)
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error().Err(err).Msg("control API stopped")
+			}
+		}()
+	}
+}
+
+// RestAddr is the TCP address actually listened on ("" when disabled).
+func (d *Daemon) RestAddr() string {
+	if len(d.listeners) < 2 {
+		return ""
+	}
+	return d.listeners[1].Addr().String()
+}
+
+// Token is the bearer token for the TCP API.
+func (d *Daemon) Token() string { return d.token }
+
+func (d *Daemon) closeListeners() {
+	for _, ln := range d.listeners {
+		_ = ln.Close()
+	}
+}
+
+// Shutdown stops serving, suspends running jobs (they resume from their
+// checkpoints on the next start) and releases the home directory.
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	for _, s := range d.servers {
+		_ = s.Shutdown(ctx)
+	}
+	d.closeListeners()
+	d.mu.Lock()
+	var active []*entry
+	for _, e := range d.jobs {
+		if e.job != nil && e.job.State().Active() {
+			active = append(active, e)
+		}
+	}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range active {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = e.job.Suspend()
+			<-e.job.Done()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		d.log.Warn().Msg("jobs did not stop in time")
+	}
+	d.mu.Lock()
+	for _, e := range d.jobs {
+		e.closeOut()
+	}
+	d.mu.Unlock()
+	_ = os.Remove(SocketPath(d.cfg.Home))
+	d.releaseLock()
+	d.log.Info().Msg("daemon stopped")
+	return nil
+}
+
+// lockedWriter serialises writes from concurrent print sinks.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

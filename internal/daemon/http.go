@@ -1,0 +1,152 @@
+package daemon
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// MaxBodyBytes bounds request bodies (a job spec is a few KiB).
+const MaxBodyBytes = 1 << 20
+
+// handlerFunc is an API handler: it returns the response body or an error
+// that wrap maps to a status code (after Nomad's agent HTTP handlers).
+type handlerFunc func(r *http.Request) (any, error)
+
+func (d *Daemon) handler(requireToken bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/jobs", d.wrap(func(r *http.Request) (any, error) {
+		return d.List(r.URL.Query().Get("all") == "true"), nil
+	}))
+	mux.Handle("POST /v1/jobs", d.wrap(func(r *http.Request) (any, error) {
+		var req api.SubmitRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return d.Submit(req)
+	}))
+	mux.Handle("GET /v1/jobs/{id}", d.wrap(func(r *http.Request) (any, error) { return d.Info(r.PathValue("id")) }))
+	mux.Handle("GET /v1/jobs/{id}/checkpoints", d.wrap(func(r *http.Request) (any, error) { return d.Checkpoints(r.PathValue("id")) }))
+	mux.Handle("POST /v1/jobs/{id}/cancel", d.wrap(func(r *http.Request) (any, error) { return d.Cancel(r.PathValue("id")) }))
+	mux.Handle("POST /v1/jobs/{id}/savepoints", d.wrap(func(r *http.Request) (any, error) {
+		var req api.SavepointRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return d.Savepoint(r.PathValue("id"), req)
+	}))
+	mux.Handle("POST /v1/jobs/{id}/stop", d.wrap(func(r *http.Request) (any, error) {
+		var req api.SavepointRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return d.Stop(r.PathValue("id"), req)
+	}))
+	mux.Handle("GET /v1/health", d.wrap(func(*http.Request) (any, error) { return map[string]string{"status": "ok"}, nil }))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&collector{d: d})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	var h http.Handler = mux
+	if requireToken {
+		h = d.authorize(h)
+	}
+	return limitBody(h)
+}
+
+// authorize requires the bearer token for every request that changes state.
+func (d *Daemon) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(d.token)) != 1 {
+				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "missing or wrong bearer token: send Authorization: Bearer <contents of $FLINKGO_HOME/token>"})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return &api.Error{Code: api.CodeTooLarge, Message: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+		}
+		if err.Error() == "EOF" {
+			return nil // an empty body means defaults
+		}
+		return api.Errorf(api.CodeUsage, "bad request body: %v", err)
+	}
+	return nil
+}
+
+func (d *Daemon) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, err := h(r)
+		if err != nil {
+			var ae *api.Error
+			if !errors.As(err, &ae) {
+				ae = &api.Error{Code: api.CodeOf(err), Message: err.Error()}
+			}
+			if ae.Code == api.CodeFailed {
+				d.log.Warn().Err(err).Str("path", r.URL.Path).Msg("request failed")
+			}
+			writeJSONStatus(w, status(ae.Code), struct {
+				Error *api.Error `json:"error"`
+				Out   any        `json:"result,omitempty"`
+			}{ae, out})
+			return
+		}
+		writeJSONStatus(w, http.StatusOK, out)
+	})
+}
+
+func writeError(w http.ResponseWriter, e *api.Error) {
+	writeJSONStatus(w, status(e.Code), map[string]any{"error": e})
+}
+
+func writeJSONStatus(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func status(c api.Code) int {
+	switch c {
+	case api.CodeUsage:
+		return http.StatusBadRequest
+	case api.CodeInvalid:
+		return http.StatusUnprocessableEntity
+	case api.CodeNotFound:
+		return http.StatusNotFound
+	case api.CodeConflict:
+		return http.StatusConflict
+	case api.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case api.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case api.CodeTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}

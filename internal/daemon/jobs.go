@@ -1,0 +1,342 @@
+package daemon
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// entry is a job known to the daemon: running here (job != nil) or only
+// in the registry (finished before this daemon started).
+type entry struct {
+	mu  sync.Mutex // guards rec
+	rec Record
+	job *runtime.Job
+	out *os.File // the job's .out file (print sink)
+}
+
+func (e *entry) closeOut() {
+	if e.out != nil {
+		_ = e.out.Close()
+		e.out = nil
+	}
+}
+
+// info returns the live info, or the last recorded one.
+func (e *entry) info() api.JobInfo {
+	if e.job != nil {
+		return e.job.Info()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.rec.Info
+}
+
+func newJobID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (d *Daemon) defaults() runtime.Defaults {
+	return runtime.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart}
+}
+
+// Submit validates a job, plans its restore, and starts it.
+func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
+	file := req.File
+	if file == "" {
+		file = "job.yaml"
+	}
+	g, err := runtime.Compile(file, []byte(req.Spec), d.defaults())
+	if err != nil {
+		return nil, api.Invalid(err)
+	}
+	var restore *runtime.Restore
+	resp := &api.SubmitResponse{}
+	if req.SavepointPath != "" {
+		if err := checkPath(req.SavepointPath); err != nil {
+			return nil, err
+		}
+		restore, err = runtime.LoadRestore(d.fs, req.SavepointPath)
+		if err != nil {
+			return nil, api.Errorf(api.CodeInvalid, "cannot restore from %s: %v", req.SavepointPath, err)
+		}
+		plan := runtime.PlanRestore(g, restore, req.AllowNonRestoredState)
+		resp.Plan = plan
+		if err := plan.Err(); err != nil {
+			if req.DryRun {
+				return resp, err
+			}
+			return nil, err
+		}
+		for _, dr := range plan.Dropped {
+			d.log.Warn().Str("uid", dr.UID).Int64("bytes", dr.Bytes).Msg("dropping state of an operator the job does not have (allow-non-restored-state)")
+		}
+	}
+	if req.DryRun {
+		return resp, nil
+	}
+	id := newJobID()
+	e := &entry{rec: Record{ID: id, Name: g.Spec.Name, File: req.File, Spec: req.Spec, State: api.StateCreated,
+		SubmitTime: time.Now(), SavepointPath: req.SavepointPath, AllowNonRestoredState: req.AllowNonRestoredState}}
+	if err := d.reg.save(&e.rec); err != nil {
+		return nil, fmt.Errorf("save job %s in the registry: %w", id, err)
+	}
+	d.start(e, g, restore, runtime.JobOptions{})
+	resp.ID = id
+	resp.State = waitStarted(e.job, 30*time.Second)
+	return resp, nil
+}
+
+// start runs a job for e, wiring persistence and output.
+func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o runtime.JobOptions) {
+	out, err := os.OpenFile(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		d.log.Warn().Err(err).Msg("cannot open the job's .out file; print output goes to stdout only")
+	} else {
+		e.out = out
+	}
+	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
+	o.Env = &runtime.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults}
+	if e.out != nil {
+		o.Env.OutFile = &lockedWriter{w: e.out}
+	}
+	o.Log = d.log
+	o.CheckpointsDir, o.SavepointsDir = d.cfg.CheckpointsDir, d.cfg.SavepointsDir
+	if o.SubmitTime.IsZero() {
+		o.SubmitTime = e.rec.SubmitTime
+	}
+	o.OnUpdate = func(j *runtime.Job) { d.persist(e, j) }
+	d.mu.Lock()
+	d.jobs[e.rec.ID] = e
+	e.job = runtime.StartJob(o)
+	d.mu.Unlock()
+	go func() {
+		<-e.job.Done()
+		d.persist(e, e.job)
+		e.closeOut()
+	}()
+}
+
+// persist records a job's latest state in the registry.
+func (d *Daemon) persist(e *entry, j *runtime.Job) {
+	info := j.Info()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rec.State = info.State
+	e.rec.Info = info
+	if err := d.reg.save(&e.rec); err != nil {
+		d.log.Error().Err(err).Str("job", e.rec.ID).Msg("could not save the job registry")
+	}
+}
+
+// waitStarted waits until the job left CREATED (or the timeout).
+func waitStarted(j *runtime.Job, timeout time.Duration) api.JobState {
+	deadline := time.Now().Add(timeout)
+	for {
+		s := j.State()
+		if s != api.StateCreated || time.Now().After(deadline) {
+			return s
+		}
+		select {
+		case <-j.Done():
+			return j.State()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// lookup finds a job by id or unique id prefix.
+func (d *Daemon) lookup(ref string) (*entry, error) {
+	if ref == "" {
+		return nil, api.Errorf(api.CodeUsage, "no job id given")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if e, ok := d.jobs[ref]; ok {
+		return e, nil
+	}
+	var found []*entry
+	for id, e := range d.jobs {
+		if strings.HasPrefix(id, ref) {
+			found = append(found, e)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, api.Errorf(api.CodeNotFound, "no job with id or id prefix %q (flinkgo list -a shows all jobs)", ref)
+	case 1:
+		return found[0], nil
+	}
+	var ids []string
+	for _, e := range found {
+		ids = append(ids, e.rec.ID)
+	}
+	sort.Strings(ids)
+	return nil, api.Errorf(api.CodeUsage, "job id prefix %q is ambiguous: %s", ref, strings.Join(ids, ", "))
+}
+
+// List returns jobs, newest first: active and recent ones, or all.
+func (d *Daemon) List(all bool) []api.JobInfo {
+	d.mu.Lock()
+	entries := make([]*entry, 0, len(d.jobs))
+	for _, e := range d.jobs {
+		entries = append(entries, e)
+	}
+	d.mu.Unlock()
+	var out []api.JobInfo
+	recent := time.Now().Add(-time.Hour)
+	for _, e := range entries {
+		info := e.info()
+		if !all && !info.State.Active() && info.EndTime != nil && info.EndTime.Before(recent) {
+			continue
+		}
+		info.Operators = nil
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SubmitTime.After(out[j].SubmitTime) })
+	return out
+}
+
+// Info returns one job's details.
+func (d *Daemon) Info(ref string) (*api.JobInfo, error) {
+	e, err := d.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	info := e.info()
+	return &info, nil
+}
+
+// Checkpoints returns one job's checkpoint history.
+func (d *Daemon) Checkpoints(ref string) (*api.CheckpointsInfo, error) {
+	e, err := d.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	if e.job == nil {
+		return &api.CheckpointsInfo{}, nil
+	}
+	cp := e.job.Checkpoints()
+	return &cp, nil
+}
+
+func (d *Daemon) running(ref string) (*entry, error) {
+	e, err := d.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	if e.job == nil || !e.job.State().Active() {
+		return nil, api.Errorf(api.CodeConflict, "job %s is %s", e.rec.ID, e.info().State)
+	}
+	return e, nil
+}
+
+// Cancel cancels a job and says what a restore would reprocess.
+func (d *Daemon) Cancel(ref string) (*api.CancelResponse, error) {
+	e, err := d.running(ref)
+	if err != nil {
+		return nil, err
+	}
+	before := e.job.LatestCheckpoint()
+	if err := e.job.Cancel(); err != nil {
+		return nil, err
+	}
+	resp := &api.CancelResponse{State: e.job.State(), ResumeFrom: e.job.ResumeFrom()}
+	resp.Warning = cancelWarning(e.job, before, resp.ResumeFrom)
+	return resp, nil
+}
+
+// cancelWarning tells how much a restore will reprocess.
+func cancelWarning(j *runtime.Job, latest *api.CheckpointInfo, resume string) string {
+	var b strings.Builder
+	switch {
+	case resume != "" && latest != nil && strings.HasPrefix(resume, latest.Path) && latest.Path != "":
+		fmt.Fprintf(&b, "a restore from %s (checkpoint %d, %s ago) reprocesses everything after it", resume, latest.ID, time.Since(latest.TriggerTime).Round(time.Second))
+	case resume != "":
+		fmt.Fprintf(&b, "a restore from %s reprocesses everything after it", resume)
+	case latest != nil:
+		fmt.Fprintf(&b, "its checkpoints were deleted (delete-on-cancellation); a restart without a savepoint starts over")
+	default:
+		fmt.Fprintf(&b, "the job had no completed checkpoint; a restart starts over")
+	}
+	b.WriteString(". `flinkgo stop` takes a savepoint and commits atomically: the safe way to pause a job")
+	return b.String()
+}
+
+// Savepoint triggers a savepoint.
+func (d *Daemon) Savepoint(ref string, req api.SavepointRequest) (*api.SavepointResponse, error) {
+	e, err := d.running(ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkTarget(req.TargetDir); err != nil {
+		return nil, err
+	}
+	path, id, err := e.job.Savepoint(req.TargetDir)
+	if err != nil {
+		return nil, err
+	}
+	return &api.SavepointResponse{Path: path, ID: id}, nil
+}
+
+// Stop stops a job with a savepoint.
+func (d *Daemon) Stop(ref string, req api.SavepointRequest) (*api.SavepointResponse, error) {
+	e, err := d.running(ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkTarget(req.TargetDir); err != nil {
+		return nil, err
+	}
+	path, id, err := e.job.Stop(req.TargetDir, req.Drain)
+	if err != nil {
+		return nil, err
+	}
+	<-e.job.Done()
+	return &api.SavepointResponse{Path: path, ID: id}, nil
+}
+
+func (d *Daemon) checkTarget(dir string) error {
+	if dir == "" {
+		if d.cfg.SavepointsDir == "" {
+			return api.Errorf(api.CodeUsage, "no savepoint directory: give a target directory or set state.savepoints.dir in the daemon config (%s)", d.configName())
+		}
+		return nil
+	}
+	return checkPath(dir)
+}
+
+func (d *Daemon) configName() string {
+	if d.cfg.File != "" {
+		return d.cfg.File
+	}
+	return filepath.Join(d.cfg.Home, "flinkgo.yaml")
+}
+
+// checkPath refuses paths the API must not touch: relative paths (the
+// daemon's working directory is not the user's), NUL bytes and ".." parts.
+func checkPath(p string) error {
+	switch {
+	case strings.ContainsRune(p, 0):
+		return api.Errorf(api.CodeUsage, "path contains a NUL byte")
+	case !filepath.IsAbs(p):
+		return api.Errorf(api.CodeUsage, "path %q must be absolute", p)
+	}
+	for _, part := range strings.Split(p, string(filepath.Separator)) {
+		if part == ".." {
+			return api.Errorf(api.CodeUsage, "path %q contains '..'", p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package daemon
+
+import (
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+)
+
+// recover loads the registry: finished jobs become history; jobs that were
+// running when the previous daemon stopped (crash or shutdown) resume from
+// their latest complete checkpoint.
+func (d *Daemon) recover() {
+	recs, errs := d.reg.load()
+	for _, err := range errs {
+		d.log.Error().Err(err).Msg("unreadable job registry entry skipped")
+	}
+	for _, rec := range recs {
+		e := &entry{rec: *rec}
+		if rec.State.Terminal() {
+			d.jobs[rec.ID] = e
+			continue
+		}
+		if rec.State == api.StateCancelling {
+			d.finishCancel(e)
+			continue
+		}
+		d.resume(e)
+	}
+}
+
+// finishCancel completes a cancel the previous daemon did not finish.
+func (d *Daemon) finishCancel(e *entry) {
+	g, err := runtime.Compile(e.rec.File, []byte(e.rec.Spec), d.defaults())
+	if err == nil && g.Checkpointing.Externalized != api.RetainOnCancellation {
+		_ = d.fs.RemoveAll(filepath.Join(d.cfg.CheckpointsDir, e.rec.ID))
+	}
+	e.rec.State = api.StateCanceled
+	e.rec.Info.State = api.StateCanceled
+	now := time.Now()
+	e.rec.Info.EndTime = &now
+	_ = d.reg.save(&e.rec)
+	d.jobs[e.rec.ID] = e
+}
+
+func (d *Daemon) resume(e *entry) {
+	log := d.log.With().Str("job", e.rec.ID).Logger()
+	fail := func(err error) {
+		log.Error().Err(err).Msg("cannot resume job")
+		e.rec.State = api.StateFailed
+		e.rec.Info.State = api.StateFailed
+		e.rec.Info.Error = "cannot resume after daemon restart: " + err.Error()
+		now := time.Now()
+		e.rec.Info.EndTime = &now
+		_ = d.reg.save(&e.rec)
+		d.jobs[e.rec.ID] = e
+	}
+	g, err := runtime.Compile(e.rec.File, []byte(e.rec.Spec), d.defaults())
+	if err != nil {
+		fail(err)
+		return
+	}
+	dir, _, skipped, err := checkpoint.LatestComplete(d.fs, d.cfg.CheckpointsDir, e.rec.ID)
+	if err != nil {
+		fail(err)
+		return
+	}
+	for _, s := range skipped {
+		log.Warn().Int64("checkpoint_id", s.ID).Err(s.Err).Msg("newest checkpoint is incomplete (torn by the crash); falling back to an older one")
+	}
+	listed, _ := checkpoint.List(d.fs, d.cfg.CheckpointsDir, e.rec.ID)
+	o := runtime.JobOptions{SubmitTime: e.rec.SubmitTime, Restarts: e.rec.Info.Restarts}
+	for _, l := range listed {
+		o.NextCheckpointID = max(o.NextCheckpointID, l.ID+1)
+	}
+	var restore *runtime.Restore
+	switch {
+	case dir != "":
+		restore, err = runtime.LoadRestore(d.fs, dir)
+		if err == nil {
+			o.Retained = completeIDs(listed, restore.Meta.CheckpointID, skipped)
+		}
+	case e.rec.SavepointPath != "":
+		log.Warn().Msg("no complete checkpoint; resuming from the savepoint the job was started from")
+		restore, err = runtime.LoadRestore(d.fs, e.rec.SavepointPath)
+	default:
+		log.Warn().Msg("no complete checkpoint; restarting the job from the beginning")
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	from := "the beginning"
+	if restore != nil {
+		from = restore.Dir
+	}
+	log.Info().Str("from", from).Msg("resuming job after daemon restart")
+	d.start(e, g, restore, o)
+}
+
+// completeIDs lists the checkpoints up to the restored one that retention
+// must keep managing (oldest first), leaving out the torn ones.
+func completeIDs(listed []checkpoint.Listed, restored int64, skipped []checkpoint.Skipped) []int64 {
+	torn := map[int64]bool{}
+	for _, s := range skipped {
+		torn[s.ID] = true
+	}
+	var ids []int64
+	for _, l := range listed {
+		if l.ID <= restored && !torn[l.ID] {
+			ids = append(ids, l.ID)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}

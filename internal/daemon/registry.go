@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// Record is a job's entry in the registry ($FLINKGO_HOME/jobs/<id>/job.json):
+// enough to show it after a restart and to resume it after a crash.
+type Record struct {
+	Version               int          `json:"version"`
+	ID                    string       `json:"id"`
+	Name                  string       `json:"name"`
+	File                  string       `json:"file,omitempty"`
+	Spec                  string       `json:"spec"`
+	State                 api.JobState `json:"state"`
+	SubmitTime            time.Time    `json:"submitTime"`
+	UpdateTime            time.Time    `json:"updateTime"`
+	SavepointPath         string       `json:"savepointPath,omitempty"`
+	AllowNonRestoredState bool         `json:"allowNonRestoredState,omitempty"`
+	// Info is the last known state of the job, shown for jobs that are not
+	// running in this daemon (finished ones, or before recovery).
+	Info api.JobInfo `json:"info"`
+}
+
+const recordVersion = 1
+
+// registry stores job records through the vfs, each written atomically.
+type registry struct {
+	fs  vfs.FS
+	dir string // $FLINKGO_HOME/jobs
+}
+
+func (r *registry) jobDir(id string) string { return filepath.Join(r.dir, id) }
+
+func (r *registry) save(rec *Record) error {
+	rec.Version = recordVersion
+	rec.UpdateTime = time.Now()
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := r.fs.MkdirAll(r.jobDir(rec.ID), 0o700); err != nil {
+		return err
+	}
+	return vfs.WriteFileAtomic(r.fs, filepath.Join(r.jobDir(rec.ID), "job.json"), data)
+}
+
+// load reads every record; unreadable ones are returned as errors and
+// skipped, so one damaged file does not keep the daemon from starting.
+func (r *registry) load() ([]*Record, []error) {
+	entries, err := r.fs.ReadDir(r.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []error{err}
+	}
+	var out []*Record
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(r.dir, e.Name(), "job.json")
+		data, err := vfs.ReadFile(r.fs, path)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		rec := &Record{}
+		if err := json.Unmarshal(data, rec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		if rec.Version != recordVersion {
+			errs = append(errs, fmt.Errorf("%s: registry format version %d is not supported by this flinkgo", path, rec.Version))
+			continue
+		}
+		out = append(out, rec)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SubmitTime.Before(out[j].SubmitTime) })
+	return out, errs
+}

@@ -1,0 +1,184 @@
+// Package client is the typed client of the flinkgo daemon's control API,
+// over its unix socket (unix:///path) or TCP (http://host:port).
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// Client talks to one daemon.
+type Client struct {
+	base  string // http://host or http://unix
+	http  *http.Client
+	token string
+	addr  string
+}
+
+// New returns a client for address: a unix socket path (optionally
+// unix://path) or an http:// URL. token is sent as the bearer token.
+func New(address, token string) (*Client, error) {
+	c := &Client{token: token, addr: address}
+	switch {
+	case strings.HasPrefix(address, "http://"), strings.HasPrefix(address, "https://"):
+		u, err := url.Parse(address)
+		if err != nil {
+			return nil, api.Errorf(api.CodeUsage, "bad daemon address %q: %v", address, err)
+		}
+		c.base = strings.TrimSuffix(u.String(), "/")
+		c.http = &http.Client{}
+	default:
+		sock := strings.TrimPrefix(address, "unix://")
+		c.base = "http://unix"
+		c.http = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", sock)
+			},
+		}}
+	}
+	return c, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf("%s %s: %v", method, path, ctx.Err())}
+		}
+		return &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("cannot reach the flinkgo daemon at %s: %v; start one with `flinkgo daemon`", c.addr, unwrapNet(err))}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error  *api.Error      `json:"error"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Error != nil {
+			if out != nil && len(e.Result) > 0 {
+				_ = json.Unmarshal(e.Result, out)
+			}
+			return e.Error
+		}
+		return &api.Error{Code: api.CodeFailed, Message: fmt.Sprintf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(data)))}
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+func unwrapNet(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Err
+	}
+	return err
+}
+
+// Submit submits a job (or plans its restore with DryRun). With DryRun
+// and a plan that cannot be carried out, the plan is returned with the error.
+func (c *Client) Submit(ctx context.Context, req api.SubmitRequest) (*api.SubmitResponse, error) {
+	var out api.SubmitResponse
+	err := c.do(ctx, http.MethodPost, "/v1/jobs", req, &out)
+	return &out, err
+}
+
+// List lists jobs (all: also those ended more than an hour ago).
+func (c *Client) List(ctx context.Context, all bool) ([]api.JobInfo, error) {
+	var out []api.JobInfo
+	path := "/v1/jobs"
+	if all {
+		path += "?all=true"
+	}
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// Info returns a job's details; id may be a unique prefix.
+func (c *Client) Info(ctx context.Context, id string) (*api.JobInfo, error) {
+	var out api.JobInfo
+	return &out, c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(id), nil, &out)
+}
+
+// Checkpoints returns a job's checkpoint history.
+func (c *Client) Checkpoints(ctx context.Context, id string) (*api.CheckpointsInfo, error) {
+	var out api.CheckpointsInfo
+	return &out, c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(id)+"/checkpoints", nil, &out)
+}
+
+// Cancel cancels a job.
+func (c *Client) Cancel(ctx context.Context, id string) (*api.CancelResponse, error) {
+	var out api.CancelResponse
+	return &out, c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(id)+"/cancel", nil, &out)
+}
+
+// Savepoint takes a savepoint of a running job.
+func (c *Client) Savepoint(ctx context.Context, id string, req api.SavepointRequest) (*api.SavepointResponse, error) {
+	var out api.SavepointResponse
+	return &out, c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(id)+"/savepoints", req, &out)
+}
+
+// Stop stops a job with a savepoint.
+func (c *Client) Stop(ctx context.Context, id string, req api.SavepointRequest) (*api.SavepointResponse, error) {
+	var out api.SavepointResponse
+	return &out, c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(id)+"/stop", req, &out)
+}
+
+// WaitState polls until the job is in one of states (or terminal) or ctx ends.
+func (c *Client) WaitState(ctx context.Context, id string, states ...api.JobState) (*api.JobInfo, error) {
+	for {
+		info, err := c.Info(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range states {
+			if info.State == s {
+				return info, nil
+			}
+		}
+		if info.State.Terminal() {
+			return info, nil
+		}
+		select {
+		case <-ctx.Done():
+			return info, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
