@@ -20,8 +20,8 @@ import (
 	"github.com/flinkgo/flinkgo/internal/daemon"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/all" // every operator type
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // globals are the flags every command takes.

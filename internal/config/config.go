@@ -218,4 +218,3 @@ func nodePos(n ast.Node) api.Pos {
 	p := n.GetToken().Position
 	return api.Pos{Line: p.Line, Column: p.Column}
 }
-
