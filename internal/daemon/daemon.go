@@ -65,7 +65,7 @@ func TokenPath(home string) string { return filepath.Join(home, "token") }
 
 // Start prepares the home directory, takes the daemon lock, resumes jobs
 // from the registry and starts serving. It returns when the daemon is ready.
-func Start(o Options) (d *Daemon, err error) {
+func Start(o Options) (_ *Daemon, err error) {
 	cfg := o.Config
 	if o.FS == nil {
 		o.FS = vfs.Default
@@ -73,7 +73,7 @@ func Start(o Options) (d *Daemon, err error) {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
-	d = &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, stdout: &lockedWriter{w: o.Stdout},
+	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, stdout: &lockedWriter{w: o.Stdout},
 		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{}}
 	defer func() {
 		if err != nil {
@@ -96,9 +96,14 @@ func Start(o Options) (d *Daemon, err error) {
 	if err := d.listen(); err != nil {
 		return nil, err
 	}
+	if addr := d.RestAddr(); addr != "" {
+		// Tell local tools where the REST API ended up (rest.address may
+		// name port 0).
+		_ = os.WriteFile(filepath.Join(cfg.Home, "rest.address"), []byte(addr+"\n"), 0o600)
+	}
 	d.recover()
 	d.serve()
-	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", cfg.RestAddress).
+	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", d.RestAddr()).
 		Str("checkpoints", cfg.CheckpointsDir).Msg("daemon started")
 	return d, nil
 }

@@ -18,13 +18,15 @@ import (
 // entry is a job known to the daemon: running here (job != nil) or only
 // in the registry (finished before this daemon started).
 type entry struct {
-	mu  sync.Mutex // guards rec
+	mu  sync.Mutex // guards rec and out
 	rec Record
 	job *runtime.Job
 	out *os.File // the job's .out file (print sink)
 }
 
 func (e *entry) closeOut() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.out != nil {
 		_ = e.out.Close()
 		e.out = nil

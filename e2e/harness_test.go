@@ -1,0 +1,191 @@
+// Package e2e runs the real flinkgo binary: a daemon in a temporary
+// FLINKGO_HOME and the CLI against it, as a user would.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "flinkgo-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "flinkgo")
+	build := exec.Command("go", "build", "-race", "-o", binary, "../cmd/flinkgo")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build flinkgo:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is a temporary FLINKGO_HOME with (optionally) a daemon.
+type env struct {
+	t      *testing.T
+	home   string
+	daemon *exec.Cmd
+	stdout *syncWriter // the daemon's stdout (print sink lines)
+	stderr *syncWriter // the daemon's log
+	extra  []string // extra environment for the daemon
+}
+
+func newEnv(t *testing.T) *env {
+	home := t.TempDir()
+	return &env{t: t, home: home}
+}
+
+func (e *env) environ() []string {
+	return append(append(os.Environ(), "FLINKGO_HOME="+e.home, "FLINKGO_ADDRESS="), e.extra...)
+}
+
+// startDaemon starts `flinkgo daemon` and waits for its socket.
+func (e *env) startDaemon(args ...string) {
+	e.t.Helper()
+	cmd := exec.Command(binary, append([]string{"daemon", "--rest-address", "127.0.0.1:0"}, args...)...)
+	cmd.Env = e.environ()
+	e.stdout, e.stderr = &syncWriter{}, &syncWriter{}
+	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
+	require.NoError(e.t, cmd.Start())
+	e.daemon = cmd
+	e.t.Cleanup(func() { e.killDaemon() })
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(e.home, "rest.address")); err == nil {
+			if _, err := os.Stat(filepath.Join(e.home, "flinkgo.sock")); err == nil {
+				if r := e.run("list"); r.code == 0 {
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("daemon did not start: %s", e.stderr.String())
+}
+
+// killDaemon kills the daemon with SIGKILL (a crash) if it still runs.
+func (e *env) killDaemon() {
+	if e.daemon == nil {
+		return
+	}
+	_ = e.daemon.Process.Signal(syscall.SIGKILL)
+	_ = e.daemon.Wait()
+	e.daemon = nil
+}
+
+// stopDaemon sends SIGTERM and returns the exit code and how long it took.
+func (e *env) stopDaemon() (int, time.Duration) {
+	start := time.Now()
+	require.NoError(e.t, e.daemon.Process.Signal(syscall.SIGTERM))
+	err := e.daemon.Wait()
+	e.daemon = nil
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), time.Since(start)
+	}
+	return 0, time.Since(start)
+}
+
+func (e *env) restAddress() string {
+	b, err := os.ReadFile(filepath.Join(e.home, "rest.address"))
+	require.NoError(e.t, err)
+	return strings.TrimSpace(string(b))
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the CLI and returns its exit code and output.
+func (e *env) run(args ...string) result {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = e.environ()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("run %v: %v", args, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// mustRun runs the CLI and fails the test on a non-zero exit.
+func (e *env) mustRun(args ...string) string {
+	e.t.Helper()
+	r := e.run(args...)
+	require.Equal(e.t, 0, r.code, "flinkgo %v: %s%s", args, r.stdout, r.stderr)
+	return strings.TrimSpace(r.stdout)
+}
+
+// info returns `info -o json` of a job.
+func (e *env) info(id string) api.JobInfo {
+	e.t.Helper()
+	var info api.JobInfo
+	require.NoError(e.t, json.Unmarshal([]byte(e.mustRun("info", id, "-o", "json")), &info))
+	return info
+}
+
+// waitState polls info until the job is in state (or fails the test).
+func (e *env) waitState(id string, state api.JobState, timeout time.Duration) api.JobInfo {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var info api.JobInfo
+	for time.Now().Before(deadline) {
+		info = e.info(id)
+		if info.State == state {
+			return info
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("job %s is %s (error %q), not %s after %s\ndaemon log:\n%s", id, info.State, info.Error, state, timeout, e.stderr.String())
+	return info
+}
+
+// writeSpec writes a job spec into the home and returns its path.
+func (e *env) writeSpec(name, spec string) string {
+	path := filepath.Join(e.home, name)
+	require.NoError(e.t, os.WriteFile(path, []byte(spec), 0o600))
+	return path
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
