@@ -47,7 +47,7 @@ type env struct {
 	daemon *exec.Cmd
 	stdout *syncWriter // the daemon's stdout (print sink lines)
 	stderr *syncWriter // the daemon's log
-	extra  []string // extra environment for the daemon
+	extra  []string    // extra environment for the daemon
 }
 
 func newEnv(t *testing.T) *env {
