@@ -27,7 +27,7 @@ type Config struct {
 	// Defaults of jobs' checkpointing and restart strategy; unset fields
 	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
 	Checkpointing api.CheckpointSpec
-	Restart       api.RestartSpec
+	Restart       api.RestartDefaults
 }
 
 // DefaultHome is $FLINKGO_HOME, or ~/.flinkgo.
@@ -58,6 +58,7 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 		file = filepath.Join(home, "flinkgo.yaml")
 	}
 	v := viper.New()
+	v.AllowEmptyEnv(true) // FLINKGO_REST_ADDRESS= disables the listener
 	var errs api.SpecError
 	positions := map[string]api.Pos{}
 	data, err := os.ReadFile(file)
@@ -103,7 +104,9 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	}
 	d := api.NewDecoder(file)
 	api.ValidateCheckpointSpec(d, "execution.checkpointing", &c.Checkpointing)
-	api.ValidateRestartSpec(d, "restart-strategy", &c.Restart)
+	for _, typ := range api.SortedKeys(c.Restart.Options) {
+		api.ValidateRestartSpec(d, "restart-strategy."+typ, c.Restart.Options[typ])
+	}
 	errs.Errors = append(errs.Errors, d.Errors.Errors...)
 	if err := errs.Err(); err != nil {
 		return nil, api.Invalid(err)
@@ -127,10 +130,11 @@ func parseFile(file string, data []byte, positions map[string]api.Pos) (map[stri
 		if doc.Body == nil {
 			continue
 		}
-		flatten(doc.Body, "", func(k string, n ast.Node) {
+		flatten(doc.Body, "", func(k string, keyNode, n ast.Node) {
 			pos := nodePos(n)
 			positions[k] = pos
 			if _, ok := lookupKey(k); !ok {
+				pos = nodePos(keyNode)
 				msg := fmt.Sprintf("unknown configuration key %q", k)
 				if s := api.Closest(k, keyNames()); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
@@ -168,7 +172,7 @@ func parseFile(file string, data []byte, positions map[string]api.Pos) (map[stri
 	return nested, nil
 }
 
-func flatten(n ast.Node, prefix string, leaf func(string, ast.Node), errs *api.SpecError, file string) {
+func flatten(n ast.Node, prefix string, leaf func(key string, keyNode, value ast.Node), errs *api.SpecError, file string) {
 	var values []*ast.MappingValueNode
 	switch m := n.(type) {
 	case *ast.MappingNode:
@@ -182,7 +186,7 @@ func flatten(n ast.Node, prefix string, leaf func(string, ast.Node), errs *api.S
 			errs.Errors = append(errs.Errors, api.FieldError{File: file, Pos: nodePos(n), Msg: "the config file must be a mapping of keys to values"})
 			return
 		}
-		leaf(prefix, n)
+		leaf(prefix, n, n)
 		return
 	}
 	for _, kv := range values {
@@ -194,7 +198,7 @@ func flatten(n ast.Node, prefix string, leaf func(string, ast.Node), errs *api.S
 		case *ast.MappingNode, *ast.MappingValueNode:
 			flatten(kv.Value, k, leaf, errs, file)
 		default:
-			leaf(k, kv.Value)
+			leaf(k, kv.Key, kv.Value)
 		}
 	}
 }

@@ -80,8 +80,8 @@ var keys = []key{
 	{"restart-strategy.fixed-delay.delay", "1s", "wait before each restart", restartDuration(api.RestartFixedDelay, func(r *api.RestartSpec) **api.Duration { return &r.Delay })},
 	{"restart-strategy.exponential-delay.initial-backoff", "1s", "first restart delay", restartDuration(api.RestartExponentialDelay, func(r *api.RestartSpec) **api.Duration { return &r.InitialBackoff })},
 	{"restart-strategy.exponential-delay.max-backoff", "1min", "largest restart delay", restartDuration(api.RestartExponentialDelay, func(r *api.RestartSpec) **api.Duration { return &r.MaxBackoff })},
-	{"restart-strategy.exponential-delay.backoff-multiplier", "1.5", "factor between consecutive delays", restartFloat(func(r *api.RestartSpec) **float64 { return &r.Multiplier })},
-	{"restart-strategy.exponential-delay.jitter-factor", "0.1", "random +- share of each delay", restartFloat(func(r *api.RestartSpec) **float64 { return &r.Jitter })},
+	{"restart-strategy.exponential-delay.backoff-multiplier", "1.5", "factor between consecutive delays", restartFloat(api.RestartExponentialDelay, func(r *api.RestartSpec) **float64 { return &r.Multiplier })},
+	{"restart-strategy.exponential-delay.jitter-factor", "0.1", "random +- share of each delay", restartFloat(api.RestartExponentialDelay, func(r *api.RestartSpec) **float64 { return &r.Jitter })},
 	{"restart-strategy.exponential-delay.reset-backoff-threshold", "1h", "running this long without failure resets the delay", restartDuration(api.RestartExponentialDelay, func(r *api.RestartSpec) **api.Duration { return &r.ResetThreshold })},
 	{"restart-strategy.exponential-delay.attempts-before-reset-backoff", "2147483647", "restarts allowed before the delay resets", restartInt(api.RestartExponentialDelay, func(r *api.RestartSpec) **int { return &r.Attempts })},
 	{"restart-strategy.failure-rate.max-failures-per-interval", "1", "failures tolerated within the interval", restartInt(api.RestartFailureRate, func(r *api.RestartSpec) **int { return &r.MaxFailures })},
@@ -116,38 +116,49 @@ func intKey(field func(*Config) **int) func(*Config, string) error {
 
 // Restart keys of one type only apply when that type is in effect; the
 // per-type defaults are applied by api.ResolveRestart, so only values a
-// user set are recorded (set reports whether the value is a default).
-func restartInt(_ string, field func(*api.RestartSpec) **int) func(*Config, string) error {
+// user set are recorded.
+func restartInt(typ string, field func(*api.RestartSpec) **int) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		i, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("must be an integer, got %q", v)
 		}
-		*field(&c.Restart) = &i
+		*field(c.restartOptions(typ)) = &i
 		return nil
 	}
 }
 
-func restartDuration(_ string, field func(*api.RestartSpec) **api.Duration) func(*Config, string) error {
+func restartDuration(typ string, field func(*api.RestartSpec) **api.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		d, err := api.ParseDuration(v)
 		if err != nil {
 			return err
 		}
-		*field(&c.Restart) = &d
+		*field(c.restartOptions(typ)) = &d
 		return nil
 	}
 }
 
-func restartFloat(field func(*api.RestartSpec) **float64) func(*Config, string) error {
+func restartFloat(typ string, field func(*api.RestartSpec) **float64) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
 			return fmt.Errorf("must be a number, got %q", v)
 		}
-		*field(&c.Restart) = &f
+		*field(c.restartOptions(typ)) = &f
 		return nil
 	}
+}
+
+// restartOptions returns the options of restart type typ, creating them.
+func (c *Config) restartOptions(typ string) *api.RestartSpec {
+	if c.Restart.Options == nil {
+		c.Restart.Options = map[string]*api.RestartSpec{}
+	}
+	if c.Restart.Options[typ] == nil {
+		c.Restart.Options[typ] = &api.RestartSpec{Type: typ}
+	}
+	return c.Restart.Options[typ]
 }
 
 // Keys returns the names, defaults and descriptions of every key.

@@ -30,16 +30,24 @@ var defaultRestart = map[string]RestartConfig{
 	RestartFailureRate: {Type: RestartFailureRate, MaxFailures: 1, Interval: time.Minute, Delay: time.Second},
 }
 
-// ResolveRestart layers job over daemon defaults over Flink's defaults. When
+// RestartDefaults are the daemon's restart settings (restart-strategy.*):
+// the default type and each type's own options, which apply only when that
+// type is in effect (as Flink's restart-strategy.<type>.* keys do).
+type RestartDefaults struct {
+	Type    string
+	Options map[string]*RestartSpec // by type
+}
+
+// ResolveRestart layers job over the daemon's defaults over Flink's. When
 // neither names a type, the type is none without checkpointing and
-// exponential-delay with it, as in Flink 1.19+.
-func ResolveRestart(job, defaults *RestartSpec, checkpointing bool) RestartConfig {
+// exponential-delay with it, as in Flink 1.19+. d may be nil.
+func ResolveRestart(job *RestartSpec, d *RestartDefaults, checkpointing bool) RestartConfig {
 	typ := RestartNone
 	if checkpointing {
 		typ = RestartExponentialDelay
 	}
-	if defaults != nil && defaults.Type != "" {
-		typ = defaults.Type
+	if d != nil && d.Type != "" {
+		typ = d.Type
 	}
 	if job != nil && job.Type != "" {
 		typ = job.Type
@@ -48,11 +56,11 @@ func ResolveRestart(job, defaults *RestartSpec, checkpointing bool) RestartConfi
 	if !ok {
 		return RestartConfig{Type: typ}
 	}
-	for _, s := range []*RestartSpec{defaults, job} {
-		if s == nil || (s.Type != "" && s.Type != typ) {
-			continue // another type's settings do not apply
-		}
-		s.applyTo(&c)
+	if d != nil && d.Options[typ] != nil {
+		d.Options[typ].applyTo(&c)
+	}
+	if job != nil && (job.Type == "" || job.Type == typ) {
+		job.applyTo(&c)
 	}
 	return c
 }

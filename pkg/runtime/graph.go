@@ -40,7 +40,7 @@ type Input struct {
 // Defaults are the daemon-wide settings a spec falls back on.
 type Defaults struct {
 	Checkpointing *api.CheckpointSpec
-	Restart       *api.RestartSpec
+	Restart       *api.RestartDefaults
 }
 
 // Compile parses, validates and configures a job spec, reporting every

@@ -111,3 +111,24 @@ func Wait(t testing.TB, j *runtime.Job, timeout time.Duration) api.JobState {
 	}
 	return j.State()
 }
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "test-pass", Kind: api.KindOperator,
+		Doc: "test only: forwards every record (a trivial operator for overhead benchmarks)", Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+			var o struct{}
+			c.Decode(&o)
+			return &runtime.Plan{NewOperator: func() runtime.Operator { return passOp{} }}
+		}})
+}
+
+type passOp struct{}
+
+func (passOp) Open(*runtime.Context) error { return nil }
+func (passOp) Close() error                { return nil }
+
+func (passOp) Process(b *runtime.Batch, out *runtime.Output) error {
+	for i := range b.Records {
+		out.Emit(b.Records[i])
+	}
+	return nil
+}
