@@ -48,7 +48,7 @@ func (r *registry) save(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	if err := r.fs.MkdirAll(r.jobDir(rec.ID), 0o700); err != nil {
+	if err := vfs.MkdirAllDurable(r.fs, r.jobDir(rec.ID), 0o700); err != nil {
 		return err
 	}
 	return vfs.WriteFileAtomic(r.fs, filepath.Join(r.jobDir(rec.ID), "job.json"), data)

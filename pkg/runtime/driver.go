@@ -127,7 +127,7 @@ func (d *driver) snapshotDir(s checkpoint.Start) (string, error) {
 			return "", err
 		}
 	}
-	if err := d.fsys().MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(d.fsys(), dir, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
 	return dir, nil
