@@ -59,7 +59,25 @@ func ReadFile(fsys FS, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
+	var data []byte
+	if fi, serr := f.Stat(); serr == nil && fi.Size() > 0 {
+		// Read into a buffer of the right size: io.ReadAll would grow and
+		// copy its way up to large state files.
+		data = make([]byte, fi.Size())
+		var n int
+		n, err = io.ReadFull(f, data)
+		data = data[:n]
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			err = nil // the file shrank meanwhile: return what is there
+		}
+		if err == nil {
+			var rest []byte
+			rest, err = io.ReadAll(f) // the file grew meanwhile
+			data = append(data, rest...)
+		}
+	} else {
+		data, err = io.ReadAll(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

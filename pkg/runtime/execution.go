@@ -202,7 +202,7 @@ func (e *execution) decline(t *subtask, id int64, err error) {
 
 // writeState writes a subtask's snapshot in the background, then
 // acknowledges it (or declines the checkpoint when writing failed).
-func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data []byte) {
+func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data *state.Encoded) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -210,13 +210,13 @@ func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data 
 			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
 			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
 			if err == nil {
-				err = checkpoint.WriteStateFile(e.env().FS, b.Dir, name, data)
+				err = checkpoint.WriteState(e.env().FS, b.Dir, name, data)
 			}
 			if err != nil {
 				e.report(declineMsg{id: b.ID, task: t.id, err: fmt.Errorf("write state of %s: %w", t.name(), err)})
 				return
 			}
-			h.File, h.Size, h.Checksum = name, int64(len(data)), state.Checksum(data)
+			h.File, h.Size, h.Checksum = name, data.Size, data.Checksum
 		}
 		e.report(ackMsg{id: b.ID, h: h})
 	}()

@@ -5,10 +5,24 @@ import (
 	"errors"
 )
 
-// encoder appends the primitives of the state file format.
+// encoder appends the primitives of the state file format. Output is cut
+// into chunks of about chunkSize bytes, so encoding hundreds of megabytes
+// never copies a growing buffer; chunks is nil for small outputs.
 type encoder struct {
 	buf     []byte
 	scratch []byte
+	chunks  [][]byte
+	cut     bool // cut into chunks (the top-level encoder only)
+}
+
+const chunkSize = 1 << 20
+
+// maybeCut starts a new chunk once the current one is full.
+func (e *encoder) maybeCut() {
+	if e.cut && len(e.buf) >= chunkSize {
+		e.chunks = append(e.chunks, e.buf)
+		e.buf = make([]byte, 0, chunkSize+chunkSize/8)
+	}
 }
 
 func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
@@ -27,6 +41,7 @@ func (e *encoder) str(s string) {
 func (e *encoder) lenPrefixed(fn func([]byte) []byte) {
 	e.scratch = fn(e.scratch[:0])
 	e.bytes(e.scratch)
+	e.maybeCut()
 }
 
 var errTruncated = errors.New("truncated")

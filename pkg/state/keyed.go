@@ -89,6 +89,10 @@ type table interface {
 	decodeEntry(g int, key, value []byte) error
 }
 
+// presizer is implemented by tables that can size a group before a restore
+// fills it (rebuilding a big map is much cheaper without rehashing).
+type presizer interface{ presize(g, n int) }
+
 // Entry is one encoded key/value of a restored table.
 type Entry struct {
 	Key, Value []byte
@@ -133,6 +137,9 @@ func (b *KeyedBackend) declare(name string, k Kind, t table) error {
 			return fmt.Errorf("keyed state %q was snapshotted as %s state but is declared as %s state", name, r.Kind, k)
 		}
 		for kg, es := range r.Groups {
+			if p, ok := t.(presizer); ok {
+				p.presize(kg-b.rng.Start, len(es))
+			}
 			for _, e := range es {
 				if err := t.decodeEntry(kg-b.rng.Start, e.Key, e.Value); err != nil {
 					return fmt.Errorf("restore keyed state %q key group %d: %w", name, kg, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -43,7 +44,22 @@ func StateFileName(uid string, subtask int) string {
 
 // WriteStateFile writes a subtask's state into dir: tmp, fsync, rename. The
 // directory itself is synced once by PublishMetadata.
-func WriteStateFile(fsys vfs.FS, dir, name string, data []byte) (err error) {
+func WriteStateFile(fsys vfs.FS, dir, name string, data []byte) error {
+	return writeState(fsys, dir, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteState writes an encoded state file (in chunks) like WriteStateFile.
+func WriteState(fsys vfs.FS, dir, name string, en *state.Encoded) error {
+	return writeState(fsys, dir, name, func(w io.Writer) error {
+		_, err := en.WriteTo(w)
+		return err
+	})
+}
+
+func writeState(fsys vfs.FS, dir, name string, write func(io.Writer) error) (err error) {
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	f, err := fsys.Create(tmp)
 	if err != nil {
@@ -54,7 +70,7 @@ func WriteStateFile(fsys vfs.FS, dir, name string, data []byte) (err error) {
 			_ = fsys.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if err = write(f); err != nil {
 		_ = f.Close()
 		return err
 	}
