@@ -38,6 +38,6 @@ func TestWithLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		"Create", "Write", "Sync", "Close", "Rename", "SyncDir",
-		"Open", "Read", "Read", "Close",
+		"Open", "Stat", "Read", "Read", "Close",
 	}, got)
 }
