@@ -42,12 +42,15 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 	for _, op := range m.Operators {
 		v := g.Vertex(op.UID)
 		if v == nil {
+			if !op.HasState() {
+				continue
+			}
 			p.Dropped = append(p.Dropped, api.DroppedState{UID: op.UID, Type: op.Type, Bytes: op.Size()})
 			continue
 		}
 		p.Matched = append(p.Matched, api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
 			NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()})
-		if op.Type != v.Op.Type {
+		if op.Type != v.Op.Type && op.HasState() {
 			p.Problems = append(p.Problems, fmt.Sprintf("operator %q was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.UID, op.Type, v.Op.Type))
 		}
 		if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {

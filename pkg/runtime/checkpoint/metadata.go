@@ -67,6 +67,18 @@ func (o *OperatorState) Keys() int64 {
 	return n
 }
 
+// HasState reports whether any subtask recorded operator or keyed state
+// (an operator without state can be removed or retyped freely, as in Flink
+// where it does not appear in the savepoint at all).
+func (o *OperatorState) HasState() bool {
+	for _, h := range o.Subtasks {
+		if h.Keys > 0 || len(h.Lists) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Size is the total size of all state files.
 func (m *Metadata) Size() int64 {
 	var n int64

@@ -1,0 +1,127 @@
+package runtime_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+)
+
+func countingSpec(name string, par, count int) string {
+	return fmt.Sprintf(`
+name: counting
+parallelism: %d
+checkpointing: {interval: 50ms}
+operators:
+  - {uid: gen, type: datagen, count: %d, rate: 20000}
+  - {uid: key, type: keyBy, from: [gen], expr: "idx %% 13"}
+  - {uid: cnt, type: count, from: [key]}
+  - {uid: out, type: test-collect, from: [cnt], name: %s, parallelism: 1}
+`, par, count, name)
+}
+
+// Stop with a savepoint, then restore at 3, then at 1 subtasks: keyed state
+// is redistributed by key group and source positions by split, so the
+// final counts cover every record exactly once.
+func TestStopRestoreRescale(t *testing.T) {
+	const total = 60000
+	name := fmt.Sprintf("rescale-%d", time.Now().UnixNano())
+	spDir := t.TempDir()
+	path := ""
+	for i, par := range []int{2, 3, 1} {
+		j := runtimetest.Start(t, countingSpec(name, par, total), runtimetest.Options{
+			CheckpointsDir: t.TempDir(), SavepointsDir: spDir, Restore: path})
+		if i < 2 {
+			time.Sleep(400 * time.Millisecond)
+			var err error
+			path, _, err = j.Stop("", false)
+			require.NoError(t, err)
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second))
+			if i == 0 {
+				require.Empty(t, j.Info().RestoredFrom)
+			}
+			continue
+		}
+		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+		require.Equal(t, path, j.Info().RestoredFrom)
+	}
+	final := maxCounts(t, runtimetest.Values(name))
+	sum := 0
+	for _, n := range final {
+		sum += n
+	}
+	require.Equal(t, total, sum, "counts %v", final)
+}
+
+// A savepoint is self-contained: moved elsewhere it restores the same.
+func TestSavepointRelocatable(t *testing.T) {
+	name := fmt.Sprintf("moved-%d", time.Now().UnixNano())
+	j := runtimetest.Start(t, countingSpec(name, 2, 1_000_000), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	time.Sleep(200 * time.Millisecond)
+	target := t.TempDir()
+	path, id, err := j.Savepoint(target)
+	require.NoError(t, err)
+	require.Greater(t, id, int64(0))
+	require.Equal(t, api.StateRunning, j.State())
+	require.NoError(t, j.Cancel())
+	moved := filepath.Join(t.TempDir(), "elsewhere")
+	require.NoError(t, os.Rename(path, moved))
+	r, err := runtime.LoadRestore(vfs.Default, filepath.Join(moved, checkpoint.MetadataFile))
+	require.NoError(t, err)
+	require.Equal(t, "savepoint", r.Kind())
+	require.Equal(t, moved, r.Dir)
+	g, err := runtime.Compile("x.yaml", []byte(countingSpec(name, 1, 100)), runtime.Defaults{})
+	require.NoError(t, err)
+	plan := runtime.PlanRestore(g, r, false)
+	require.NoError(t, plan.Err())
+	require.Len(t, plan.Matched, 4)
+}
+
+// Restoring state of an operator the job no longer has is refused, naming
+// it, unless allowed; a changed type for a uid is refused.
+func TestRestorePlanProblems(t *testing.T) {
+	name := fmt.Sprintf("plan-%d", time.Now().UnixNano())
+	j := runtimetest.Start(t, countingSpec(name, 1, 1_000_000), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	time.Sleep(100 * time.Millisecond)
+	path, _, err := j.Savepoint(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, j.Cancel())
+	r, err := runtime.LoadRestore(vfs.Default, path)
+	require.NoError(t, err)
+
+	without := `
+name: counting
+operators:
+  - {uid: gen, type: datagen}
+  - {uid: out, type: discard, from: [gen]}
+`
+	g, err := runtime.Compile("x.yaml", []byte(without), runtime.Defaults{})
+	require.NoError(t, err)
+	plan := runtime.PlanRestore(g, r, false)
+	require.ErrorContains(t, plan.Err(), "cnt (type count,")
+	require.ErrorContains(t, plan.Err(), "--allow-non-restored-state")
+	require.Len(t, plan.Dropped, 1, "only operators with state count: %v", plan.Dropped)
+	require.Empty(t, plan.New)
+	require.NoError(t, runtime.PlanRestore(g, r, true).Err())
+
+	retyped := `
+name: counting
+operators:
+  - {uid: gen, type: datagen}
+  - {uid: key, type: map, from: [gen], expr: "idx"}
+  - {uid: cnt, type: filter, from: [key], expr: "true"}
+  - {uid: out, type: discard, from: [cnt]}
+`
+	g, err = runtime.Compile("x.yaml", []byte(retyped), runtime.Defaults{})
+	require.NoError(t, err)
+	require.ErrorContains(t, runtime.PlanRestore(g, r, true).Err(), `operator "cnt" was of type count in the snapshot and is filter now`)
+}
