@@ -132,3 +132,61 @@ func (passOp) Process(b *runtime.Batch, out *runtime.Output) error {
 	}
 	return nil
 }
+
+// KeySubtasks returns, for the test-keys operator named name, the subtasks
+// that saw each key.
+func KeySubtasks(name string) map[string]map[int]bool {
+	keysMu.Lock()
+	defer keysMu.Unlock()
+	out := map[string]map[int]bool{}
+	for k, v := range keysSeen[name] {
+		out[k] = map[int]bool{}
+		for s := range v {
+			out[k][s] = true
+		}
+	}
+	return out
+}
+
+var (
+	keysMu   sync.Mutex
+	keysSeen = map[string]map[string]map[int]bool{}
+)
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "test-keys", Kind: api.KindSink,
+		Doc: "test only: records which subtask saw each key", Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+			var o struct {
+				Name string `yaml:"name,required"`
+			}
+			c.Decode(&o)
+			return &runtime.Plan{NewOperator: func() runtime.Operator { return &keysOp{name: o.Name} }}
+		}})
+}
+
+type keysOp struct {
+	name    string
+	subtask int
+}
+
+func (k *keysOp) Open(ctx *runtime.Context) error { k.subtask = ctx.Subtask; return nil }
+func (k *keysOp) Close() error                    { return nil }
+
+func (k *keysOp) Process(b *runtime.Batch, _ *runtime.Output) error {
+	keysMu.Lock()
+	defer keysMu.Unlock()
+	m := keysSeen[k.name]
+	if m == nil {
+		m = map[string]map[int]bool{}
+		keysSeen[k.name] = m
+	}
+	for _, r := range b.Records {
+		s := m[string(r.Key)]
+		if s == nil {
+			s = map[int]bool{}
+			m[string(r.Key)] = s
+		}
+		s[k.subtask] = true
+	}
+	return nil
+}
