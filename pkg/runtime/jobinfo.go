@@ -51,7 +51,7 @@ func (j *Job) complete(info api.CheckpointInfo, kind checkpoint.Kind) {
 		}
 	}
 	switch {
-	case kind == checkpoint.Periodic:
+	case kind == checkpoint.Periodic || (kind == checkpoint.Final && c.Path != ""):
 		j.status.latest = &c
 		j.status.resumeFrom = c.Path
 	case kind.IsSavepoint():

@@ -132,7 +132,8 @@ func (j *Job) runAttempt(attempt int, restore *Restore) (outcome, error, request
 	j.mu.Unlock()
 	cfg := j.graph.Checkpointing
 	coord := checkpoint.New(checkpoint.Config{Interval: cfg.Interval, Timeout: cfg.Timeout, MinPause: cfg.MinPause,
-		MaxConcurrent: cfg.MaxConcurrent, TolerableFailures: cfg.TolerableFailures, Retained: cfg.Retained},
+		MaxConcurrent: cfg.MaxConcurrent, TolerableFailures: cfg.TolerableFailures, Retained: cfg.Retained,
+		PersistFinal: j.opts.CheckpointsDir != ""},
 		len(exec.tasks), nextID, retained)
 	d := newDriver(j, exec, coord)
 	exec.start()

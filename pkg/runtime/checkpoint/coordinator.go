@@ -15,6 +15,11 @@ type Config struct {
 	MaxConcurrent     int
 	TolerableFailures int
 	Retained          int
+	// PersistFinal writes the final checkpoint of a bounded job like a
+	// periodic one (Flink's FLIP-147), so a failure after its commit
+	// restores from it instead of replaying the whole input. False when
+	// the job has no checkpoint storage.
+	PersistFinal bool
 }
 
 // Coordinator decides the checkpoint protocol of one job attempt. It is
@@ -175,11 +180,15 @@ func (c *Coordinator) Wake() time.Time {
 			t = x
 		}
 	}
-	if c.cfg.Interval > 0 && !c.stopped && c.terminal == 0 && c.firstTicked {
+	// A due checkpoint held back by maxConcurrent waits for an event (an
+	// ack, a persisted metadata), not for time: waking for it would spin.
+	if c.cfg.Interval > 0 && !c.stopped && c.terminal == 0 && c.firstTicked && c.periodicPending() < c.cfg.MaxConcurrent {
 		earlier(c.nextPeriod)
 	}
-	for _, p := range c.pending {
-		earlier(p.trigger.Add(c.cfg.Timeout))
+	if c.cfg.Timeout > 0 {
+		for _, p := range c.pending {
+			earlier(p.trigger.Add(c.cfg.Timeout))
+		}
 	}
 	return t
 }
@@ -251,7 +260,7 @@ func (c *Coordinator) start(kind Kind, req *Request, now time.Time) Start {
 	if kind.Terminal() {
 		c.terminal = id
 	}
-	return Start{ID: id, Kind: kind, Timestamp: now, Req: req, Persist: kind != Final}
+	return Start{ID: id, Kind: kind, Timestamp: now, Req: req, Persist: kind != Final || c.cfg.PersistFinal}
 }
 
 func (c *Coordinator) request(r Request, now time.Time) []Decision {
@@ -279,7 +288,7 @@ func (c *Coordinator) ack(e AckEvent) []Decision {
 	if len(p.acks) < c.numTasks {
 		return nil
 	}
-	if p.kind == Final {
+	if p.kind == Final && !c.cfg.PersistFinal {
 		return c.complete(p, e.Now)
 	}
 	p.persist = true
@@ -321,7 +330,7 @@ func (c *Coordinator) complete(p *pending, now time.Time) []Decision {
 		c.failures = 0
 		c.lastDone = now
 	}
-	if p.kind == Periodic {
+	if p.kind == Periodic || (p.kind == Final && c.cfg.PersistFinal) {
 		c.retained = append(c.retained, p.id)
 		for len(c.retained) > c.cfg.Retained {
 			out = append(out, Discard{ID: c.retained[0]})
@@ -354,6 +363,7 @@ func (c *Coordinator) abort(p *pending, reason Reason, err error, now time.Time)
 		if reason.CountsAsFailure() {
 			c.failures++
 			if c.failures > c.cfg.TolerableFailures && !c.stopped {
+				c.stopped = true // the job fails over: start nothing more
 				out = append(out, FailJob{Err: fmt.Errorf("%d consecutive checkpoint failures exceed tolerableFailures %d; last: %w", c.failures, c.cfg.TolerableFailures, err)})
 			}
 		}
@@ -379,10 +389,13 @@ func (c *Coordinator) abortAll(reason Reason, now time.Time) []Decision {
 
 func (c *Coordinator) shutdown(e ShutdownEvent) []Decision {
 	c.stopped = true
+	// Take the queue first: aborting a pending stop would otherwise retry
+	// it and reject it as "already stopped" instead of with e.Reason.
+	queued := c.queued
+	c.queued = nil
 	out := c.abortAll(e.Reason, e.Now)
-	for _, r := range c.queued {
+	for _, r := range queued {
 		out = append(out, Reject{Req: r, Reason: e.Reason})
 	}
-	c.queued = nil
 	return out
 }

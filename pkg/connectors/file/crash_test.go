@@ -1,0 +1,375 @@
+package file
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+)
+
+// The crash sweep runs a bounded job on a MemFS and crashes it at the
+// k-th mutating operation of the sink (every file operation under /out:
+// creating, writing, rolling, pre-committing, committing), for every k,
+// keeping what a process crash or a power loss would leave. Recovery
+// restores the latest complete checkpoint found on the crashed disk (or
+// starts fresh when there is none), runs to the end, and the independent
+// checker must find every record exactly once. A second sweep crashes the
+// recovery itself (re-commit, truncate, take back, cleanup) and recovers
+// again.
+
+const (
+	crashRecords = 1000
+	crashOut     = "/out"
+	crashChk     = "/chk"
+)
+
+func crashSpec(rate int) string {
+	return fmt.Sprintf(`
+name: crash
+parallelism: 2
+checkpointing: {interval: 10ms}
+restartStrategy: {type: none}
+operators:
+  - {uid: gen, type: datagen, count: %d, rate: %d}
+  - {uid: out, type: file, from: [gen], path: %s, bucket: none, rolling: {maxPartSize: 2KiB}}
+`, crashRecords, rate, crashOut)
+}
+
+// sinkCrash crashes a MemFS at the k-th mutating operation under /out:
+// it keeps mem.CrashClone(model) and fails that operation and every later
+// one with vfs.ErrCrashed, as vfs.CrashAt does for all operations.
+type sinkCrash struct {
+	mem   *vfs.MemFS
+	k     int
+	model vfs.CrashModel
+
+	mu    sync.Mutex
+	seen  int
+	clone *vfs.MemFS
+	last  vfs.Op
+}
+
+func (c *sinkCrash) MaybeError(op vfs.Op) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clone != nil {
+		return vfs.ErrCrashed
+	}
+	if !vfs.IsMutating(op) || !strings.HasPrefix(op.Path, crashOut) {
+		return nil
+	}
+	c.seen++
+	if c.seen < c.k {
+		return nil
+	}
+	c.clone, c.last = c.mem.CrashClone(c.model), op
+	return vfs.ErrCrashed
+}
+
+func (c *sinkCrash) FS() vfs.FS { return vfs.WithFaults(c.mem, c) }
+
+func (c *sinkCrash) Clone() *vfs.MemFS {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.clone
+}
+
+func (c *sinkCrash) LastOp() vfs.Op {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+func (c *sinkCrash) seenOps() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
+}
+
+// crasher is a crash point on a MemFS: *vfs.CrashPoint (at any mutating
+// operation) or *sinkCrash (at mutating operations of the sink).
+type crasher interface {
+	FS() vfs.FS
+	Clone() *vfs.MemFS
+	LastOp() vfs.Op
+}
+
+// crashAt makes the crash point k (1-based) of a sweep.
+type crashAt func(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher
+
+func atSinkOp(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher {
+	return &sinkCrash{mem: mem, k: k, model: model}
+}
+
+func atAnyOp(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher { return vfs.CrashAt(mem, k, model) }
+
+// awaitEnd waits for a job that should end by itself, cancelling it
+// after a while (t.Fatal cannot be used off the test goroutine).
+func awaitEnd(j *runtime.Job, d time.Duration) api.JobState {
+	select {
+	case <-j.Done():
+	case <-time.After(d):
+		_ = j.Cancel()
+		<-j.Done()
+	}
+	return j.State()
+}
+
+type crashOutcome struct {
+	crashed  bool   // the crash point was reached
+	op       vfs.Op // the operation crashed at
+	restored bool   // recovery restored a checkpoint (else started fresh)
+	// unrecoverable: finished files but no complete checkpoint, which only
+	// a crash during the commit of a bounded job's final checkpoint (not
+	// persisted by the runtime) leaves when no periodic checkpoint had
+	// completed before; a fresh start then duplicates them.
+	unrecoverable bool
+	err           error
+}
+
+// runCrashJob runs the crash job on fsys, from the snapshot restore (""
+// fresh) at datagen rate rate, until it ends.
+func runCrashJob(fsys vfs.FS, restore string, rate int) (*runtime.Job, error) {
+	g, err := runtime.Compile("crash.yaml", []byte(crashSpec(rate)), runtime.Defaults{})
+	if err != nil {
+		return nil, err
+	}
+	var r *runtime.Restore
+	if restore != "" {
+		if r, err = runtime.LoadRestore(fsys, restore); err != nil {
+			return nil, err
+		}
+	}
+	j := runtime.StartJob(runtime.JobOptions{ID: fmt.Sprintf("crash%d", time.Now().UnixNano()), Graph: g,
+		Env: &runtime.Env{FS: fsys}, CheckpointsDir: crashChk, Restore: r})
+	awaitEnd(j, 30*time.Second)
+	return j, nil
+}
+
+func latestCheckpoint(clone *vfs.MemFS, jobID string) (string, error) {
+	dir, _, _, err := checkpoint.LatestComplete(clone, crashChk, jobID)
+	return dir, err
+}
+
+// recoverAndCheck restores dir ("" fresh) on clone, runs to the end and
+// checks the output with the independent checker.
+func recoverAndCheck(clone *vfs.MemFS, dir string, o *crashOutcome) {
+	o.restored = dir != ""
+	if dir == "" {
+		r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: vfsFS{clone, crashOut}})
+		if err == nil && r.Records > 0 {
+			o.unrecoverable = true
+			return
+		}
+	}
+	j, err := runCrashJob(clone, dir, 0)
+	if err != nil {
+		o.err = err
+		return
+	}
+	if st := j.State(); st != api.StateFinished {
+		o.err = fmt.Errorf("recovery from %q ended %s: %s", dir, st, j.Info().Error)
+		return
+	}
+	r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: vfsFS{clone, crashOut}})
+	if err != nil {
+		o.err = err
+		return
+	}
+	if !r.OK() || r.Records != crashRecords || r.First != 1 || r.Last != crashRecords {
+		o.err = fmt.Errorf("recovered from %q: %d records, %d distinct, %d..%d, gaps %v, duplicates %v",
+			dir, r.Records, r.Distinct, r.First, r.Last, r.Gaps, r.DuplicateSamples)
+	}
+}
+
+// crashPoint crashes the job at its k-th (sink or any) operation and
+// recovers. With k2 > 0 the recovery (from the latest checkpoint) is
+// crashed at its own k2-th operation — re-commit, take back, truncate,
+// cleanup — and recovered once more.
+func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
+	c := at(vfs.NewMem(), k, model)
+	j, err := runCrashJob(c.FS(), "", 10000)
+	if err != nil {
+		return crashOutcome{err: err}
+	}
+	clone := c.Clone()
+	if clone == nil {
+		return o // this run had fewer than k operations
+	}
+	dir, err := latestCheckpoint(clone, j.ID())
+	if err != nil {
+		return crashOutcome{err: err}
+	}
+	if k2 == 0 {
+		o = crashOutcome{crashed: true, op: c.LastOp()}
+		recoverAndCheck(clone, dir, &o)
+		return o
+	}
+	if dir == "" {
+		return o // nothing to restore: no recovery to crash
+	}
+	c2 := at(clone, k2, model)
+	j2, err := runCrashJob(c2.FS(), dir, 0)
+	if err != nil {
+		return crashOutcome{err: err}
+	}
+	clone2 := c2.Clone()
+	if clone2 == nil {
+		return o
+	}
+	// The first job's checkpoint is still there; the crashed recovery
+	// may have completed newer ones of its own.
+	dir2, err := latestCheckpoint(clone2, j2.ID())
+	if err != nil {
+		return crashOutcome{err: err}
+	}
+	if dir2 == "" {
+		dir2 = dir
+	}
+	o = crashOutcome{crashed: true, op: c2.LastOp()}
+	recoverAndCheck(clone2, dir2, &o)
+	return o
+}
+
+// sweep runs the points in parallel (the jobs mostly wait on the datagen
+// rate); each first-level point k is combined with every k2 (or none).
+func sweep(at crashAt, points, k2s []int, model vfs.CrashModel) []crashOutcome {
+	if len(k2s) == 0 {
+		k2s = []int{0}
+	}
+	out := make([]crashOutcome, len(points)*len(k2s))
+	sem := make(chan struct{}, 6)
+	var wg sync.WaitGroup
+	for i, k := range points {
+		for i2, k2 := range k2s {
+			wg.Add(1)
+			go func(slot, k, k2 int) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				o := crashPoint(at, k, k2, model)
+				if o.err != nil {
+					o.err = fmt.Errorf("crash at op %d, then %d (%s, %s): %w", k, k2, o.op, model, o.err)
+				}
+				out[slot] = o
+			}(i*len(k2s)+i2, k, k2)
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// tally checks the outcomes and counts them.
+func tally(t *testing.T, outs []crashOutcome, kinds map[string]bool) (crashed, restored, unrecoverable int) {
+	for _, o := range outs {
+		require.NoError(t, o.err)
+		if !o.crashed {
+			continue
+		}
+		crashed++
+		kinds[o.op.Kind.String()] = true
+		if o.restored {
+			restored++
+		}
+		if o.unrecoverable {
+			unrecoverable++
+		}
+	}
+	return crashed, restored, unrecoverable
+}
+
+func TestCrashSweep(t *testing.T) {
+	// A run without a crash tells how many sink operations there are.
+	c := &sinkCrash{mem: vfs.NewMem(), k: 1 << 30}
+	j, err := runCrashJob(c.FS(), "", 10000)
+	require.NoError(t, err)
+	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
+	n := c.seenOps()
+	require.Greater(t, n, 20)
+	var points []int
+	for k := 1; k <= n+5; k++ { // runs vary a little in length
+		if !testing.Short() || k <= 6 || k%3 == 0 {
+			points = append(points, k)
+		}
+	}
+	total := 0
+	kinds := map[string]bool{}
+	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
+		crashed, restored, unrecoverable := tally(t, sweep(atSinkOp, points, nil, model), kinds)
+		t.Logf("%s: %d crash points (reference run: %d sink operations), %d recovered from a checkpoint, %d fresh, %d skipped (final checkpoint commit with no persisted checkpoint)",
+			model, crashed, n, restored, crashed-restored-unrecoverable, unrecoverable)
+		total += crashed
+	}
+	for _, kind := range []string{"MkdirAll", "Create", "Write", "Sync", "SyncDir", "Rename"} {
+		require.True(t, kinds[kind], "no crash at a %s (crashed at %v)", kind, kinds)
+	}
+	t.Logf("crash points: %d; operation kinds crashed at: %v", total, slices.Sorted(maps.Keys(kinds)))
+}
+
+// TestCrashSweepDuringRecovery crashes the recovery of a crashed job at
+// each of its first sink operations (re-commit, take back, truncate,
+// cleanup, then writing again), and recovers once more.
+func TestCrashSweepDuringRecovery(t *testing.T) {
+	// Crash points late in the first run leave pending and in-progress
+	// parts to restore.
+	firsts := []int{30, 45}
+	var seconds []int
+	for k := 1; k <= 24; k++ {
+		seconds = append(seconds, k)
+	}
+	if testing.Short() {
+		firsts = firsts[:1]
+	}
+	total := 0
+	kinds := map[string]bool{}
+	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
+		crashed, _, unrecoverable := tally(t, sweep(atSinkOp, firsts, seconds, model), kinds)
+		require.Zero(t, unrecoverable)
+		t.Logf("%s: %d crash points during recovery", model, crashed)
+		total += crashed
+	}
+	for _, kind := range []string{"Rename", "SyncDir", "OpenReadWrite", "Truncate"} {
+		require.True(t, kinds[kind], "no crash at a %s during recovery (crashed at %v)", kind, kinds)
+	}
+	t.Logf("recovery crash points: %d; operation kinds crashed at: %v", total, slices.Sorted(maps.Keys(kinds)))
+}
+
+// TestCrashSweepAnyOperation crashes with vfs.CrashAt at a sample of all
+// mutating operations of the job, the runtime's checkpoint writes
+// included (a crash between the sink's pre-commit and the checkpoint's
+// metadata, or between the metadata and the commit).
+func TestCrashSweepAnyOperation(t *testing.T) {
+	counter := vfs.Count(vfs.NewMem())
+	j, err := runCrashJob(counter.FS(), "", 10000)
+	require.NoError(t, err)
+	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
+	n := counter.N()
+	stride := 4
+	if testing.Short() {
+		stride = 12
+	}
+	var points []int
+	for k := 1; k <= n; k += stride {
+		points = append(points, k)
+	}
+	total := 0
+	kinds := map[string]bool{}
+	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
+		crashed, restored, unrecoverable := tally(t, sweep(atAnyOp, points, nil, model), kinds)
+		t.Logf("%s: %d crash points (every %dth of %d mutating operations), %d recovered from a checkpoint, %d skipped",
+			model, crashed, stride, n, restored, unrecoverable)
+		total += crashed
+	}
+	t.Logf("crash points: %d; operation kinds crashed at: %v", total, slices.Sorted(maps.Keys(kinds)))
+}

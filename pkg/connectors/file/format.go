@@ -1,0 +1,136 @@
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// Format is how a record becomes bytes in a part file.
+type Format uint8
+
+const (
+	// FormatLine writes the record's value and a newline (Flink's
+	// SimpleStringEncoder). A value holding newlines spans several lines.
+	FormatLine Format = iota + 1
+	// FormatJSON writes one JSON object per line:
+	// {"value":…,"key":…,"timestamp":…}; the value is embedded as JSON
+	// (compacted onto one line) when it is valid JSON, else as a string;
+	// key is a string or null, timestamp Unix ms or null when unknown.
+	FormatJSON
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatLine:
+		return "line"
+	case FormatJSON:
+		return "json"
+	}
+	return "unknown"
+}
+
+// encoder writes records into a part's buffer without allocating (a
+// scratch buffer is reused for JSON records larger than the free space).
+type encoder struct {
+	format  Format
+	scratch []byte
+	compact bytes.Buffer
+}
+
+// write appends r to w and returns the number of bytes written.
+func (e *encoder) write(w *bufio.Writer, r *runtime.Record) (int, error) {
+	if e.format == FormatLine {
+		n, err := w.Write(r.Value)
+		if err != nil {
+			return n, err
+		}
+		return n + 1, w.WriteByte('\n')
+	}
+	// Worst case: every byte escaped as \u00XX, plus the frame.
+	need := 6*(len(r.Value)+len(r.Key)) + 64
+	var buf []byte
+	switch {
+	case w.Available() >= need:
+		buf = w.AvailableBuffer()
+	case w.Size() >= need:
+		if err := w.Flush(); err != nil {
+			return 0, err
+		}
+		buf = w.AvailableBuffer()
+	default:
+		buf = e.scratch[:0]
+	}
+	buf = e.appendJSON(buf, r)
+	if cap(buf) > cap(e.scratch) && w.Size() < need {
+		e.scratch = buf[:0]
+	}
+	return w.Write(buf)
+}
+
+func (e *encoder) appendJSON(dst []byte, r *runtime.Record) []byte {
+	dst = append(dst, `{"value":`...)
+	switch {
+	case !json.Valid(r.Value):
+		dst = appendJSONString(dst, r.Value)
+	case bytes.ContainsAny(r.Value, "\r\n"):
+		e.compact.Reset()
+		_ = json.Compact(&e.compact, r.Value) // valid: cannot fail
+		dst = append(dst, e.compact.Bytes()...)
+	default:
+		dst = append(dst, bytes.TrimSpace(r.Value)...)
+	}
+	dst = append(dst, `,"key":`...)
+	if r.Key == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONString(dst, r.Key)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	if r.Timestamp == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, r.Timestamp, 10)
+	}
+	return append(dst, "}\n"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,199 @@
+package file
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// Options of the file sink, as written in a job spec.
+type Options struct {
+	Path         string  `yaml:"path,required"` // base directory
+	Bucket       *string `yaml:"bucket"`        // Go layout, Java pattern or none (default yyyy-MM-dd--HH)
+	BucketTime   string  `yaml:"bucketTime"`    // processing (default) or event
+	Timezone     string  `yaml:"timezone"`      // for bucket names; default the daemon's local time
+	Rolling      Rolling `yaml:"rolling"`
+	PartPrefix   *string `yaml:"partPrefix"` // default "part"
+	PartSuffix   string  `yaml:"partSuffix"` // default ""
+	Format       string  `yaml:"format"`     // line (default) or json
+	MaxOpenFiles *int    `yaml:"maxOpenFiles"`
+}
+
+// Rolling is the rolling policy's options.
+type Rolling struct {
+	MaxPartSize        *api.ByteSize `yaml:"maxPartSize"`
+	RolloverInterval   *api.Duration `yaml:"rolloverInterval"`
+	InactivityInterval *api.Duration `yaml:"inactivityInterval"`
+	OnCheckpoint       bool          `yaml:"onCheckpoint"`
+}
+
+// needsCheckpointing is Flink's warning about a FileSink without
+// checkpointing; the runtime adds how to enable it.
+const needsCheckpointing = "the file sink makes part files visible only when a checkpoint completes: " +
+	"without checkpointing an unbounded job would leave every file hidden in progress or pending forever"
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "file", Kind: api.KindSink,
+		Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
+			"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json), maxOpenFiles",
+		Configure: configure})
+}
+
+// settings are validated options, shared read-only by the subtasks.
+type settings struct {
+	dir        string
+	bucket     string
+	loc        *time.Location
+	eventTime  bool
+	naming     Naming
+	policy     Policy
+	format     Format
+	maxOpen    int
+	bucketKind string
+}
+
+func configure(c *runtime.ConfigContext) *runtime.Plan {
+	var o Options
+	c.Decode(&o)
+	s, ok := validate(c, &o)
+	if !ok {
+		return nil
+	}
+	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing,
+		NewOperator: func() runtime.Operator { return &sink{set: s} }}
+}
+
+// validate checks every option, reporting each problem at its line.
+func validate(c *runtime.ConfigContext, o *Options) (*settings, bool) {
+	s := &settings{dir: o.Path, bucket: DefaultBucket, naming: Naming{Prefix: "part", Suffix: o.PartSuffix},
+		policy: DefaultPolicy, format: FormatLine, maxOpen: DefaultMaxOpen}
+	ok := true
+	bad := func(field, format string, args ...any) {
+		c.Errorf(field, format, args...)
+		ok = false
+	}
+	if c.Has("path") && strings.TrimSpace(o.Path) == "" {
+		bad("path", "must name the output directory")
+	}
+	if other := samePathSink(c, o); other != "" {
+		bad("path", "operator %q writes part files to the same path with the same partPrefix: each would delete the other's files on restore; give one another path or partPrefix", other)
+	}
+	switch o.BucketTime {
+	case "", "processing":
+	case "event":
+		s.eventTime = true
+	default:
+		bad("bucketTime", "must be processing or event, got %q", o.BucketTime)
+	}
+	s.loc = time.Local
+	if o.Timezone != "" {
+		loc, err := time.LoadLocation(o.Timezone)
+		if err != nil {
+			bad("timezone", "unknown time zone %q: use UTC, Local or an IANA name such as Europe/Berlin", o.Timezone)
+		} else {
+			s.loc = loc
+		}
+	}
+	if o.Bucket != nil {
+		s.bucket = *o.Bucket
+	}
+	if b, err := NewBucketer(s.bucket, s.loc); err != nil {
+		bad("bucket", "%v", err)
+	} else {
+		s.bucketKind = b.Kind
+	}
+	validateRolling(&o.Rolling, &s.policy, bad)
+	if o.PartPrefix != nil {
+		s.naming.Prefix = *o.PartPrefix
+		if msg := checkNamePart(*o.PartPrefix, true); msg != "" {
+			bad("partPrefix", "%s", msg)
+		}
+	}
+	if msg := checkNamePart(o.PartSuffix, false); msg != "" {
+		bad("partSuffix", "%s", msg)
+	}
+	switch o.Format {
+	case "", "line":
+	case "json":
+		s.format = FormatJSON
+	default:
+		bad("format", "must be line or json, got %q", o.Format)
+	}
+	if o.MaxOpenFiles != nil {
+		if *o.MaxOpenFiles < 1 {
+			bad("maxOpenFiles", "must be at least 1, got %d", *o.MaxOpenFiles)
+		}
+		s.maxOpen = *o.MaxOpenFiles
+	}
+	return s, ok
+}
+
+func validateRolling(r *Rolling, p *Policy, bad func(string, string, ...any)) {
+	if r.MaxPartSize != nil {
+		if *r.MaxPartSize <= 0 {
+			bad("rolling.maxPartSize", "must be more than 0 bytes")
+		}
+		p.MaxPartSize = int64(*r.MaxPartSize)
+	}
+	for _, d := range []struct {
+		name string
+		v    *api.Duration
+		dst  *time.Duration
+	}{{"rolloverInterval", r.RolloverInterval, &p.RolloverInterval}, {"inactivityInterval", r.InactivityInterval, &p.InactivityInterval}} {
+		if d.v == nil {
+			continue
+		}
+		if d.v.D() <= 0 {
+			bad("rolling."+d.name, "must be more than 0, e.g. \"60s\"")
+		}
+		*d.dst = d.v.D()
+	}
+	p.OnCheckpoint = r.OnCheckpoint
+}
+
+// samePathSink returns the uid of another file sink of the job writing
+// to the same path with the same prefix ("" if none).
+func samePathSink(c *runtime.ConfigContext, o *Options) string {
+	if c.Job == nil || o.Path == "" {
+		return ""
+	}
+	prefix := "part"
+	if o.PartPrefix != nil {
+		prefix = *o.PartPrefix
+	}
+	for i := range c.Job.Operators {
+		op := &c.Job.Operators[i]
+		if op == c.Op || op.Type != c.Op.Type {
+			continue
+		}
+		p, _ := op.Options["path"].Value().(string)
+		q, ok := op.Options["partPrefix"].Value().(string)
+		if !ok {
+			q = "part"
+		}
+		if p != "" && filepath.Clean(p) == filepath.Clean(o.Path) && q == prefix {
+			return op.UID
+		}
+	}
+	return ""
+}
+
+// checkNamePart returns what is wrong with a part file prefix or suffix.
+func checkNamePart(s string, prefix bool) string {
+	switch {
+	case prefix && s == "":
+		return "must not be empty"
+	case strings.ContainsAny(s, "/\\\x00\n"):
+		return "must not contain '/', '\\', NUL or newlines: it is part of a file name"
+	case prefix && strings.HasPrefix(s, "."):
+		return "must not start with '.' (finished files would be hidden)"
+	case strings.Contains(s, inProgressMarker):
+		return "must not contain " + inProgressMarker
+	case len(s) > 100:
+		return "is too long (at most 100 bytes)"
+	}
+	return ""
+}

@@ -1,0 +1,50 @@
+package file
+
+import (
+	"bufio"
+	"time"
+
+	"github.com/flinkgo/flinkgo/internal/vfs"
+)
+
+// partFile is an open in-progress part file of one bucket. Writes go
+// through a buffer; size counts buffered bytes too.
+type partFile struct {
+	bucket string
+	index  int
+	part   int64
+	hidden string
+	final  string
+
+	f      vfs.File
+	w      *bufio.Writer
+	size   int64 // bytes written, buffered ones included
+	synced int64 // size at the last Sync (-1: must sync even if unchanged)
+
+	created   time.Time
+	lastWrite time.Time
+}
+
+func (p *partFile) resumable() Resumable {
+	return Resumable{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part, Length: p.size}
+}
+
+func (p *partFile) pending(checkpoint int64) Pending {
+	return Pending{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part,
+		Size: p.size, Checkpoint: checkpoint}
+}
+
+// persist flushes the buffer and makes the data durable.
+func (p *partFile) persist() error {
+	if err := p.w.Flush(); err != nil {
+		return err
+	}
+	if p.synced == p.size {
+		return nil
+	}
+	if err := p.f.Sync(); err != nil {
+		return err
+	}
+	p.synced = p.size
+	return nil
+}
