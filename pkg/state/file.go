@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"sort"
 )
 
@@ -34,11 +35,50 @@ type Summary struct {
 	Lists     map[string]int `json:"lists,omitempty"` // list name → items
 }
 
-// Encode serializes a subtask's state. kb may be nil (not a keyed operator).
-// This is the synchronous part of a snapshot: it copies everything, so the
-// operator may go on changing its state while the bytes are written.
+// Encoded is an encoded state file held in chunks.
+type Encoded struct {
+	Chunks   [][]byte
+	Size     int64
+	Checksum uint32 // CRC-32C of the whole file
+}
+
+// WriteTo writes the file's bytes to w.
+func (en *Encoded) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, c := range en.Chunks {
+		k, err := w.Write(c)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Bytes returns the file as one slice.
+func (en *Encoded) Bytes() []byte {
+	if len(en.Chunks) == 1 {
+		return en.Chunks[0]
+	}
+	out := make([]byte, 0, en.Size)
+	for _, c := range en.Chunks {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// Encode serializes a subtask's state into one slice (see EncodeChunks).
 func Encode(ops *OperatorState, kb *KeyedBackend) ([]byte, Summary) {
-	e := &encoder{buf: make([]byte, 0, 4096)}
+	en, sum := EncodeChunks(ops, kb)
+	return en.Bytes(), sum
+}
+
+// EncodeChunks serializes a subtask's state. kb may be nil (not a keyed
+// operator). This is the synchronous part of a snapshot: it copies
+// everything, so the operator may go on changing its state while the
+// chunks are written.
+func EncodeChunks(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
+	e := &encoder{buf: make([]byte, 0, 4096), cut: true}
 	e.buf = append(e.buf, fileMagic...)
 	e.buf = binary.LittleEndian.AppendUint16(e.buf, fileVersion)
 	var sum Summary
@@ -65,8 +105,17 @@ func Encode(ops *OperatorState, kb *KeyedBackend) ([]byte, Summary) {
 		sum.KeyGroups = &rng
 		sum.Keys = kb.NumKeys()
 	}
-	e.buf = binary.LittleEndian.AppendUint32(e.buf, Checksum(e.buf))
-	return e.buf, sum
+	en := &Encoded{Chunks: append(e.chunks, e.buf)}
+	var crc uint32
+	for _, c := range en.Chunks {
+		crc = crc32.Update(crc, castagnoli, c)
+		en.Size += int64(len(c))
+	}
+	last := &en.Chunks[len(en.Chunks)-1]
+	*last = binary.LittleEndian.AppendUint32(*last, crc)
+	en.Size += 4
+	en.Checksum = crc32.Update(crc, castagnoli, (*last)[len(*last)-4:])
+	return en, sum
 }
 
 func encodeKeyed(e *encoder, kb *KeyedBackend) {
@@ -117,8 +166,11 @@ type Snapshot struct {
 
 // Decode parses and verifies a state file.
 func Decode(data []byte) (*Snapshot, error) {
-	if len(data) < len(fileMagic)+2+4 || string(data[:len(fileMagic)]) != fileMagic {
+	if len(data) < len(fileMagic) || string(data[:len(fileMagic)]) != fileMagic {
 		return nil, fmt.Errorf("not a flinkgo state file (bad magic)")
+	}
+	if len(data) < len(fileMagic)+2+4 {
+		return nil, fmt.Errorf("state file is truncated (%d bytes)", len(data))
 	}
 	if v := binary.LittleEndian.Uint16(data[len(fileMagic):]); v != fileVersion {
 		return nil, fmt.Errorf("state file format version %d is not supported (this build reads version %d); it was written by a different flinkgo version", v, fileVersion)

@@ -47,6 +47,12 @@ func (s *ValueState[T]) Delete() { delete(s.groups[s.b.curKG], string(s.b.curKey
 
 func (s *ValueState[T]) kind() Kind { return KindValue }
 
+func (s *ValueState[T]) presize(g, n int) {
+	if len(s.groups[g]) == 0 {
+		s.groups[g] = make(map[string]T, n)
+	}
+}
+
 func (s *ValueState[T]) numKeys() int {
 	n := 0
 	for _, g := range s.groups {
@@ -191,7 +197,7 @@ func (s *MapState[T]) encodeGroup(g int, e *encoder) {
 func (s *MapState[T]) decodeEntry(g int, key, value []byte) error {
 	d := decoder{buf: value}
 	n := d.uvarint()
-	m := make(map[string]T, n)
+	m := make(map[string]T, min(n, uint64(len(value)))) // a corrupt count must not allocate
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		uk := d.bytes()
 		v, err := s.codec.Decode(d.bytes())
