@@ -1,0 +1,148 @@
+package kafka_test
+
+import (
+	"fmt"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+)
+
+// freeAddr returns a loopback address nothing listens on (yet).
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// countingJob reads in and keeps an exactly-once count per key (idx % 5)
+// beside the raw (at-least-once) output.
+func countingJob(addr, name, sourceOptions string) string {
+	return fmt.Sprintf(`
+name: faults
+parallelism: 2
+checkpointing: {interval: 30ms}
+restartStrategy: {type: fixed-delay, attempts: 1000, delay: 50ms}
+operators:
+  - {uid: in, type: kafka, brokers: [%[1]s], topic: in, format: json, groupId: faults%[3]s}
+  - {uid: key, type: keyBy, from: [in], expr: "idx %% 5"}
+  - {uid: cnt, type: count, from: [key]}
+  - {uid: counts, type: test-collect, from: [cnt], name: %[2]s-counts, parallelism: 1}
+  - {uid: raw, type: test-collect, from: [in], name: %[2]s}
+`, addr, name, sourceOptions)
+}
+
+// requireCountsAndRaw checks the keyed counts add up to n exactly and the
+// raw output holds every idx of 1..n (at least once).
+func requireCountsAndRaw(t testing.TB, name string, n int) {
+	t.Helper()
+	final := maxCounts(t, runtimetest.Values(name+"-counts"))
+	require.Equal(t, n, total(final), "counts %v", final)
+	seen := map[int64]bool{}
+	for _, v := range idxs(t, runtimetest.Values(name)) {
+		seen[v] = true
+	}
+	require.Len(t, seen, n)
+}
+
+func waitCounts(t testing.TB, name string, n int) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("counts adding up to %d", n), func() bool {
+		return total(maxCounts(t, runtimetest.Values(name+"-counts"))) >= n
+	})
+}
+
+// TestBrokerUnreachableAtStart: Open fails while no broker listens; the
+// restart strategy retries until one appears.
+func TestBrokerUnreachableAtStart(t *testing.T) {
+	addr := freeAddr(t)
+	name := uniqueName(t)
+	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
+	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	waitUntil(t, "two restarts", func() bool { return j.Info().Restarts >= 2 })
+	assert.Contains(t, j.Info().Error, "kafka source: read metadata of topics [in] from brokers ["+addr+"]")
+
+	b := startBrokerWith(t, kafkabroker.Config{Listen: addr}, "in:3")
+	produceIdx(t, b.Addr(), "in", 1, 1000)
+	waitCounts(t, name, 1000)
+	cancelJob(t, j)
+	requireCountsAndRaw(t, name, 1000)
+}
+
+// TestBrokerRestartMidRun: the broker goes away and comes back on the same
+// address and data; the source reconnects (within retryTimeout) without a
+// restart: no loss, no duplicate.
+func TestBrokerRestartMidRun(t *testing.T) {
+	dir := t.TempDir()
+	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir,
+		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 3}}})
+	require.NoError(t, err)
+	addr := b.Addr()
+	produceIdx(t, addr, "in", 1, 1000)
+	name := uniqueName(t)
+	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
+	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	waitCounts(t, name, 1000)
+
+	require.NoError(t, b.Close())
+	for range 5 {
+		waitCheckpoint(t, j) // checkpoints go on while the broker is away
+	}
+	b = startBrokerWith(t, kafkabroker.Config{Listen: addr, DataDir: dir})
+	produceIdx(t, addr, "in", 1001, 1000)
+	waitCounts(t, name, 2000)
+	waitCollected(t, name, 2000)
+	cancelJob(t, j)
+	assert.Zero(t, j.Info().Restarts)
+	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 2000)
+	requireCountsAndRaw(t, name, 2000)
+}
+
+// TestBrokerGoneBeyondRetryTimeout: the source fails the job over after
+// retryTimeout; restarts fail until the broker is back; the job then
+// resumes from its latest checkpoint: exact counts, no gap.
+func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
+	dir := t.TempDir()
+	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir,
+		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 3}}})
+	require.NoError(t, err)
+	addr := b.Addr()
+	produceIdx(t, addr, "in", 1, 1000)
+	name := uniqueName(t)
+	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
+	j := runtimetest.Start(t, countingJob(addr, name, ", retryTimeout: 200ms"), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	waitCounts(t, name, 1000)
+
+	require.NoError(t, b.Close())
+	waitUntil(t, "a restart", func() bool { return j.Info().Restarts >= 1 })
+	b = startBrokerWith(t, kafkabroker.Config{Listen: addr, DataDir: dir})
+	produceIdx(t, addr, "in", 1001, 1000)
+	waitCounts(t, name, 2000)
+	cancelJob(t, j)
+	requireCountsAndRaw(t, name, 2000)
+}
+
+// TestFaultPoints: failures injected at kafka.poll and kafka.snapshot fail
+// the job over; it restores exactly.
+func TestFaultPoints(t *testing.T) {
+	b := startBroker(t, "in:3")
+	produceIdx(t, b.Addr(), "in", 1, 3000)
+	name := uniqueName(t)
+	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
+	f := newFaults(map[string]int{"kafka.poll": 1, "kafka.snapshot": 1})
+	j := runtimetest.Start(t, countingJob(b.Addr(), name, ", bounded: latest"), runtimetest.Options{
+		CheckpointsDir: t.TempDir(), Faults: f})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
+	assert.Equal(t, 1, f.count("kafka.poll"))
+	assert.Equal(t, 1, f.count("kafka.snapshot"))
+	assert.GreaterOrEqual(t, j.Info().Restarts, 1)
+	requireCountsAndRaw(t, name, 3000)
+}

@@ -1,0 +1,15 @@
+package kafka
+
+import (
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+func init() {
+	runtime.Register(runtime.Definition{Type: "kafka", Kind: api.KindSource,
+		Doc:       "Kafka source, offsets in checkpoints (replayable): brokers, topic|topics, groupId, startingOffsets, format, bounded, …",
+		Configure: configureSource})
+	runtime.Register(runtime.Definition{Type: "kafka-sink", Kind: api.KindSink,
+		Doc:       "Kafka sink, at-least-once (flush on checkpoint; no transactions): brokers, topic, key, deliveryTimeout",
+		Configure: configureSink})
+}

@@ -1,0 +1,91 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard"
+	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+)
+
+// TestSourceThroughput compares the kafka source (→ discard, bounded) with
+// a plain kafka-go Reader loop over the same records of the same broker, in
+// the same run (DESIGN §11: report ratios against the raw library loop).
+// Run it with: go test -run Throughput -v ./pkg/connectors/kafka/
+func TestSourceThroughput(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("throughput measurement (not under -short or -race)")
+	}
+	const n = 1_000_000
+	b := startBroker(t, "one:1", "four:4")
+	for _, topic := range []string{"one", "four"} {
+		produceIdx(t, b.Addr(), topic, 1, n)
+	}
+	for _, tc := range []struct {
+		topic string
+		par   int
+	}{{"one", 1}, {"four", 1}, {"four", 2}} {
+		var reader, tuned, source, json float64
+		for range 3 { // best of three, alternating
+			reader = max(reader, readerLoop(t, b.Addr(), tc.topic, n, kafka.ReaderConfig{}))
+			tuned = max(tuned, readerLoop(t, b.Addr(), tc.topic, n, kafka.ReaderConfig{MinBytes: 1, MaxBytes: 10 << 20, QueueCapacity: 100_000}))
+			source = max(source, sourceRun(t, b.Addr(), tc.topic, n, tc.par, "raw"))
+			json = max(json, sourceRun(t, b.Addr(), tc.topic, n, tc.par, "json"))
+		}
+		t.Logf("topic %s (%d records of ~14 bytes), source parallelism %d:", tc.topic, n, tc.par)
+		t.Logf("  kafka-go Reader loop (defaults):          %9.0f records/s", reader)
+		t.Logf("  kafka-go Reader loop (MaxBytes 10MB, queue 100k): %9.0f records/s", tuned)
+		t.Logf("  kafka source → discard (format raw):      %9.0f records/s  ratio %.2f / %.2f", source, source/reader, source/tuned)
+		t.Logf("  kafka source → discard (format json):     %9.0f records/s  ratio %.2f / %.2f", json, json/reader, json/tuned)
+	}
+}
+
+// readerLoop reads the n records of topic with a plain FetchMessage loop,
+// one partition after the other (a Reader over a whole topic needs a
+// consumer group); it returns records/s.
+func readerLoop(t *testing.T, addr, topic string, n int, rc kafka.ReaderConfig) float64 {
+	t.Helper()
+	conn, err := kafka.Dial("tcp", addr)
+	require.NoError(t, err)
+	parts, err := conn.ReadPartitions(topic)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+	per := n / len(parts)
+	var elapsed time.Duration
+	for _, p := range parts {
+		cfg := rc
+		cfg.Brokers, cfg.Topic, cfg.Partition, cfg.MaxWait = []string{addr}, topic, p.ID, 200*time.Millisecond
+		r := kafka.NewReader(cfg)
+		require.NoError(t, r.SetOffset(0))
+		start := time.Now()
+		for range per {
+			_, err := r.FetchMessage(context.Background())
+			require.NoError(t, err)
+		}
+		elapsed += time.Since(start)
+		require.NoError(t, r.Close())
+	}
+	return float64(per*len(parts)) / elapsed.Seconds()
+}
+
+func sourceRun(t *testing.T, addr, topic string, n, par int, format string) float64 {
+	t.Helper()
+	start := time.Now()
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: throughput
+parallelism: %d
+operators:
+  - {uid: in, type: kafka, brokers: [%s], topic: %s, bounded: latest, format: %s}
+  - {uid: out, type: discard, from: [in]}
+`, par, addr, topic, format), runtimetest.Options{})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
+	elapsed := time.Since(start)
+	require.Equal(t, int64(n), operator(t, j, "out").RecordsIn)
+	return float64(n) / elapsed.Seconds()
+}
