@@ -1,29 +1,103 @@
 #!/usr/bin/env bash
-# make demo: start a daemon in a temporary home, run the datagen → print job,
-# show its output for a few seconds, cancel it and stop the daemon.
+# make demo — the savepoint experiment of the Flink blog post, on one machine,
+# with nothing installed but Go:
+#   a producer writes {"idx": N} to Kafka (the embedded development broker);
+#   a job copies the records into time-bucketed files, exactly once;
+#   (a) cancel and restart WITHOUT a savepoint from latest offsets: a gap;
+#   (b) savepoint, cancel, restore with -s: no gap, no duplicate.
+# Everything runs in a temporary directory that is removed at the end. The
+# script exits 0 only if (b) shows no gap and no duplicate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-./bin/flinkgo}
-export FLINKGO_HOME=$(mktemp -d -t flinkgo-demo.XXXXXX)
+BIN=${BIN:-$PWD/bin/flinkgo}
+WORK=$(mktemp -d -t flinkgo-demo.XXXXXX)
+export FLINKGO_HOME=$WORK/home
+PIDS=()
 cleanup() {
-  [ -n "${DAEMON_PID:-}" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true
-  rm -rf "$FLINKGO_HOME"
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
 }
 trap cleanup EXIT
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+fail() { echo "demo failed: $*" >&2; echo "--- daemon log (tail):" >&2; tail -20 "$WORK/daemon.log" >&2 || true; exit 1; }
 
-echo "== starting the daemon (FLINKGO_HOME=$FLINKGO_HOME)"
-"$BIN" daemon --rest-address "" >"$FLINKGO_HOME/daemon.out" 2>"$FLINKGO_HOME/daemon.log" &
-DAEMON_PID=$!
-for _ in $(seq 50); do [ -S "$FLINKGO_HOME/flinkgo.sock" ] && break; sleep 0.1; done
+# The broker takes a free port (the demo must not clash with a real Kafka)
+# and prints its address.
+say "starting the development Kafka broker (topic flink-test)"
+"$BIN" dev kafka --listen 127.0.0.1:0 --topic flink-test:1 >"$WORK/broker.out" 2>"$WORK/broker.log" &
+PIDS+=($!)
+say "starting the flinkgo daemon (FLINKGO_HOME=$FLINKGO_HOME)"
+"$BIN" daemon --rest-address "" --savepoints-dir "$WORK/savepoints" >"$WORK/daemon.out" 2>"$WORK/daemon.log" &
+PIDS+=($!)
+for _ in $(seq 100); do [ -S "$FLINKGO_HOME/flinkgo.sock" ] && [ -s "$WORK/broker.out" ] && break; sleep 0.1; done
+[ -S "$FLINKGO_HOME/flinkgo.sock" ] || fail "the daemon did not start"
+BROKER=$(head -1 "$WORK/broker.out")
+[ -n "$BROKER" ] || fail "the broker did not start: $(cat "$WORK/broker.log")"
+echo "broker at $BROKER"
 
-echo "== flinkgo run configs/jobs/datagen-print.yaml"
-JOB=$("$BIN" run configs/jobs/datagen-print.yaml)
-echo "job id: $JOB"
-sleep 4
-echo "== its output (print sink):"
-cat "$FLINKGO_HOME/jobs/$JOB/job.out"
-echo "== flinkgo info $JOB"
-"$BIN" info "$JOB"
-echo "== flinkgo cancel $JOB"
-"$BIN" cancel "$JOB"
-echo "== done"
+say "producing {\"idx\": N} at 2000 records/s"
+"$BIN" dev produce --brokers "$BROKER" --topic flink-test --rate 2000 >"$WORK/producer.out" 2>"$WORK/producer.log" &
+PIDS+=($!)
+
+# job SPEC_NAME OUT_DIR STARTING_OFFSETS: the example job, pointed at the
+# demo's broker and output directory.
+job() {
+  sed -e "s|localhost:9092|$BROKER|" -e "s|/tmp/flinkgo-out|$2|" -e "s|startingOffsets: earliest|startingOffsets: $3|" \
+    configs/jobs/kafka-to-files.yaml >"$WORK/$1.yaml"
+  echo "$WORK/$1.yaml"
+}
+# last_idx DIR: the largest idx in the finished files (0 if none)
+last_idx() { "$BIN" dev verify --path "$1" -o json 2>/dev/null | sed -n 's/.*"last": \([0-9]*\).*/\1/p' | head -1; }
+wait_committed() {  # wait until DIR has committed at least N records
+  for _ in $(seq 150); do
+    local n; n=$("$BIN" dev verify --path "$1" -o json 2>/dev/null | sed -n 's/.*"records": \([0-9]*\).*/\1/p' | head -1)
+    [ "${n:-0}" -ge "$2" ] && return 0; sleep 0.2
+  done
+  fail "nothing committed in $1"
+}
+
+say "(a) without a savepoint: run, cancel, wait, run again from latest offsets"
+A=$WORK/out-a
+ID=$("$BIN" run "$(job a1 "$A" earliest)") || fail "run"
+echo "job $ID"
+wait_committed "$A" 4000
+"$BIN" cancel "$ID" 2>/dev/null
+BEFORE=$(last_idx "$A")
+echo "last committed idx before cancel: $BEFORE"
+sleep 2
+ID=$("$BIN" run "$(job a2 "$A" latest)") || fail "run"
+wait_committed "$A" $((BEFORE + 2000))
+"$BIN" cancel "$ID" 2>/dev/null
+"$BIN" dev verify --path "$A" >"$WORK/a.txt" 2>&1 || true
+echo "dev verify on (a):"; sed 's/^/    /' "$WORK/a.txt"
+grep -q "missing" "$WORK/a.txt" || grep -q "gap" "$WORK/a.txt" || fail "(a) should show a gap"
+
+say "(b) with a savepoint: run, savepoint, cancel, wait, run -s"
+B=$WORK/out-b
+ID=$("$BIN" run "$(job b "$B" earliest)") || fail "run"
+echo "job $ID"
+wait_committed "$B" 4000
+SP=$("$BIN" savepoint "$ID" 2>/dev/null) || fail "savepoint"
+echo "savepoint: $SP"
+"$BIN" cancel "$ID" 2>"$WORK/cancel.txt"
+sed 's/^/    /' "$WORK/cancel.txt"
+BEFORE=$(last_idx "$B")
+NEXT=$("$BIN" savepoint inspect "$SP" -o json | sed -n 's/.*"flink-test\/0": \([0-9]*\).*/\1/p' | head -1)
+echo "last committed idx before cancel: $BEFORE; the savepoint resumes at offset ${NEXT:-?} (idx $(( ${NEXT:-0} + 1 )))"
+sleep 2
+ID=$("$BIN" run -s "$SP" "$(job b "$B" earliest)") || fail "run -s"
+echo "restored job $ID from $SP"
+wait_committed "$B" $((BEFORE + 4000))
+STOP=$("$BIN" stop "$ID" 2>/dev/null) || fail "stop"
+echo "stopped with savepoint $STOP"
+
+say "checking (b): every idx exactly once"
+if "$BIN" dev verify --path "$B" >"$WORK/b.txt" 2>&1; then OK=1; else OK=0; fi
+sed 's/^/    /' "$WORK/b.txt"
+
+say "summary"
+echo "(a) restart without savepoint: $(head -1 "$WORK/a.txt")"
+echo "(b) savepoint, cancel, run -s:  $(head -1 "$WORK/b.txt")"
+[ "$OK" = 1 ] || fail "(b) has a gap or a duplicate"
+echo "no gap and no duplicate with -s."

@@ -35,6 +35,20 @@ type Catalog interface {
 	Types() []string
 }
 
+// KindResolver is implemented by catalogs where one type can be both a
+// source (used without inputs) and a sink (used with inputs), like kafka.
+type KindResolver interface {
+	KindFor(typ string, hasInputs bool) (OperatorKind, bool)
+}
+
+// kindOf asks the catalog for the kind of op's type as op uses it.
+func kindOf(cat Catalog, op OperatorSpec) (OperatorKind, bool) {
+	if r, ok := cat.(KindResolver); ok {
+		return r.KindFor(op.Type, len(op.From) > 0)
+	}
+	return cat.Kind(op.Type)
+}
+
 // ParsedJob is a job spec with the decoder that read it, so operator types
 // can decode their options later and report errors at the right line.
 type ParsedJob struct {
@@ -131,7 +145,7 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 	index := map[string]int{}
 	for i, op := range s.Operators {
 		path := fmt.Sprintf("operators[%d]", i)
-		if op.UID != "" && !uidPattern.MatchString(op.UID) {
+		if (op.UID != "" || p.explicit(path+".uid")) && !uidPattern.MatchString(op.UID) {
 			d.ErrorAt(path+".uid", "%q is not a valid uid: use letters, digits, '_', '.' and '-' (it names state files), at most 128 characters", op.UID)
 		}
 		if prev, dup := index[op.UID]; dup && op.UID != "" {
@@ -151,8 +165,8 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 	for i, op := range s.Operators {
 		path := fmt.Sprintf("operators[%d]", i)
 		kind, known := OperatorKind(0), false
-		if op.Type != "" && cat != nil {
-			kind, known = cat.Kind(op.Type)
+		if (op.Type != "" || p.explicit(path+".type")) && cat != nil {
+			kind, known = kindOf(cat, op)
 			if !known {
 				msg := fmt.Sprintf("unknown operator type %q", op.Type)
 				if c := closest(op.Type, cat.Types()); c != "" {
@@ -164,6 +178,9 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 			}
 		}
 		for j, from := range op.From {
+			if from == "" && !p.explicit(fmt.Sprintf("%s.from[%d]", path, j)) {
+				continue // did not decode (an alias to nothing): reported already
+			}
 			if _, ok := index[from]; !ok {
 				msg := fmt.Sprintf("no operator has uid %q", from)
 				if c := closest(from, SortedKeys(index)); c != "" {
@@ -171,7 +188,7 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 				}
 				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
 			}
-			if from == op.UID {
+			if from == op.UID && from != "" {
 				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "operator %q reads from itself", op.UID)
 			}
 		}
@@ -243,7 +260,7 @@ func (p *ParsedJob) checkSinks(cat Catalog, index map[string]int) {
 	}
 	hasSink, allKnown := false, true
 	for i, op := range p.Spec.Operators {
-		kind, ok := cat.Kind(op.Type)
+		kind, ok := kindOf(cat, op)
 		if !ok {
 			allKnown = false // reported already; it may be the sink
 			continue

@@ -74,7 +74,8 @@ func ParseDuration(s string) (Duration, error) {
 		return 0, fmt.Errorf(`%q has unknown unit %q; use ms, s, m(in), h or d`, s, unit)
 	}
 	v := f * float64(mult)
-	if v > math.MaxInt64 || v < math.MinInt64 {
+	// float64(math.MaxInt64) rounds up to 2^63, which does not fit: >=.
+	if v >= math.MaxInt64 || v < math.MinInt64 {
 		return 0, fmt.Errorf("%q is out of range", s)
 	}
 	return Duration(v), nil
@@ -109,7 +110,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 		return 0, fmt.Errorf(`%q has unknown unit %q; use B, KiB, MiB, GiB or TiB`, s, unit)
 	}
 	v := f * float64(mult)
-	if v > math.MaxInt64 {
+	if v >= math.MaxInt64 { // 2^63 and above do not fit (see ParseDuration)
 		return 0, fmt.Errorf("%q is out of range", s)
 	}
 	return ByteSize(v), nil

@@ -62,8 +62,8 @@ func (d *Decoder) ParseYAML(src []byte) Node {
 	// count: a leading or trailing separator is not a second job.
 	var bodies []ast.Node
 	for _, doc := range f.Docs {
-		if b := doc.Body; b != nil && b.Type() != ast.NullType && b.Type() != ast.CommentType {
-			bodies = append(bodies, b)
+		if !emptyNode(doc.Body) {
+			bodies = append(bodies, doc.Body)
 		}
 	}
 	if len(bodies) == 0 {
@@ -74,6 +74,23 @@ func (d *Decoder) ParseYAML(src []byte) Node {
 		d.Errorf(nodePos(bodies[1]), "", "more than one YAML document; put one job per file")
 	}
 	return Node{n: bodies[0]}
+}
+
+// emptyNode reports whether n holds no value: nothing, null or comments,
+// possibly under a tag or an anchor.
+func emptyNode(n ast.Node) bool {
+	for {
+		switch t := n.(type) {
+		case nil, *ast.NullNode, *ast.CommentGroupNode:
+			return true
+		case *ast.TagNode:
+			n = t.Value
+		case *ast.AnchorNode:
+			n = t.Value
+		default:
+			return false
+		}
+	}
 }
 
 func (d *Decoder) syntaxError(err error) {
@@ -138,6 +155,7 @@ var (
 )
 
 func (d *Decoder) resolve(n ast.Node) ast.Node {
+	var via []string // aliases followed so far: &a *a must not loop forever
 	for n != nil {
 		switch t := n.(type) {
 		case *ast.AnchorNode:
@@ -150,6 +168,11 @@ func (d *Decoder) resolve(n ast.Node) ast.Node {
 				d.Errorf(nodePos(n), "", "alias *%s refers to no anchor defined before it", name)
 				return nil
 			}
+			if contains(via, name) {
+				d.Errorf(nodePos(n), "", "alias *%s refers to itself", name)
+				return nil
+			}
+			via = append(via, name)
 			n = a
 		case *ast.TagNode:
 			n = t.Value
@@ -202,6 +225,9 @@ func (d *Decoder) decode(n ast.Node, path string, v reflect.Value) {
 		d.decodeMap(n, path, v)
 	case reflect.String:
 		s, ok := scalarString(n)
+		if !ok {
+			s, ok = hostPort(n)
+		}
 		if !ok {
 			d.typeError(n, path, "a string")
 			return
@@ -338,7 +364,16 @@ func (d *Decoder) decodeSlice(n ast.Node, path string, v reflect.Value) {
 	}
 	s := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
 	for i, item := range seq.Values {
-		d.decode(item, fmt.Sprintf("%s[%d]", path, i), s.Index(i))
+		sub := fmt.Sprintf("%s[%d]", path, i)
+		item = d.resolve(item) // once: an alias error is reported once
+		if item == nil {
+			continue
+		}
+		if _, isNull := item.(*ast.NullNode); isNull && s.Index(i).Kind() == reflect.Struct {
+			d.typeError(item, sub, "a mapping") // an empty "-" would skip the required fields
+			continue
+		}
+		d.decode(item, sub, s.Index(i))
 	}
 	v.Set(s)
 }
@@ -466,6 +501,41 @@ func nodePos(n ast.Node) Pos {
 		return Pos{}
 	}
 	return Pos{Line: tk.Position.Line, Column: tk.Position.Column}
+}
+
+// hostPort reads what YAML parses as a one-pair mapping of scalars as the
+// "key:value" text it was written as: in a flow list, [localhost:9092]
+// is a list of one mapping to the YAML library, but a host:port to anyone
+// who writes it where a string is expected.
+func hostPort(n ast.Node) (string, bool) {
+	var kv *ast.MappingValueNode
+	switch m := n.(type) {
+	case *ast.MappingValueNode:
+		kv = m
+	case *ast.MappingNode:
+		if len(m.Values) != 1 {
+			return "", false
+		}
+		kv = m.Values[0]
+	default:
+		return "", false
+	}
+	// Only "a:b" with nothing between the colon and the value: "a: b" is
+	// a mapping the user meant.
+	colon, val := kv.Start, kv.Value.GetToken()
+	if colon == nil || val == nil || colon.Position == nil || val.Position == nil ||
+		colon.Position.Line != val.Position.Line || colon.Position.Column+1 != val.Position.Column {
+		return "", false
+	}
+	k, ok := scalarString(kv.Key)
+	if !ok {
+		return "", false
+	}
+	v, ok := scalarString(kv.Value)
+	if !ok {
+		return "", false
+	}
+	return k + ":" + v, true
 }
 
 func scalarString(n ast.Node) (string, bool) {

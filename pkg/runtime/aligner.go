@@ -47,6 +47,8 @@ func (a *Aligner) OnBarrier(ch int, b Barrier) Decision {
 	switch {
 	case b.ID <= a.done:
 		return d // older than one already handled: a late barrier of an abandoned checkpoint
+	case b.ID < a.current.ID:
+		return d // older than the one being aligned: it must not count for it (its abort is on the way)
 	case b.ID > a.current.ID:
 		if a.current.ID != 0 {
 			d.Abandon = a.current.ID

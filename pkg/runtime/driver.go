@@ -174,6 +174,7 @@ func (d *driver) metadata(w checkpoint.WriteMetadata) *checkpoint.Metadata {
 }
 
 func (d *driver) complete(c checkpoint.Complete) {
+	d.exec.forgetWrites(c.ID)
 	dir := d.dirs[c.ID]
 	delete(d.dirs, c.ID)
 	size := d.sizes[c.ID]
@@ -197,9 +198,16 @@ func (d *driver) abort(a checkpoint.Abort) {
 	delete(d.dirs, a.ID)
 	delete(d.sizes, a.ID)
 	if dir != "" {
-		if err := d.fsys().RemoveAll(dir); err != nil {
-			d.j.log.Warn().Err(err).Str("dir", dir).Msg("could not remove aborted checkpoint")
-		}
+		// Subtasks may still be writing into it: remove it once they are done.
+		exec := d.exec
+		d.j.wg.Add(1)
+		go func() {
+			defer d.j.wg.Done()
+			exec.abortWrites(a.ID)
+			if err := d.fsys().RemoveAll(dir); err != nil {
+				d.j.log.Warn().Err(err).Str("dir", dir).Msg("could not remove aborted checkpoint")
+			}
+		}()
 	}
 	d.j.fail(a.ID, a.Kind, a.Err)
 	ev := d.j.log.Warn()

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"io"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -38,46 +37,50 @@ func (e *Env) Fire(point string, attrs ...any) error {
 }
 
 // Gauges are an operator's own figures (pending acks, skipped records),
-// readable from other goroutines (info, metrics).
+// readable from other goroutines (info, metrics). A gauge (Get) is a
+// current value; a counter (Counter) only grows and, unlike a gauge, keeps
+// its total across the job's restarts.
 type Gauges struct {
-	mu sync.Mutex
-	m  map[string]*atomic.Int64
+	mu       sync.Mutex
+	m        map[string]*atomic.Int64
+	counters map[string]bool
 }
 
 // Get returns the named gauge, creating it.
-func (g *Gauges) Get(name string) *atomic.Int64 {
+func (g *Gauges) Get(name string) *atomic.Int64 { return g.get(name, false) }
+
+// Counter returns the named counter, creating it.
+func (g *Gauges) Counter(name string) *atomic.Int64 { return g.get(name, true) }
+
+func (g *Gauges) get(name string, counter bool) *atomic.Int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
 		g.m = map[string]*atomic.Int64{}
+		g.counters = map[string]bool{}
 	}
 	v := g.m[name]
 	if v == nil {
 		v = new(atomic.Int64)
 		g.m[name] = v
 	}
+	if counter {
+		g.counters[name] = true
+	}
 	return v
 }
 
-// Snapshot returns the current values by name.
-func (g *Gauges) Snapshot() map[string]int64 {
+// Snapshot returns the current values by name, and which are counters.
+func (g *Gauges) Snapshot() (values map[string]int64, counters map[string]bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make(map[string]int64, len(g.m))
+	values = make(map[string]int64, len(g.m))
+	counters = make(map[string]bool, len(g.counters))
 	for k, v := range g.m {
-		out[k] = v.Load()
+		values[k] = v.Load()
 	}
-	return out
-}
-
-// Names returns the gauge names in order.
-func (g *Gauges) Names() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]string, 0, len(g.m))
-	for k := range g.m {
-		out = append(out, k)
+	for k := range g.counters {
+		counters[k] = true
 	}
-	sort.Strings(out)
-	return out
+	return values, counters
 }

@@ -30,6 +30,10 @@ type execution struct {
 	restoreFrom *Restore
 	snaps       map[string][]*state.Snapshot
 
+	writesMu   sync.Mutex
+	writesCond *sync.Cond
+	writes     map[int64]*inflight // state writes in flight, by checkpoint
+
 	done       chan struct{} // closed to cancel every subtask
 	cancelOnce sync.Once
 	wg         sync.WaitGroup // subtask goroutines and async state writes
@@ -203,9 +207,13 @@ func (e *execution) decline(t *subtask, id int64, err error) {
 // writeState writes a subtask's snapshot in the background, then
 // acknowledges it (or declines the checkpoint when writing failed).
 func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data *state.Encoded) {
+	if !e.beginWrite(b.ID) {
+		return // the checkpoint was aborted: nothing to write or acknowledge
+	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
+		defer e.endWrite(b.ID)
 		if b.Dir != "" {
 			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
 			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
@@ -220,6 +228,66 @@ func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data 
 		}
 		e.report(ackMsg{id: b.ID, h: h})
 	}()
+}
+
+// inflight counts a checkpoint's state writes in progress.
+type inflight struct {
+	n       int
+	aborted bool
+}
+
+func (e *execution) inflightOf(id int64) *inflight {
+	if e.writes == nil {
+		e.writes = map[int64]*inflight{}
+		e.writesCond = sync.NewCond(&e.writesMu)
+	}
+	w := e.writes[id]
+	if w == nil {
+		w = &inflight{}
+		e.writes[id] = w
+	}
+	return w
+}
+
+// beginWrite registers a state write of checkpoint id; false when the
+// checkpoint was aborted meanwhile.
+func (e *execution) beginWrite(id int64) bool {
+	e.writesMu.Lock()
+	defer e.writesMu.Unlock()
+	w := e.inflightOf(id)
+	if w.aborted {
+		return false
+	}
+	w.n++
+	return true
+}
+
+func (e *execution) endWrite(id int64) {
+	e.writesMu.Lock()
+	defer e.writesMu.Unlock()
+	if w := e.writes[id]; w != nil { // nil: completed (acked) and forgotten already
+		w.n--
+		e.writesCond.Broadcast()
+	}
+}
+
+// abortWrites refuses further writes of checkpoint id and waits for those
+// in progress, so its directory can be removed without racing them.
+func (e *execution) abortWrites(id int64) {
+	e.writesMu.Lock()
+	defer e.writesMu.Unlock()
+	w := e.inflightOf(id)
+	w.aborted = true
+	for w.n > 0 {
+		e.writesCond.Wait()
+	}
+}
+
+// forgetWrites drops the bookkeeping of a completed checkpoint.
+func (e *execution) forgetWrites(id int64) {
+	e.writesMu.Lock()
+	defer e.writesMu.Unlock()
+	delete(e.writes, id)
 }
 
 // trigger asks every source subtask to inject a barrier.

@@ -15,7 +15,9 @@ var ErrCanceled = errors.New("canceled")
 // individually, which is what barrier alignment needs, and a full channel
 // blocks only its producer, which is backpressure.
 //
-// Any number of producers may Push concurrently; one consumer calls Next.
+// Each channel has one producer (its upstream subtask; two producers on one
+// channel could miss a wakeup); producers of different channels and
+// PushControl callers may run concurrently; one consumer calls Next.
 type Gate struct {
 	mu      sync.Mutex
 	chans   []gateChannel

@@ -67,7 +67,7 @@ func (g *Graph) build(p *api.ParsedJob) {
 	var all []*Vertex
 	for i := range p.Spec.Operators {
 		op := &p.Spec.Operators[i]
-		def, _ := Lookup(op.Type)
+		def, _ := Lookup(op.Type, len(op.From) > 0)
 		v := &Vertex{Op: op, Def: def, Parallelism: op.Parallelism}
 		byUID[op.UID] = v
 		all = append(all, v)

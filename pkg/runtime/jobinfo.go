@@ -117,25 +117,27 @@ func (j *Job) Info() api.JobInfo {
 		c := *s.latest
 		info.LatestCheckpoint = &c
 	}
-	var in, out []int64
-	var gauges []map[string]int64
+	var live *figures
 	if s.exec != nil {
-		in, out, gauges = s.exec.totals()
+		f := s.exec.totals()
+		live = &f
 	}
 	for i, v := range j.graph.Vertices {
 		oi := api.OperatorInfo{UID: v.Op.UID, Type: v.Op.Type, Parallelism: v.Parallelism,
 			RecordsIn: s.baseIn[i], RecordsOut: s.baseOut[i]}
-		if in != nil {
-			oi.RecordsIn += in[i]
-			oi.RecordsOut += out[i]
-		}
 		m := map[string]int64{}
 		for k, val := range s.baseGauges[i] {
 			m[k] = val
 		}
-		if gauges != nil {
-			for k, val := range gauges[i] {
-				m[k] = val
+		if live != nil {
+			oi.RecordsIn += live.in[i]
+			oi.RecordsOut += live.out[i]
+			for k, val := range live.values[i] {
+				if live.counters[k] {
+					m[k] += val // the total of earlier attempts plus this one
+				} else {
+					m[k] = val
+				}
 			}
 		}
 		if len(m) > 0 {
@@ -203,20 +205,32 @@ func minAvgMax(v []int64) api.MinAvgMax {
 	return m
 }
 
+// figures are an execution's operator figures by vertex: gauges and
+// counters summed over subtasks.
+type figures struct {
+	in, out  []int64
+	values   []map[string]int64
+	counters map[string]bool
+}
+
 // totals sums the records and gauges of an execution's subtasks by vertex.
-func (e *execution) totals() (in, out []int64, gauges []map[string]int64) {
+func (e *execution) totals() figures {
 	n := len(e.g.Vertices)
-	in, out, gauges = make([]int64, n), make([]int64, n), make([]map[string]int64, n)
+	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{}}
 	for _, t := range e.tasks {
 		i := t.v.Index
-		in[i] += t.recordsIn.Load()
-		out[i] += t.recordsOut.Load()
-		for k, v := range t.gauges.Snapshot() {
-			if gauges[i] == nil {
-				gauges[i] = map[string]int64{}
+		f.in[i] += t.recordsIn.Load()
+		f.out[i] += t.recordsOut.Load()
+		values, counters := t.gauges.Snapshot()
+		for k, v := range values {
+			if f.values[i] == nil {
+				f.values[i] = map[string]int64{}
 			}
-			gauges[i][k] += v
+			f.values[i][k] += v
+		}
+		for k := range counters {
+			f.counters[k] = true
 		}
 	}
-	return in, out, gauges
+	return f
 }

@@ -214,17 +214,21 @@ func resetTimer(t *time.Timer, at time.Time) {
 
 // retireExecution folds an ended attempt's figures into the job's totals.
 func (j *Job) retireExecution(e *execution) {
-	in, out, gauges := e.totals()
+	f := e.totals()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for i := range in {
-		j.status.baseIn[i] += in[i]
-		j.status.baseOut[i] += out[i]
+	for i := range f.in {
+		j.status.baseIn[i] += f.in[i]
+		j.status.baseOut[i] += f.out[i]
 		if j.status.baseGauges[i] == nil {
 			j.status.baseGauges[i] = map[string]int64{}
 		}
-		for k, v := range gauges[i] {
-			j.status.baseGauges[i][k] = v
+		for k, v := range f.values[i] {
+			if f.counters[k] {
+				j.status.baseGauges[i][k] += v
+			} else {
+				j.status.baseGauges[i][k] = v // the last value seen
+			}
 		}
 	}
 	j.status.exec = nil

@@ -41,55 +41,93 @@ type Plan struct {
 
 var (
 	registryMu sync.RWMutex
-	registry   = map[string]Definition{}
+	// A type has at most one definition per kind: a connector such as kafka
+	// is both a source (no inputs) and a sink (with inputs).
+	registry = map[string]map[api.OperatorKind]Definition{}
 )
 
-// Register adds an operator type; registering a type twice is a bug.
+// Register adds an operator type; registering a type and kind twice is a bug.
 func Register(d Definition) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if _, dup := registry[d.Type]; dup {
-		panic(fmt.Sprintf("runtime: operator type %q registered twice (bug)", d.Type))
+	if registry[d.Type] == nil {
+		registry[d.Type] = map[api.OperatorKind]Definition{}
 	}
-	registry[d.Type] = d
+	if _, dup := registry[d.Type][d.Kind]; dup {
+		panic(fmt.Sprintf("runtime: operator type %q registered twice as a %s (bug)", d.Type, d.Kind))
+	}
+	if len(registry[d.Type]) > 0 && (d.Kind != api.KindSource) == (registry[d.Type][api.KindSource].Type == "") {
+		panic(fmt.Sprintf("runtime: operator type %q may only pair a source with a sink or operator (bug)", d.Type))
+	}
+	registry[d.Type][d.Kind] = d
 }
 
-// Lookup returns the definition of typ.
-func Lookup(typ string) (Definition, bool) {
+// Lookup returns the definition of typ for an operator with or without
+// inputs: a source when it has none, an operator or sink when it has some.
+// With only one definition, that one is returned either way (validation
+// then reports the misplaced inputs).
+func Lookup(typ string, hasInputs bool) (Definition, bool) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	d, ok := registry[typ]
-	return d, ok
+	defs := registry[typ]
+	if len(defs) == 1 {
+		for _, d := range defs {
+			return d, true
+		}
+	}
+	for k, d := range defs {
+		if (k == api.KindSource) != hasInputs {
+			return d, true
+		}
+	}
+	return Definition{}, false
 }
 
-// Definitions returns every registered type, sorted by name.
+// Definitions returns every registered definition, by type then kind.
 func Definitions() []Definition {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	out := make([]Definition, 0, len(registry))
-	for _, d := range registry {
-		out = append(out, d)
+	var out []Definition
+	for _, defs := range registry {
+		for _, d := range defs {
+			out = append(out, d)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Type != out[j].Type {
+			return out[i].Type < out[j].Type
+		}
+		return out[i].Kind < out[j].Kind
+	})
 	return out
 }
 
 // Catalog is the registry seen by the spec validator.
 type Catalog struct{}
 
-// Kind implements api.Catalog.
+// Kind implements api.Catalog: the kind of a type used without inputs, or
+// its only kind.
 func (Catalog) Kind(typ string) (api.OperatorKind, bool) {
-	d, ok := Lookup(typ)
+	d, ok := Lookup(typ, false)
+	return d.Kind, ok
+}
+
+// KindFor implements api.KindResolver for types that are both a source and
+// a sink.
+func (Catalog) KindFor(typ string, hasInputs bool) (api.OperatorKind, bool) {
+	d, ok := Lookup(typ, hasInputs)
 	return d.Kind, ok
 }
 
 // Types implements api.Catalog.
 func (Catalog) Types() []string {
-	ds := Definitions()
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = d.Type
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for t := range registry {
+		out = append(out, t)
 	}
+	sort.Strings(out)
 	return out
 }
 

@@ -47,7 +47,8 @@ func TestSinkEventTimeBuckets(t *testing.T) {
 	require.NoError(t, s.SnapshotState(1))
 	require.Equal(t, map[string]any{"pendingFiles": int64(3), "inProgressFiles": int64(0), "nextPart": int64(3)}, s.DescribeState())
 	require.NoError(t, s.NotifyCheckpointComplete(1))
-	require.Equal(t, int64(3), ctx.Metrics.Snapshot()["committedFiles"])
+	figures, _ := ctx.Metrics.Snapshot()
+	require.Equal(t, int64(3), figures["committedFiles"])
 	for path, want := range map[string]string{
 		"/out/2024-02-29--10/part-0-0": "a\nc\n",
 		"/out/2024-02-29--11/part-0-1": "b\n",

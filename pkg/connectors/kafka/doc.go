@@ -1,5 +1,5 @@
 // Package kafka is the Kafka connector: the `kafka` source (replayable,
-// offsets in checkpoints) and the `kafka-sink` sink (at-least-once), on
+// offsets in checkpoints) and the `kafka` sink (at-least-once), on
 // github.com/segmentio/kafka-go, which no other package imports.
 //
 // # Source
@@ -85,7 +85,7 @@
 // # Sink
 //
 //	operators:
-//	  - {uid: out, type: kafka-sink, from: [evens], brokers: [localhost:9092],
+//	  - {uid: out, type: kafka, from: [evens], brokers: [localhost:9092],
 //	     topic: evens, key: "idx % 10"}
 //
 // Options: brokers, topic (required); key, an expression over the record

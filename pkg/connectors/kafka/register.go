@@ -9,7 +9,7 @@ func init() {
 	runtime.Register(runtime.Definition{Type: "kafka", Kind: api.KindSource,
 		Doc:       "Kafka source, offsets in checkpoints (replayable): brokers, topic|topics, groupId, startingOffsets, format, bounded, …",
 		Configure: configureSource})
-	runtime.Register(runtime.Definition{Type: "kafka-sink", Kind: api.KindSink,
+	runtime.Register(runtime.Definition{Type: "kafka", Kind: api.KindSink,
 		Doc:       "Kafka sink, at-least-once (flush on checkpoint; no transactions): brokers, topic, key, deliveryTimeout",
 		Configure: configureSink})
 }

@@ -22,7 +22,7 @@ name: sink
 parallelism: 2
 operators:
   - {uid: gen, type: datagen, count: 1000}
-  - {uid: out, type: kafka-sink, from: [gen], brokers: [%s], topic: out, key: "idx %% 3"}
+  - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out, key: "idx %% 3"}
 `, b.Addr()), runtimetest.Options{})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	msgs := readTopic(t, b.Addr(), "out")
@@ -49,7 +49,7 @@ func TestSinkKeepsKafkaKeyAndTimestamp(t *testing.T) {
 name: copy
 operators:
   - {uid: in, type: kafka, brokers: [%[1]s], topic: in, bounded: latest}
-  - {uid: out, type: kafka-sink, from: [in], brokers: [%[1]s], topic: out}
+  - {uid: out, type: kafka, from: [in], brokers: [%[1]s], topic: out}
 `, b.Addr()), runtimetest.Options{})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	src := readTopic(t, b.Addr(), "in")
@@ -75,7 +75,7 @@ name: flush
 checkpointing: {interval: 1h}
 operators:
   - {uid: gen, type: datagen, rate: 5000}
-  - {uid: out, type: kafka-sink, from: [gen], brokers: [%s], topic: out}
+  - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out}
 `, b.Addr()), runtimetest.Options{})
 	waitUntil(t, "records written", func() bool { return operator(t, j, "out").RecordsIn > 500 })
 	for range 3 {
@@ -108,7 +108,7 @@ checkpointing: {interval: 30ms}
 restartStrategy: {type: none}
 operators:
   - {uid: gen, type: datagen, rate: 5000}
-  - {uid: out, type: kafka-sink, from: [gen], brokers: [%s], topic: out, deliveryTimeout: 300ms}
+  - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out, deliveryTimeout: 300ms}
 `, b.Addr()), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	waitCheckpoint(t, j)
 	start := time.Now()
@@ -130,7 +130,7 @@ checkpointing: {interval: 20ms}
 restartStrategy: {type: fixed-delay, attempts: 3, delay: 10ms}
 operators:
   - {uid: gen, type: datagen, count: 3000, rate: 20000}
-  - {uid: out, type: kafka-sink, from: [gen], brokers: [%s], topic: out}
+  - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out}
 `, b.Addr()), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	assert.Equal(t, 1, f.count("kafka.sink.flush"))

@@ -88,7 +88,7 @@ func (s *source) Open(ctx *runtime.Context) error {
 	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: ctx.Log, ctx: s.run,
 		dialer: &kafka.Dialer{ClientID: clientID, Timeout: requestTimeout},
 		out:    make(chan *chunk, chunkQueue), free: make(chan *chunk, chunkQueue+8),
-		skipped: ctx.Metrics.Get(gaugeSkipped), skippedOOR: ctx.Metrics.Get(gaugeSkippedOOR)}
+		skipped: ctx.Metrics.Counter(gaugeSkipped), skippedOOR: ctx.Metrics.Counter(gaugeSkippedOOR)}
 	positions, all, err := s.initialPositions(restored, known)
 	if err != nil {
 		return fmt.Errorf("kafka source: %w", err)
@@ -104,7 +104,7 @@ func (s *source) Open(ctx *runtime.Context) error {
 		go s.discover(all)
 	}
 	if s.cfg.group != "" {
-		s.committer = startCommitter(s.cl, s.cfg.group, ctx.Log, ctx.Metrics.Get(gaugeCommitFails))
+		s.committer = startCommitter(s.cl, s.cfg.group, ctx.Log, ctx.Metrics.Counter(gaugeCommitFails))
 	}
 	ctx.Log.Info().Strs("topics", s.cfg.topics).Int("partitions", len(s.parts)).Bool("restored", restored != nil).
 		Msg("kafka source opened")

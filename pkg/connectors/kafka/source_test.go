@@ -262,7 +262,7 @@ operators:
 name: bad
 operators:
   - {uid: in, type: kafka, brokers: [nohost], topic: in}
-  - {uid: out, type: kafka-sink, from: [in], brokers: ["localhost:9092"], topic: out, key: "idx +"}
+  - {uid: out, type: kafka, from: [in], brokers: ["localhost:9092"], topic: out, key: "idx +"}
 `)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `nohost is not host:port`)

@@ -25,6 +25,9 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// maxMaxParallelism is the largest number of key groups (api.MaxMaxParallelism).
+const maxMaxParallelism = 1 << 15
+
 // Metadata describes a complete checkpoint or savepoint: everything needed
 // to restore it, with only relative paths so the directory can be moved.
 type Metadata struct {
@@ -136,8 +139,15 @@ func DecodeMetadata(data []byte) (*Metadata, error) {
 	if err := json.Unmarshal(data[head:head+n], m); err != nil {
 		return nil, fmt.Errorf("_metadata body is malformed: %w", err)
 	}
-	if m.MaxParallelism < 1 {
+	if m.MaxParallelism < 1 || m.MaxParallelism > maxMaxParallelism {
 		return nil, fmt.Errorf("_metadata is malformed: maxParallelism %d", m.MaxParallelism)
+	}
+	// Restore sizes slices by parallelism: a bad value must be an error here,
+	// not a panic or a huge allocation there.
+	for _, op := range m.Operators {
+		if op.Parallelism < 1 || op.Parallelism > m.MaxParallelism {
+			return nil, fmt.Errorf("_metadata is malformed: operator %q has parallelism %d (maxParallelism %d)", op.UID, op.Parallelism, m.MaxParallelism)
+		}
 	}
 	return m, nil
 }

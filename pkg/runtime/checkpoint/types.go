@@ -20,7 +20,9 @@ const (
 	// completing it commits and ends the job.
 	StopSavepoint
 	// Final is taken when a bounded job's input ended, so that two-phase
-	// sinks commit everything before the job finishes. It is not persisted.
+	// sinks commit everything before the job finishes. It is persisted like
+	// a periodic checkpoint when the job has checkpoint storage
+	// (Config.PersistFinal), so a failure after its commit restores from it.
 	Final
 )
 

@@ -77,6 +77,7 @@ type Options struct {
 	SavepointsDir  string
 	Restore        string
 	Faults         runtime.FaultHook
+	Log            *zerolog.Logger // nil: no logging
 }
 
 // Start compiles spec and starts it as a job.
@@ -96,8 +97,12 @@ func Start(t testing.TB, spec string, o Options) *runtime.Job {
 			t.Fatalf("restore: %v", err)
 		}
 	}
+	log := zerolog.Nop()
+	if o.Log != nil {
+		log = *o.Log
+	}
 	return runtime.StartJob(runtime.JobOptions{ID: fmt.Sprintf("test%d", time.Now().UnixNano()), Graph: g,
-		Env: &runtime.Env{FS: o.FS, Faults: o.Faults}, Log: zerolog.Nop(), CheckpointsDir: o.CheckpointsDir,
+		Env: &runtime.Env{FS: o.FS, Faults: o.Faults}, Log: log, CheckpointsDir: o.CheckpointsDir,
 		SavepointsDir: o.SavepointsDir, Restore: restore})
 }
 
