@@ -250,30 +250,34 @@ func (d *Daemon) Cancel(ref string) (*api.CancelResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	before := e.job.LatestCheckpoint()
 	if err := e.job.Cancel(); err != nil {
 		return nil, err
 	}
 	resp := &api.CancelResponse{State: e.job.State(), ResumeFrom: e.job.ResumeFrom()}
-	resp.Warning = cancelWarning(e.job, before, resp.ResumeFrom)
+	resp.Warning = cancelWarning(e.job.LatestCheckpoint(), e.job.LatestSavepoint(), resp.ResumeFrom)
 	return resp, nil
 }
 
-// cancelWarning tells how much a restore will reprocess.
-func cancelWarning(j *runtime.Job, latest *api.CheckpointInfo, resume string) string {
-	var b strings.Builder
+// cancelWarning tells how much a restore will reprocess, and from where.
+func cancelWarning(cp, sp *api.CheckpointInfo, resume string) string {
+	ago := func(c *api.CheckpointInfo) string { return time.Since(c.TriggerTime).Round(time.Second).String() }
+	var parts []string
 	switch {
-	case resume != "" && latest != nil && strings.HasPrefix(resume, latest.Path) && latest.Path != "":
-		fmt.Fprintf(&b, "a restore from %s (checkpoint %d, %s ago) reprocesses everything after it", resume, latest.ID, time.Since(latest.TriggerTime).Round(time.Second))
+	case resume != "" && cp != nil && cp.Path == resume:
+		parts = append(parts, fmt.Sprintf("the retained checkpoint %d (%s ago, %s) is where a restore would resume: `flinkgo run -s %s` reprocesses everything after it", cp.ID, ago(cp), resume, resume))
 	case resume != "":
-		fmt.Fprintf(&b, "a restore from %s reprocesses everything after it", resume)
-	case latest != nil:
-		fmt.Fprintf(&b, "its checkpoints were deleted (delete-on-cancellation); a restart without a savepoint starts over")
-	default:
-		fmt.Fprintf(&b, "the job had no completed checkpoint; a restart starts over")
+		parts = append(parts, fmt.Sprintf("a restore from %s reprocesses everything after it", resume))
+	case cp != nil:
+		parts = append(parts, "its checkpoints were deleted (delete-on-cancellation)")
 	}
-	b.WriteString(". `flinkgo stop` takes a savepoint and commits atomically: the safe way to pause a job")
-	return b.String()
+	if sp != nil {
+		parts = append(parts, fmt.Sprintf("its latest savepoint %d (%s ago, %s) can be restored with `flinkgo run -s %s`, reprocessing everything after it", sp.ID, ago(sp), sp.Path, sp.Path))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no checkpoint or savepoint is kept: a restart starts from the sources' starting positions")
+	}
+	parts = append(parts, "`flinkgo stop` takes a savepoint and commits atomically: the safe way to pause a job")
+	return strings.Join(parts, "; ")
 }
 
 // Savepoint triggers a savepoint.

@@ -164,6 +164,17 @@ func (j *Job) LatestCheckpoint() *api.CheckpointInfo {
 	return &c
 }
 
+// LatestSavepoint returns the latest savepoint taken by this job, or nil.
+func (j *Job) LatestSavepoint() *api.CheckpointInfo {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.status.latestSP == nil {
+		return nil
+	}
+	c := *j.status.latestSP
+	return &c
+}
+
 // errNotRunning is answered to requests once the loop has ended.
 func (j *Job) errNotRunning() error {
 	return api.Errorf(api.CodeConflict, "job %s is %s", j.id, j.State())
