@@ -1,0 +1,48 @@
+// Package fault is the fault-point registry: named places in the code paths
+// that matter for correctness where tests make an operation fail, panic,
+// stall, or end the process. In production no injector is installed and
+// every point costs one nil check (runtime.Env.Fire).
+package fault
+
+// Point is a named place where a fault can be injected. Call sites pass
+// the operator uid and subtask (and a checkpoint id where there is one) as
+// attributes, so rules can match one operator.
+type Point struct {
+	Name string
+	Doc  string
+}
+
+// Points lists every fault point in the code. A test checks that each Fire
+// call site names one of these and that the suite exercises all of them.
+var Points = []Point{
+	{"task.open", "a subtask has its state restored and opens its operator (restore)"},
+	{"task.snapshot", "a subtask takes the synchronous part of its snapshot"},
+	{"task.notify-complete", "a subtask learns that a checkpoint completed (before sinks commit and sources ack)"},
+	{"checkpoint.write-state", "a subtask's state file is written"},
+	{"checkpoint.publish-metadata", "the coordinator publishes a checkpoint's _metadata"},
+	{"checkpoint.discard", "retention deletes a subsumed checkpoint"},
+	{"file.write", "the file sink writes a batch to its in-progress files"},
+	{"file.precommit", "the file sink flushes and closes part files at a barrier"},
+	{"file.commit", "the file sink renames a pending part file to its finished name"},
+	{"file.commit-done", "the file sink finished committing a checkpoint's files"},
+	{"file.restore", "the file sink re-commits, truncates and cleans up after a restore"},
+	{"kafka.poll", "the Kafka source hands a batch to the runtime"},
+	{"kafka.snapshot", "the Kafka source records its offsets"},
+	{"kafka.commit-offsets", "the Kafka source commits a completed checkpoint's offsets to its group"},
+	{"kafka.sink.flush", "the Kafka sink waits for its writes at a barrier"},
+	{"nats.poll", "the NATS source hands a batch to the runtime"},
+	{"nats.snapshot", "the NATS source records its bookmark or pending acks"},
+	{"nats.ack", "the NATS queue source acknowledges messages"},
+	{"nats.nak", "the NATS queue source returns unacknowledged messages"},
+	{"nats.publish", "the NATS sink publishes a batch"},
+}
+
+// Known reports whether name is a registered point.
+func Known(name string) bool {
+	for _, p := range Points {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
