@@ -24,6 +24,8 @@ type Config struct {
 	CheckpointsDir string
 	SavepointsDir  string
 	LogLevel       string
+	// AllowedPaths bounds the paths the control API accepts (empty: any).
+	AllowedPaths []string
 	// Defaults of jobs' checkpointing and restart strategy; unset fields
 	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
 	Checkpointing api.CheckpointSpec

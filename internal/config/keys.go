@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,20 @@ var keys = []key{
 	{"rest.address", "127.0.0.1:8081", "TCP address of the REST API and /metrics; empty disables it", func(c *Config, v string) error { c.RestAddress = v; return nil }},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
+	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
+		c.AllowedPaths = nil
+		for _, p := range strings.Split(v, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("%q is not an absolute path", p)
+			}
+			c.AllowedPaths = append(c.AllowedPaths, filepath.Clean(p))
+		}
+		return nil
+	}},
 	{"log.level", "info", "debug, info, warn or error", func(c *Config, v string) error {
 		switch v {
 		case "debug", "info", "warn", "error":

@@ -66,7 +66,7 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 	var restore *runtime.Restore
 	resp := &api.SubmitResponse{}
 	if req.SavepointPath != "" {
-		if err := checkPath(req.SavepointPath); err != nil {
+		if err := d.checkPath(req.SavepointPath); err != nil {
 			return nil, err
 		}
 		restore, err = runtime.LoadRestore(d.fs, req.SavepointPath)
@@ -320,7 +320,7 @@ func (d *Daemon) checkTarget(dir string) error {
 		}
 		return nil
 	}
-	return checkPath(dir)
+	return d.checkPath(dir)
 }
 
 func (d *Daemon) configName() string {
@@ -331,8 +331,25 @@ func (d *Daemon) configName() string {
 }
 
 // checkPath refuses paths the API must not touch: relative paths (the
-// daemon's working directory is not the user's), NUL bytes and ".." parts.
-func checkPath(p string) error {
+// daemon's working directory is not the user's), NUL bytes, ".." parts, and
+// paths outside security.allowed-paths when it is set.
+func (d *Daemon) checkPath(p string) error {
+	if err := checkPathShape(p); err != nil {
+		return err
+	}
+	if len(d.cfg.AllowedPaths) == 0 {
+		return nil
+	}
+	clean := filepath.Clean(p)
+	for _, root := range d.cfg.AllowedPaths {
+		if clean == root || strings.HasPrefix(clean, root+string(filepath.Separator)) {
+			return nil
+		}
+	}
+	return api.Errorf(api.CodeUsage, "path %q is outside security.allowed-paths (%s)", p, strings.Join(d.cfg.AllowedPaths, ", "))
+}
+
+func checkPathShape(p string) error {
 	switch {
 	case strings.ContainsRune(p, 0):
 		return api.Errorf(api.CodeUsage, "path contains a NUL byte")
