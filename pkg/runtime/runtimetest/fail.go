@@ -30,12 +30,13 @@ func counter(name string) *atomic.Int64 {
 // `every` records in an attempt, at most `times` times in all (tracked under
 // `name` across attempts), in processing or (at: snapshot) when a
 // checkpoint arrives after that many records, or (at: notify) on the first
-// checkpoint completion after that many records.
+// checkpoint completion after that many records; at: open fails the
+// subtask's Open (its restore) and at: close its Close, `times` times in all.
 type failOptions struct {
 	Name  string `yaml:"name,required"`
 	Every int64  `yaml:"every,required"`
 	Times int64  `yaml:"times"`
-	At    string `yaml:"at"` // process (default), snapshot, notify
+	At    string `yaml:"at"` // process (default), snapshot, notify, open (restore), close
 }
 
 func init() {
@@ -55,8 +56,22 @@ type failOp struct {
 	seen int64
 }
 
-func (f *failOp) Open(*runtime.Context) error { return nil }
-func (f *failOp) Close() error                { return nil }
+func (f *failOp) Open(ctx *runtime.Context) error {
+	if f.o.At == "open" && ctx.Attempt > 0 {
+		f.seen = f.o.Every // restores only: the first start has nothing to restore
+		if f.due() {
+			return fmt.Errorf("injected failure %q in open (restore) of attempt %d", f.o.Name, ctx.Attempt)
+		}
+	}
+	return nil
+}
+
+func (f *failOp) Close() error {
+	if f.o.At == "close" && f.due() {
+		return fmt.Errorf("injected failure %q in close", f.o.Name)
+	}
+	return nil
+}
 
 func (f *failOp) due() bool {
 	if f.seen < f.o.Every {
