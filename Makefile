@@ -4,21 +4,41 @@ BIN     := bin/flinkgo
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/flinkgo/flinkgo/internal/cli.Version=$(VERSION)
 
-.PHONY: build test test-short race bench lint demo clean
+.PHONY: build test test-short bench lint demo scorecard chaos fuzz clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flinkgo
 
 # The whole suite: unit, connector, end-to-end (real binary) and fault tests,
-# with the race detector.
+# with the race detector. The fault tests' figures are printed at the end.
 test: build
-	$(GO) test -race -count=1 -timeout 14m ./...
+	@dir=$$(mktemp -d); start=$$(date +%s); \
+	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -timeout 14m ./... || { rm -rf $$dir; exit 1; }; \
+	$(GO) run ./scripts/scorecard -dir $$dir -wall $$(( $$(date +%s) - start ))s || true; rm -rf $$dir
+
+# Run the suite and write the fault tests' figures into the README.
+scorecard: build
+	@dir=$$(mktemp -d); start=$$(date +%s); \
+	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -timeout 14m ./... || { rm -rf $$dir; exit 1; }; \
+	$(GO) run ./scripts/scorecard -dir $$dir -readme README.md -wall $$(( $$(date +%s) - start ))s; rm -rf $$dir
+
+# Longer fault sweeps and kill loops.
+chaos: build
+	FLINKGO_CHAOS=long $(GO) test -race -count=1 -timeout 60m ./internal/chaos/ ./e2e/
+
+# Fuzz the spec parser and the snapshot decoders for a bounded time each.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseJob -fuzztime $(FUZZTIME) ./pkg/api/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMetadata -fuzztime $(FUZZTIME) ./pkg/runtime/checkpoint/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./pkg/state/
 
 test-short:
 	$(GO) test -short -count=1 ./...
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./pkg/runtime/...
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./pkg/runtime/
+	./scripts/bench-kafka.sh
 
 lint:
 	$(GO) vet ./...
