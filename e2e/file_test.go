@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// A bounded datagen → file job ends FINISHED with exactly its records in
+// finished files; an unbounded one without checkpointing is refused.
+func TestBoundedJobToFiles(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	out := filepath.Join(e.home, "out")
+	id := e.mustRun("run", e.writeSpec("f.yaml", fmt.Sprintf(`
+name: to-files
+parallelism: 3
+operators:
+  - {uid: gen, type: datagen, count: 30000}
+  - {uid: files, type: file, from: [gen], path: %s, bucket: none, rolling: {maxPartSize: 64KiB}}
+`, out)))
+	e.waitState(id, api.StateFinished, 30*time.Second)
+	requireExactly(t, out, 30000)
+
+	r := e.run("run", e.writeSpec("u.yaml", fmt.Sprintf(`
+name: unbounded
+operators:
+  - {uid: gen, type: datagen}
+  - {uid: files, type: file, from: [gen], path: %s}
+`, out)))
+	require.Equal(t, 3, r.code)
+	require.Contains(t, r.stderr, "checkpointing")
+}
+
+// SIGTERM suspends running jobs; the next daemon resumes them from their
+// latest checkpoint, and the output stays exactly-once.
+func TestShutdownSuspendsAndResumes(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	out := filepath.Join(e.home, "out")
+	id := e.mustRun("run", e.writeSpec("f.yaml", fmt.Sprintf(`
+name: suspended
+checkpointing: {interval: 100ms}
+operators:
+  - {uid: gen, type: datagen, count: 20000, rate: 5000}
+  - {uid: files, type: file, from: [gen], path: %s, bucket: none, rolling: {onCheckpoint: true}}
+`, out)))
+	time.Sleep(time.Second)
+	code, took := e.stopDaemon()
+	require.Equal(t, 0, code)
+	require.Less(t, took, 5*time.Second)
+	e.startDaemon()
+	info := e.info(id)
+	require.NotEqual(t, api.StateSuspended, info.State, "resumed at start")
+	require.Contains(t, info.RestoredFrom, "chk-")
+	e.waitState(id, api.StateFinished, 30*time.Second)
+	requireExactly(t, out, 20000)
+}
