@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
+	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -22,7 +23,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		Use:   "dev",
 		Short: "Development helpers: embedded brokers, the sequence producer, the exactly-once checker",
 	}
-	cmd.AddCommand(newDevKafkaCmd(g), newDevProduceCmd(g), newDevVerifyCmd(g))
+	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevProduceCmd(g), newDevVerifyCmd(g))
 	return cmd
 }
 
@@ -77,30 +78,84 @@ func orNone(s string) string {
 	return s
 }
 
+func newDevNATSCmd(g *globals) *cobra.Command {
+	var listen, storeDir string
+	var streams []string
+	cmd := &cobra.Command{
+		Use:   "nats",
+		Short: "Run an embedded NATS server with JetStream (FOR DEVELOPMENT ONLY: one node, no security)",
+		Args:  args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := natsserver.Config{Listen: listen, StoreDir: storeDir}
+			var names []string
+			for _, s := range streams {
+				st, err := natsserver.ParseStream(s)
+				if err != nil {
+					return api.Errorf(api.CodeUsage, "--stream: %v", err)
+				}
+				cfg.Streams = append(cfg.Streams, st)
+				names = append(names, s)
+			}
+			srv, err := natsserver.Start(cfg)
+			if err != nil {
+				return err
+			}
+			store := storeDir
+			if store == "" {
+				store = "memory"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "development NATS server (JetStream) listening on %s (streams: %s; store: %s). Not for production. Ctrl-C stops it.\n",
+				srv.URL(), orNone(strings.Join(names, " ")), store)
+			fmt.Fprintln(cmd.OutOrStdout(), srv.URL())
+			ctx, cancel := untilSignal(cmd.Context())
+			defer cancel()
+			<-ctx.Done()
+			return srv.Close()
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", natsserver.DefaultListen, "address to listen on")
+	cmd.Flags().StringVar(&storeDir, "store-dir", "", "keep streams and consumers here (default: in memory)")
+	cmd.Flags().StringArrayVar(&streams, "stream", nil, "stream to create, as name:subject[,subject...] (repeatable)")
+	return cmd
+}
+
 func newDevProduceCmd(g *globals) *cobra.Command {
 	var brokers []string
-	var topic string
+	var topic, natsURL, subject string
 	var start, count int64
 	var rate float64
 	cmd := &cobra.Command{
 		Use:   "produce",
-		Short: `Write {"idx": N} for N = start, start+1, ... to a Kafka topic (the savepoint experiment's producer)`,
+		Short: `Write {"idx": N} for N = start, start+1, ... to a Kafka topic or, with --nats, a NATS subject`,
 		Args:  args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := untilSignal(cmd.Context())
 			defer cancel()
 			last := time.Now()
-			cfg := produce.Config{Brokers: brokers, Topic: topic, Start: start, Count: count, Rate: rate,
-				Progress: func(sent, idx int64) {
-					if time.Since(last) >= time.Second || (count > 0 && sent == count) {
-						fmt.Fprintf(cmd.ErrOrStderr(), "produced %d records (last idx %d)\n", sent, idx)
-						last = time.Now()
-					}
-				}}
-			if err := cfg.Validate(); err != nil {
-				return api.Errorf(api.CodeUsage, "%v", err)
+			progress := func(sent, idx int64) {
+				if time.Since(last) >= time.Second || (count > 0 && sent == count) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "produced %d records (last idx %d)\n", sent, idx)
+					last = time.Now()
+				}
 			}
-			sent, err := produce.Run(ctx, cfg)
+			var sent int64
+			var err error
+			if natsURL != "" {
+				if cmd.Flags().Changed("brokers") || cmd.Flags().Changed("topic") {
+					return api.Errorf(api.CodeUsage, "--nats writes to a NATS subject (--subject); --brokers and --topic are for Kafka")
+				}
+				cfg := natsserver.ProduceConfig{URL: natsURL, Subject: subject, Start: start, Count: count, Rate: rate, Progress: progress}
+				if err := cfg.Validate(); err != nil {
+					return api.Errorf(api.CodeUsage, "%v", err)
+				}
+				sent, err = natsserver.Produce(ctx, cfg)
+			} else {
+				cfg := produce.Config{Brokers: brokers, Topic: topic, Start: start, Count: count, Rate: rate, Progress: progress}
+				if err := cfg.Validate(); err != nil {
+					return api.Errorf(api.CodeUsage, "%v", err)
+				}
+				sent, err = produce.Run(ctx, cfg)
+			}
 			if g.json() {
 				_ = printJSON(cmd.OutOrStdout(), map[string]any{"sent": sent, "last": start + sent - 1})
 			} else {
@@ -111,6 +166,8 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringSliceVar(&brokers, "brokers", []string{kafkabroker.DefaultListen}, "Kafka brokers")
 	cmd.Flags().StringVar(&topic, "topic", "flink-test", "topic to write to")
+	cmd.Flags().StringVar(&natsURL, "nats", "", "write to this NATS server (nats://host:port) instead of Kafka")
+	cmd.Flags().StringVar(&subject, "subject", "flink-test", "NATS subject to publish to (with --nats)")
 	cmd.Flags().Int64Var(&start, "start", 1, "first idx")
 	cmd.Flags().Int64Var(&count, "count", 0, "records to write (0: until interrupted)")
 	cmd.Flags().Float64Var(&rate, "rate", 1000, "records per second (0: as fast as possible)")

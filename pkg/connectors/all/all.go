@@ -7,6 +7,7 @@ import (
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard" // register
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/file"    // register
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/kafka"   // register
+	_ "github.com/flinkgo/flinkgo/pkg/connectors/nats"    // register
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/print"   // register
 	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"  // register
 )
