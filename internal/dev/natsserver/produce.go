@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flinkgo/flinkgo/internal/dev/sequence"
 )
 
 const (
 	// maxChunk bounds the messages published before waiting for their
 	// publish acks.
 	maxChunk = 1000
-	// chunkPeriod is the time worth of messages one chunk holds when the
-	// rate is limited: bursts last at most this long.
-	chunkPeriod = 10 * time.Millisecond
-	// progressEvery is how often ProduceConfig.Progress is called.
-	progressEvery = time.Second
 	// ackTimeout bounds the wait for one chunk's publish acks.
 	ackTimeout = 30 * time.Second
 )
@@ -49,14 +45,8 @@ func (c ProduceConfig) Validate() error {
 		return errors.New("no server URL")
 	case c.Subject == "":
 		return errors.New("no subject")
-	case c.Start < 0:
-		return fmt.Errorf("start %d: must not be negative", c.Start)
-	case c.Count < 0:
-		return fmt.Errorf("count %d: must not be negative (0 means unbounded)", c.Count)
-	case c.Rate < 0:
-		return fmt.Errorf("rate %v: must not be negative (0 means unlimited)", c.Rate)
 	}
-	return nil
+	return sequence.Options{Start: c.Start, Count: c.Count, Rate: c.Rate}.Validate()
 }
 
 // Produce publishes {"idx": N} for N = Start, Start+1, … to Subject and
@@ -91,81 +81,24 @@ func Produce(ctx context.Context, cfg ProduceConfig) (sent int64, err error) {
 		}
 		return 0, fmt.Errorf("produce: no stream captures subject %q: %w", cfg.Subject, err)
 	}
-	p := &producer{cfg: cfg, js: js, chunk: chunkSize(cfg.Rate), began: time.Now()}
-	return p.run(ctx)
+	p := &producer{cfg: cfg, js: js}
+	o := sequence.Options{Start: cfg.Start, Count: cfg.Count, Rate: cfg.Rate, Chunk: maxChunk, Progress: cfg.Progress}
+	return sequence.Run(ctx, o, p.publish)
 }
 
+// producer publishes chunks of the sequence and waits for their acks.
 type producer struct {
-	cfg          ProduceConfig
-	js           jetstream.JetStream
-	chunk        int64
-	began        time.Time
-	sent         int64
-	nextProgress time.Time
-	buf          []byte
+	cfg ProduceConfig
+	js  jetstream.JetStream
+	buf []byte
 }
 
-func chunkSize(rate float64) int64 {
-	if rate <= 0 {
-		return maxChunk
-	}
-	return min(max(int64(rate*chunkPeriod.Seconds()), 1), maxChunk)
-}
-
-func (p *producer) run(ctx context.Context) (int64, error) {
-	defer p.progress()
-	p.nextProgress = time.Now().Add(progressEvery)
-	for p.cfg.Count == 0 || p.sent < p.cfg.Count {
-		n := p.chunk
-		if p.cfg.Count > 0 {
-			n = min(n, p.cfg.Count-p.sent)
-		}
-		if p.pace(ctx) != nil || ctx.Err() != nil {
-			return p.sent, nil
-		}
-		if err := p.publish(n); err != nil {
-			return p.sent, err
-		}
-		if time.Now().After(p.nextProgress) {
-			p.progress()
-		}
-	}
-	return p.sent, nil
-}
-
-// pace waits until the next chunk is due at the configured rate. The
-// schedule is absolute (no drift); a producer more than 100ms behind it
-// forgets the debt instead of bursting.
-func (p *producer) pace(ctx context.Context) error {
-	if p.cfg.Rate <= 0 {
-		return nil
-	}
-	due := p.began.Add(time.Duration(float64(p.sent) / p.cfg.Rate * float64(time.Second)))
-	wait := time.Until(due)
-	if wait < -100*time.Millisecond {
-		p.began = p.began.Add(-wait)
-		return nil
-	}
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// publish sends the next n messages and waits for their publish acks. It
-// is not interrupted by ctx, so that sent stays exact.
-func (p *producer) publish(n int64) error {
-	first := p.cfg.Start + p.sent
+// publish sends messages first..first+n-1 and waits for their publish
+// acks. It is not interrupted by ctx, so that the count stays exact.
+func (p *producer) publish(first, n int64) (int64, error) {
 	futures := make([]jetstream.PubAckFuture, 0, n)
 	for i := range n {
-		p.buf = AppendRecord(p.buf[:0], first+i)
+		p.buf = sequence.AppendRecord(p.buf[:0], first+i)
 		f, err := p.js.PublishAsync(p.cfg.Subject, append([]byte(nil), p.buf...))
 		if err != nil {
 			return p.fail(futures, first, n, err)
@@ -184,22 +117,22 @@ func (p *producer) publish(n int64) error {
 			return p.fail(futures, first, n, err)
 		}
 	}
-	p.sent += n
-	return nil
+	return n, nil
 }
 
 // fail counts the leading acknowledged messages of a failed chunk.
-func (p *producer) fail(futures []jetstream.PubAckFuture, first, n int64, err error) error {
+func (p *producer) fail(futures []jetstream.PubAckFuture, first, n int64, err error) (int64, error) {
+	var acked int64
 	for _, f := range futures {
-		if !acked(f) {
+		if !isAcked(f) {
 			break
 		}
-		p.sent++
+		acked++
 	}
-	return fmt.Errorf("produce to %s: publish idx %d..%d: %w", p.cfg.Subject, first, first+n-1, err)
+	return acked, fmt.Errorf("produce to %s: publish idx %d..%d: %w", p.cfg.Subject, first, first+n-1, err)
 }
 
-func acked(f jetstream.PubAckFuture) bool {
+func isAcked(f jetstream.PubAckFuture) bool {
 	select {
 	case <-f.Ok():
 		return true
@@ -208,16 +141,5 @@ func acked(f jetstream.PubAckFuture) bool {
 	}
 }
 
-func (p *producer) progress() {
-	p.nextProgress = time.Now().Add(progressEvery)
-	if p.cfg.Progress != nil {
-		p.cfg.Progress(p.sent, p.cfg.Start+p.sent-1)
-	}
-}
-
 // AppendRecord appends the demo record for idx, {"idx": idx}, to dst.
-func AppendRecord(dst []byte, idx int64) []byte {
-	dst = append(dst, `{"idx": `...)
-	dst = strconv.AppendInt(dst, idx, 10)
-	return append(dst, '}')
-}
+func AppendRecord(dst []byte, idx int64) []byte { return sequence.AppendRecord(dst, idx) }

@@ -13,31 +13,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/flinkgo/flinkgo/internal/dev/sequence"
 )
 
 const (
 	// DefaultStart is the first idx when Config.Start is zero.
-	DefaultStart = 1
-
-	// maxChunk bounds the records handed to one WriteMessages call. Ten
-	// thousand records of ~14 bytes stay well below the broker's default
-	// 1 MB batch limit.
-	maxChunk = 10_000
-
-	// chunkPeriod is the time worth of records one chunk holds when the
-	// rate is limited: bursts last at most this long.
-	chunkPeriod = 10 * time.Millisecond
-
-	// progressEvery is how often Config.Progress is called.
-	progressEvery = time.Second
-
+	DefaultStart = sequence.DefaultStart
 	// writeTimeout bounds one chunk's write, retries included.
 	writeTimeout = 30 * time.Second
-
 	// metadataTimeout bounds the topic lookup at start.
 	metadataTimeout = 10 * time.Second
 )
@@ -79,14 +66,8 @@ func (c Config) Validate() error {
 		return errors.New("no topic")
 	case c.Partition != nil && *c.Partition < 0:
 		return fmt.Errorf("partition %d: must not be negative", *c.Partition)
-	case c.Start < 0:
-		return fmt.Errorf("start %d: must not be negative", c.Start)
-	case c.Count < 0:
-		return fmt.Errorf("count %d: must not be negative (0 means unbounded)", c.Count)
-	case c.Rate < 0:
-		return fmt.Errorf("rate %v: must not be negative (0 means unlimited)", c.Rate)
 	}
-	return nil
+	return sequence.Options{Start: c.Start, Count: c.Count, Rate: c.Rate}.Validate()
 }
 
 // Run sends records until Count are acknowledged or ctx is done, and returns
@@ -142,50 +123,36 @@ func checkTopic(ctx context.Context, cfg Config, tr *kafka.Transport) error {
 	return nil
 }
 
+// producer writes chunks of the sequence with a kafka-go Writer.
 type producer struct {
-	cfg   Config
-	w     *kafka.Writer
-	pace  *pacer // nil: unlimited
-	chunk int64  // records per WriteMessages call
-
+	cfg  Config
+	w    *kafka.Writer
 	msgs []kafka.Message
 	buf  []byte
 	offs []int
-
-	sent         int64
-	nextProgress time.Time
 }
 
 func newProducer(cfg Config, tr *kafka.Transport) *producer {
-	p := &producer{cfg: cfg, chunk: chunkSize(cfg.Rate)}
+	chunk := sequence.ChunkSize(cfg.Rate)
+	p := &producer{cfg: cfg, msgs: make([]kafka.Message, chunk)}
 	p.w = &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
 		Topic:        cfg.Topic,
 		Balancer:     balancer(cfg.Partition),
 		RequiredAcks: kafka.RequireAll,
-		BatchSize:    int(p.chunk),
+		BatchSize:    int(chunk),
 		// A chunk smaller than BatchSize per partition is flushed when
 		// this expires: kafka-go's default of 1s would stall every chunk.
 		BatchTimeout: time.Millisecond,
 		WriteTimeout: writeTimeout,
 		Transport:    tr,
 	}
-	if cfg.Rate > 0 {
-		p.pace = newPacer(cfg.Rate, time.Now())
-	}
-	p.msgs = make([]kafka.Message, p.chunk)
-	p.nextProgress = time.Now().Add(progressEvery)
 	return p
 }
 
-// chunkSize is the records per write: chunkPeriod worth at a limited rate
-// (at least one), maxChunk when unlimited.
-func chunkSize(rate float64) int64 {
-	if rate <= 0 {
-		return maxChunk
-	}
-	n := int64(rate * chunkPeriod.Seconds())
-	return min(max(n, 1), maxChunk)
+func (p *producer) run(ctx context.Context) (int64, error) {
+	o := sequence.Options{Start: p.cfg.Start, Count: p.cfg.Count, Rate: p.cfg.Rate, Progress: p.cfg.Progress}
+	return sequence.Run(ctx, o, func(first, n int64) (int64, error) { return p.write(ctx, first, n) })
 }
 
 func balancer(partition *int) kafka.Balancer {
@@ -196,48 +163,24 @@ func balancer(partition *int) kafka.Balancer {
 	return kafka.BalancerFunc(func(kafka.Message, ...int) int { return p })
 }
 
-func (p *producer) run(ctx context.Context) (int64, error) {
-	defer p.progress()
-	for p.cfg.Count == 0 || p.sent < p.cfg.Count {
-		n := p.chunk
-		if p.cfg.Count > 0 {
-			n = min(n, p.cfg.Count-p.sent)
-		}
-		if p.pace != nil && p.pace.wait(ctx, n) != nil {
-			return p.sent, nil
-		}
-		if ctx.Err() != nil {
-			return p.sent, nil
-		}
-		if err := p.write(ctx, n); err != nil {
-			return p.sent, err
-		}
-		if time.Now().After(p.nextProgress) {
-			p.progress()
-		}
-	}
-	return p.sent, nil
-}
-
-// write sends the next n records and waits for their acknowledgement. It is
-// not interrupted by ctx: kafka-go may still write a batch after a cancelled
-// WriteMessages returns, which would make the sent count a guess.
-func (p *producer) write(ctx context.Context, n int64) error {
-	first := p.cfg.Start + p.sent
+// write sends records first..first+n-1 and waits for their acknowledgement.
+// It is not interrupted by ctx: kafka-go may still write a batch after a
+// cancelled WriteMessages returns, which would make the sent count a guess.
+func (p *producer) write(ctx context.Context, first, n int64) (int64, error) {
 	msgs := p.encode(first, n)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	err := p.w.WriteMessages(wctx, msgs...)
 	if err == nil {
-		p.sent += n
-		return nil
+		return n, nil
 	}
+	var acked int64
 	var werrs kafka.WriteErrors
 	if errors.As(err, &werrs) {
-		p.sent += int64(len(werrs) - werrs.Count())
+		acked = int64(len(werrs) - werrs.Count())
 		err = firstError(werrs)
 	}
-	return fmt.Errorf("produce to %s: write idx %d..%d: %w", p.cfg.Topic, first, first+n-1, err)
+	return acked, fmt.Errorf("produce to %s: write idx %d..%d: %w", p.cfg.Topic, first, first+n-1, err)
 }
 
 // encode fills the reused message slice with {"idx": first} … and returns
@@ -247,7 +190,7 @@ func (p *producer) encode(first, n int64) []kafka.Message {
 	p.buf, p.offs = p.buf[:0], p.offs[:0]
 	for i := range n {
 		p.offs = append(p.offs, len(p.buf))
-		p.buf = AppendRecord(p.buf, first+i)
+		p.buf = sequence.AppendRecord(p.buf, first+i)
 	}
 	p.offs = append(p.offs, len(p.buf))
 	msgs := p.msgs[:n]
@@ -258,19 +201,8 @@ func (p *producer) encode(first, n int64) []kafka.Message {
 	return msgs
 }
 
-func (p *producer) progress() {
-	p.nextProgress = time.Now().Add(progressEvery)
-	if p.cfg.Progress != nil {
-		p.cfg.Progress(p.sent, p.cfg.Start+p.sent-1)
-	}
-}
-
 // AppendRecord appends the demo record for idx, {"idx": idx}, to dst.
-func AppendRecord(dst []byte, idx int64) []byte {
-	dst = append(dst, `{"idx": `...)
-	dst = strconv.AppendInt(dst, idx, 10)
-	return append(dst, '}')
-}
+func AppendRecord(dst []byte, idx int64) []byte { return sequence.AppendRecord(dst, idx) }
 
 func firstError(werrs kafka.WriteErrors) error {
 	for _, err := range werrs {

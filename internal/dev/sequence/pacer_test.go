@@ -1,4 +1,4 @@
-package produce
+package sequence
 
 import (
 	"testing"
@@ -28,14 +28,14 @@ func TestChunkSize(t *testing.T) {
 		rate float64
 		want int64
 	}{
-		{0, maxChunk},
+		{0, MaxChunk},
 		{1, 1},
 		{99, 1},
 		{1000, 10},
 		{50_000, 500},
-		{10_000_000, maxChunk},
+		{10_000_000, MaxChunk},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, chunkSize(tt.rate), "rate %v", tt.rate)
+		assert.Equal(t, tt.want, ChunkSize(tt.rate), "rate %v", tt.rate)
 	}
 }
