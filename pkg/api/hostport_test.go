@@ -1,7 +1,14 @@
 package api
-import ("testing";"github.com/stretchr/testify/require")
+
+import (
+	"github.com/stretchr/testify/require"
+	"testing"
+)
+
 func TestHostPortInFlowList(t *testing.T) {
-	var out struct{ Brokers []string `yaml:"brokers"` }
+	var out struct {
+		Brokers []string `yaml:"brokers"`
+	}
 	d := NewDecoder("x.yaml")
 	n := d.ParseYAML([]byte("{brokers: [localhost:9092, 127.0.0.1:9093]}"))
 	d.Decode(n, "", &out)

@@ -13,7 +13,7 @@ import (
 func TestBoundedLatestFinishesWithRecordsPresentAtStart(t *testing.T) {
 	b := startBroker(t, "in:3")
 	produceIdx(t, b.Addr(), "in", 1, 3000)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: bounded
 parallelism: 2

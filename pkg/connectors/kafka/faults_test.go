@@ -55,7 +55,7 @@ func requireCountsAndRaw(t testing.TB, name string, n int) {
 
 func waitCounts(t testing.TB, name string, n int) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("counts adding up to %d", n), func() bool {
+	runtimetest.WaitUntil(t, waitFor, fmt.Sprintf("counts adding up to %d", n), func() bool {
 		return total(maxCounts(t, runtimetest.Values(name+"-counts"))) >= n
 	})
 }
@@ -64,10 +64,10 @@ func waitCounts(t testing.TB, name string, n int) {
 // restart strategy retries until one appears.
 func TestBrokerUnreachableAtStart(t *testing.T) {
 	addr := freeAddr(t)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
 	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitUntil(t, "two restarts", func() bool { return j.Info().Restarts >= 2 })
+	runtimetest.WaitUntil(t, waitFor, "two restarts", func() bool { return j.Info().Restarts >= 2 })
 	assert.Contains(t, j.Info().Error, "kafka source: read metadata of topics [in] from brokers ["+addr+"]")
 
 	b := startBrokerWith(t, kafkabroker.Config{Listen: addr}, "in:3")
@@ -87,7 +87,7 @@ func TestBrokerRestartMidRun(t *testing.T) {
 	require.NoError(t, err)
 	addr := b.Addr()
 	produceIdx(t, addr, "in", 1, 1000)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
 	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	waitCounts(t, name, 1000)
@@ -99,7 +99,7 @@ func TestBrokerRestartMidRun(t *testing.T) {
 	b = startBrokerWith(t, kafkabroker.Config{Listen: addr, DataDir: dir})
 	produceIdx(t, addr, "in", 1001, 1000)
 	waitCounts(t, name, 2000)
-	waitCollected(t, name, 2000)
+	runtimetest.WaitCollected(t, waitFor, name, 2000)
 	cancelJob(t, j)
 	assert.Zero(t, j.Info().Restarts)
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 2000)
@@ -116,13 +116,13 @@ func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
 	require.NoError(t, err)
 	addr := b.Addr()
 	produceIdx(t, addr, "in", 1, 1000)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
 	j := runtimetest.Start(t, countingJob(addr, name, ", retryTimeout: 200ms"), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	waitCounts(t, name, 1000)
 
 	require.NoError(t, b.Close())
-	waitUntil(t, "a restart", func() bool { return j.Info().Restarts >= 1 })
+	runtimetest.WaitUntil(t, waitFor, "a restart", func() bool { return j.Info().Restarts >= 1 })
 	b = startBrokerWith(t, kafkabroker.Config{Listen: addr, DataDir: dir})
 	produceIdx(t, addr, "in", 1001, 1000)
 	waitCounts(t, name, 2000)
@@ -135,7 +135,7 @@ func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
 func TestFaultPoints(t *testing.T) {
 	b := startBroker(t, "in:3")
 	produceIdx(t, b.Addr(), "in", 1, 3000)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
 	f := newFaults(map[string]int{"kafka.poll": 1, "kafka.snapshot": 1})
 	j := runtimetest.Start(t, countingJob(b.Addr(), name, ", bounded: latest"), runtimetest.Options{

@@ -207,35 +207,6 @@ func summary(v []int64) string {
 	return fmt.Sprint(v)
 }
 
-// uniqueName gives each test its own collector name.
-func uniqueName(t testing.TB) string {
-	clean := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")
-	name := fmt.Sprintf("%s-%d", clean, time.Now().UnixNano())
-	runtimetest.Reset(name)
-	t.Cleanup(func() { runtimetest.Reset(name) })
-	return name
-}
-
-// waitUntil polls cond until it holds or waitFor passes.
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// waitCollected waits until the collector holds at least n values.
-func waitCollected(t testing.TB, name string, n int) {
-	t.Helper()
-	waitUntil(t, fmt.Sprintf("%d collected records in %s", n, name), func() bool {
-		return len(runtimetest.Values(name)) >= n
-	})
-}
-
 // waitCheckpoint waits for a completed periodic checkpoint after the call.
 func waitCheckpoint(t testing.TB, j *runtime.Job) *api.CheckpointInfo {
 	t.Helper()
@@ -244,7 +215,7 @@ func waitCheckpoint(t testing.TB, j *runtime.Job) *api.CheckpointInfo {
 		after = c.ID
 	}
 	var got *api.CheckpointInfo
-	waitUntil(t, "a completed checkpoint", func() bool {
+	runtimetest.WaitUntil(t, waitFor, "a completed checkpoint", func() bool {
 		got = j.LatestCheckpoint()
 		return got != nil && got.ID > after
 	})

@@ -109,10 +109,10 @@ func TestStopRestoreAcrossParallelism(t *testing.T) {
 	var all []int64
 	var restore string
 	for i, par := range []int{2, 3, 1} {
-		name := uniqueName(t)
+		name := runtimetest.UniqueName(t)
 		j := runtimetest.Start(t, sourceJob(name, b.Addr(), par, ""), runtimetest.Options{
 			CheckpointsDir: t.TempDir(), Restore: restore})
-		waitCollected(t, name, 2000)
+		runtimetest.WaitCollected(t, waitFor, name, 2000)
 		if i < 2 {
 			path, _, err := j.Stop(dir, false)
 			require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestStopRestoreAcrossParallelism(t *testing.T) {
 			continue
 		}
 		sent := prod.stop(t)
-		waitCollected(t, name, int(sent)-len(all))
+		runtimetest.WaitCollected(t, waitFor, name, int(sent)-len(all))
 		cancelJob(t, j)
 		all = append(all, idxs(t, runtimetest.Values(name))...)
 		requireExactly(t, all, 1, sent)
@@ -138,19 +138,19 @@ func TestStopRestoreAcrossParallelism(t *testing.T) {
 func TestSavepointCancelRestoreStartsAtSavepointOffsets(t *testing.T) {
 	b := startBroker(t, "in:4")
 	prod := startProducer(t, b.Addr(), "in", 20_000)
-	first, second := uniqueName(t), uniqueName(t)
+	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, sourceJob(first, b.Addr(), 2, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCollected(t, first, 2000)
+	runtimetest.WaitCollected(t, waitFor, first, 2000)
 	path, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
-	waitCollected(t, first, len(runtimetest.Values(first))+1000) // records after the savepoint
+	runtimetest.WaitCollected(t, waitFor, first, len(runtimetest.Values(first))+1000) // records after the savepoint
 	cancelJob(t, j)
 	saved := snapshotOffsets(t, path, "in")
 	require.Len(t, saved, 4)
 
 	j = runtimetest.Start(t, sourceJob(second, b.Addr(), 2, ""), runtimetest.Options{
 		CheckpointsDir: t.TempDir(), Restore: path})
-	waitCollected(t, second, 1000)
+	runtimetest.WaitCollected(t, waitFor, second, 1000)
 	sent := prod.stop(t)
 	loc := locate(t, b.Addr(), "in")
 	require.Len(t, loc, int(sent))
@@ -164,7 +164,7 @@ func TestSavepointCancelRestoreStartsAtSavepointOffsets(t *testing.T) {
 			want++
 		}
 	}
-	waitCollected(t, second, want)
+	runtimetest.WaitCollected(t, waitFor, second, want)
 	cancelJob(t, j)
 
 	restored := idxs(t, runtimetest.Values(second))
@@ -191,7 +191,7 @@ func TestTaskFailureRestoresExactly(t *testing.T) {
 	const n = 20_000
 	b := startBroker(t, "in:4")
 	produceIdx(t, b.Addr(), "in", 1, n)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: failures
 parallelism: 2
@@ -206,7 +206,7 @@ operators:
   - {uid: raw, type: test-collect, from: [fail], name: %[2]s}
 `, b.Addr(), name), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	waitUntil(t, "exact counts", func() bool { return total(maxCounts(t, runtimetest.Values(name+"-counts"))) == n })
+	runtimetest.WaitUntil(t, waitFor, "exact counts", func() bool { return total(maxCounts(t, runtimetest.Values(name+"-counts"))) == n })
 	cancelJob(t, j)
 	require.Equal(t, int64(2), runtimetest.Fired(name))
 	require.GreaterOrEqual(t, j.Info().Restarts, 1)

@@ -77,7 +77,7 @@ operators:
   - {uid: gen, type: datagen, rate: 5000}
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out}
 `, b.Addr()), runtimetest.Options{})
-	waitUntil(t, "records written", func() bool { return operator(t, j, "out").RecordsIn > 500 })
+	runtimetest.WaitUntil(t, waitFor, "records written", func() bool { return operator(t, j, "out").RecordsIn > 500 })
 	for range 3 {
 		path, _, err := j.Savepoint(t.TempDir())
 		require.NoError(t, err)

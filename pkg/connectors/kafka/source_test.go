@@ -42,9 +42,9 @@ func TestOffsetOutOfRangeOnRestore(t *testing.T) {
 		t.Run("policy="+tc.policy, func(t *testing.T) {
 			b := startBroker(t, "in:1")
 			produceIdx(t, b.Addr(), "in", 1, 100)
-			first := uniqueName(t)
+			first := runtimetest.UniqueName(t)
 			j := runtimetest.Start(t, simpleJob(b.Addr(), first, "format: json"), runtimetest.Options{CheckpointsDir: t.TempDir()})
-			waitCollected(t, first, 100)
+			runtimetest.WaitCollected(t, waitFor, first, 100)
 			path, _, err := j.Stop(t.TempDir(), false)
 			require.NoError(t, err)
 			runtimetest.Wait(t, j, waitFor)
@@ -56,7 +56,7 @@ func TestOffsetOutOfRangeOnRestore(t *testing.T) {
 			if tc.policy != "" {
 				opts += ", onOffsetOutOfRange: " + tc.policy
 			}
-			second := uniqueName(t)
+			second := runtimetest.UniqueName(t)
 			logs := &syncBuffer{}
 			j = startLogged(t, simpleJob(b.Addr(), second, opts), runtimetest.Options{Restore: path, CheckpointsDir: t.TempDir()}, logs)
 			if tc.policy == "" {
@@ -69,10 +69,10 @@ func TestOffsetOutOfRangeOnRestore(t *testing.T) {
 				return
 			}
 			if tc.policy == "latest" {
-				waitUntil(t, "the skip", func() bool { return operator(t, j, "in").Metrics["recordsSkippedOutOfRange"] == tc.skipped })
+				runtimetest.WaitUntil(t, waitFor, "the skip", func() bool { return operator(t, j, "in").Metrics["recordsSkippedOutOfRange"] == tc.skipped })
 				produceIdx(t, b.Addr(), "in", 201, 10)
 			}
-			waitCollected(t, second, int(tc.want[1]-tc.want[0]+1))
+			runtimetest.WaitCollected(t, waitFor, second, int(tc.want[1]-tc.want[0]+1))
 			assert.Equal(t, tc.skipped, operator(t, j, "in").Metrics["recordsSkippedOutOfRange"])
 			assert.Contains(t, logs.String(), fmt.Sprintf(`"partition":"in/0","offset":100,"log_start_offset":150,"end_offset":200,"new_offset":%d,"records_skipped":%d`, tc.skipped+100, tc.skipped))
 			cancelJob(t, j)
@@ -86,7 +86,7 @@ func TestDecodeErrors(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			b := startBroker(t, "in:1")
 			produceTo(t, b.Addr(), "in", 0, `{"idx": 1}`, `not json`, `{"idx": 2}`)
-			name := uniqueName(t)
+			name := runtimetest.UniqueName(t)
 			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, bounded: latest, onDecodeError: "+policy), runtimetest.Options{CheckpointsDir: t.TempDir()})
 			if policy == "fail" {
 				require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
@@ -107,7 +107,7 @@ func TestRawFormatKeysAndTimestamps(t *testing.T) {
 	b := startBroker(t, "in:1")
 	before := time.Now().UnixMilli()
 	produceTo(t, b.Addr(), "in", 0, "k1=not json", "plain")
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: raw
 operators:
@@ -124,10 +124,10 @@ operators:
 func TestOffsetsCommittedOnCheckpoint(t *testing.T) {
 	b := startBroker(t, "in:2")
 	produceIdx(t, b.Addr(), "in", 1, 100)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: lag"), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCollected(t, name, 100)
-	waitUntil(t, "committed offsets 50/50", func() bool {
+	runtimetest.WaitCollected(t, waitFor, name, 100)
+	runtimetest.WaitUntil(t, waitFor, "committed offsets 50/50", func() bool {
 		c := committed(t, b.Addr(), "lag", "in", 2)
 		return c[0] == 50 && c[1] == 50
 	})
@@ -149,10 +149,10 @@ func TestOffsetsCommittedOnCheckpoint(t *testing.T) {
 func TestCommitFailureIsOnlyLogged(t *testing.T) {
 	b := startBroker(t, "in:1")
 	produceIdx(t, b.Addr(), "in", 1, 10)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	f := newFaults(map[string]int{"kafka.commit-offsets": 3})
 	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: g"), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
-	waitUntil(t, "a commit", func() bool { return committed(t, b.Addr(), "g", "in", 1)[0] == 10 })
+	runtimetest.WaitUntil(t, waitFor, "a commit", func() bool { return committed(t, b.Addr(), "g", "in", 1)[0] == 10 })
 	assert.Equal(t, 3, f.count("kafka.commit-offsets"))
 	assert.Equal(t, int64(3), operator(t, j, "in").Metrics["offsetCommitFailures"])
 	assert.Equal(t, api.StateRunning, j.State())
@@ -189,7 +189,7 @@ func TestStartingOffsets(t *testing.T) {
 		{"startingOffsets: committed, groupId: nobody, autoOffsetReset: none", []string{"no committed offset"}}, // fails
 	} {
 		t.Run(tc.opts, func(t *testing.T) {
-			name := uniqueName(t)
+			name := runtimetest.UniqueName(t)
 			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "bounded: latest, "+tc.opts), runtimetest.Options{CheckpointsDir: t.TempDir()})
 			state := runtimetest.Wait(t, j, waitFor)
 			if strings.Contains(tc.opts, "none") {
@@ -211,7 +211,7 @@ func TestStartingOffsets(t *testing.T) {
 func TestPartitionsAddedWhileRunning(t *testing.T) {
 	b := startBroker(t, "in:1")
 	produceTo(t, b.Addr(), "in", 0, `{"idx": 1}`)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: discovery
 parallelism: 2
@@ -220,12 +220,12 @@ operators:
   - {uid: in, type: kafka, brokers: [%s], topic: in, format: json, partitionDiscoveryInterval: 50ms}
   - {uid: out, type: test-collect, from: [in], name: %s}
 `, b.Addr(), name), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCollected(t, name, 1)
+	runtimetest.WaitCollected(t, waitFor, name, 1)
 	require.NoError(t, b.AddPartitions("in", 3))
 	produceTo(t, b.Addr(), "in", 1, `{"idx": 2}`, `{"idx": 3}`)
 	produceTo(t, b.Addr(), "in", 2, `{"idx": 4}`)
-	waitCollected(t, name, 4)
-	waitUntil(t, "3 partitions assigned", func() bool { return operator(t, j, "in").Metrics["assignedPartitions"] == 3 })
+	runtimetest.WaitCollected(t, waitFor, name, 4)
+	runtimetest.WaitUntil(t, waitFor, "3 partitions assigned", func() bool { return operator(t, j, "in").Metrics["assignedPartitions"] == 3 })
 	path, _, err := j.Stop(t.TempDir(), false)
 	require.NoError(t, err)
 	runtimetest.Wait(t, j, waitFor)

@@ -59,7 +59,7 @@ func savepointNext(t *testing.T, path string) int64 {
 // starts at exactly the savepoint's next sequence: no gap, no duplicate.
 func TestBookmarkSavepointCancelRestore(t *testing.T) {
 	srv := startServer(t, "b:b.in")
-	first, second := uniqueName(t), uniqueName(t)
+	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	dir := t.TempDir()
 	const total = 3000
 	ctx, stop := context.WithCancel(context.Background())
@@ -71,7 +71,7 @@ func TestBookmarkSavepointCancelRestore(t *testing.T) {
 	defer stop()
 	j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", "", "type: test-collect, name: "+first),
 		runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
-	waitCollected(t, first, 500)
+	runtimetest.WaitCollected(t, waitFor, first, 500)
 	path, _, err := j.Savepoint("")
 	require.NoError(t, err)
 	cancelJob(t, j)
@@ -82,7 +82,7 @@ func TestBookmarkSavepointCancelRestore(t *testing.T) {
 		runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
 	defer cancelJob(t, j)
 	require.Equal(t, int64(total), <-produced)
-	waitUntil(t, "the rest", func() bool { return len(runtimetest.Values(second)) >= total-int(next)+1 })
+	runtimetest.WaitUntil(t, waitFor, "the rest", func() bool { return len(runtimetest.Values(second)) >= total-int(next)+1 })
 	after := idxs(t, runtimetest.Values(second))
 	t.Logf("savepoint at next sequence %d; first job read up to idx %d; restored job read %d..%d", next, before[len(before)-1], after[0], after[len(after)-1])
 	requireExactly(t, before[:next-1], 1, next-1)
@@ -97,7 +97,7 @@ func TestBookmarkSavepointCancelRestore(t *testing.T) {
 func TestBookmarkExactlyOnceIntoFiles(t *testing.T) {
 	srv := startServer(t, "b:b.in")
 	out, dir := t.TempDir(), t.TempDir()
-	failName := uniqueName(t)
+	failName := runtimetest.UniqueName(t)
 	spec := func(interval string) string {
 		return fmt.Sprintf(`
 name: files
@@ -112,7 +112,7 @@ operators:
 	produceIdx(t, srv.URL(), "b.in", 1, 4000)
 	// Failures, recovered from periodic checkpoints; then an atomic stop.
 	j := runtimetest.Start(t, spec("50ms"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
-	waitUntil(t, "4000 read", func() bool { return gauge(j, "in", "nextSequence") == 4001 })
+	runtimetest.WaitUntil(t, waitFor, "4000 read", func() bool { return gauge(j, "in", "nextSequence") == 4001 })
 	require.Equal(t, int64(2), runtimetest.Fired(failName))
 	path, _, err := j.Stop("", false)
 	require.NoError(t, err)
@@ -121,13 +121,13 @@ operators:
 	// savepoint's files are committed by the job restored from it.
 	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
 	produceIdx(t, srv.URL(), "b.in", 4001, 1000)
-	waitUntil(t, "5000 read", func() bool { return gauge(j, "in", "nextSequence") == 5001 })
+	runtimetest.WaitUntil(t, waitFor, "5000 read", func() bool { return gauge(j, "in", "nextSequence") == 5001 })
 	path, _, err = j.Savepoint("")
 	require.NoError(t, err)
 	cancelJob(t, j)
 	produceIdx(t, srv.URL(), "b.in", 5001, 1000)
 	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
-	waitUntil(t, "6000 read", func() bool { return gauge(j, "in", "nextSequence") == 6001 })
+	runtimetest.WaitUntil(t, waitFor, "6000 read", func() bool { return gauge(j, "in", "nextSequence") == 6001 })
 	_, _, err = j.Stop("", false)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor))
@@ -154,10 +154,10 @@ func TestBookmarkStartPositions(t *testing.T) {
 		bookmark string
 		from     int64
 	}{{"", 1}, {", bookmark: 4", 4}, {", bookmark: '" + m7.Time.Format(time.RFC3339Nano) + "'", 7}, {", bookmark: now", 11}} {
-		name := uniqueName(t)
+		name := runtimetest.UniqueName(t)
 		j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", tc.bookmark, "type: test-collect, name: "+name),
 			runtimetest.Options{CheckpointsDir: t.TempDir()})
-		waitUntil(t, "open", func() bool { return gauge(j, "in", "nextSequence") > 0 })
+		runtimetest.WaitUntil(t, waitFor, "open", func() bool { return gauge(j, "in", "nextSequence") > 0 })
 		if tc.from == 11 {
 			produceIdx(t, srv.URL(), "b.in", 11, 5)
 		}
@@ -165,7 +165,7 @@ func TestBookmarkStartPositions(t *testing.T) {
 		if tc.from == 11 {
 			end = 16
 		}
-		waitUntil(t, "read to the end", func() bool { return gauge(j, "in", "nextSequence") == end })
+		runtimetest.WaitUntil(t, waitFor, "read to the end", func() bool { return gauge(j, "in", "nextSequence") == end })
 		cancelJob(t, j)
 		got := idxs(t, runtimetest.Values(name))
 		require.NotEmpty(t, got, tc.bookmark)
@@ -180,18 +180,18 @@ func TestBookmarkDiscardOnEmit(t *testing.T) {
 	srv := startServer(t, "b:b.in")
 	c := connect(t, srv.URL())
 	produceIdx(t, srv.URL(), "b.in", 1, 500)
-	first, second := uniqueName(t), uniqueName(t)
+	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	spec := func(name string) string {
 		return bookmarkJob(srv.URL(), "", ", discardOn: emit, durable: pos", "type: test-collect, name: "+name)
 	}
 	j := runtimetest.Start(t, spec(first), runtimetest.Options{})
-	waitCollected(t, first, 500)
+	runtimetest.WaitCollected(t, waitFor, first, 500)
 	cancelJob(t, j)
 	require.Zero(t, c.consumer(t, "b", "pos").NumAckPending, "acknowledged on emit")
 	produceIdx(t, srv.URL(), "b.in", 501, 300)
 	j = runtimetest.Start(t, spec(second), runtimetest.Options{})
 	defer cancelJob(t, j)
-	waitCollected(t, second, 300)
+	runtimetest.WaitCollected(t, waitFor, second, 300)
 	requireExactly(t, idxs(t, runtimetest.Values(first)), 1, 500)
 	requireExactly(t, idxs(t, runtimetest.Values(second)), 501, 800)
 }
@@ -204,10 +204,10 @@ func TestBookmarkDecodeErrors(t *testing.T) {
 		_, err := c.js.Publish(context.Background(), "b.in", []byte(p))
 		require.NoError(t, err)
 	}
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", ", onDecodeError: skip", "type: test-collect, name: "+name),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCollected(t, name, 2)
+	runtimetest.WaitCollected(t, waitFor, name, 2)
 	require.Equal(t, int64(1), gauge(j, "in", "recordsSkipped"))
 	cancelJob(t, j)
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 2)
@@ -253,7 +253,7 @@ func TestSubjectFilter(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	books, queue := uniqueName(t), uniqueName(t)
+	books, queue := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: filters
 checkpointing: {interval: 50ms}
@@ -264,8 +264,8 @@ operators:
   - {uid: qout, type: test-collect, from: [q], name: %s}
 `, srv.URL(), srv.URL(), books, queue), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	defer cancelJob(t, j)
-	waitCollected(t, books, 10)
-	waitCollected(t, queue, 10)
+	runtimetest.WaitCollected(t, waitFor, books, 10)
+	runtimetest.WaitCollected(t, waitFor, queue, 10)
 	time.Sleep(100 * time.Millisecond)
 	for _, name := range []string{books, queue} {
 		got := idxs(t, runtimetest.Values(name))

@@ -78,7 +78,7 @@ func connect(t testing.TB, url string) *client {
 // waitConsumer waits until the job created the durable.
 func (c *client) waitConsumer(t testing.TB, stream, durable string) {
 	t.Helper()
-	waitUntil(t, "consumer "+durable, func() bool {
+	runtimetest.WaitUntil(t, waitFor, "consumer "+durable, func() bool {
 		_, err := c.js.Consumer(context.Background(), stream, durable)
 		return err == nil
 	})
@@ -216,39 +216,10 @@ func summary(v []int64) string {
 	return fmt.Sprint(v)
 }
 
-// uniqueName gives each test its own collector name.
-func uniqueName(t testing.TB) string {
-	clean := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")
-	name := fmt.Sprintf("%s-%d", clean, time.Now().UnixNano())
-	runtimetest.Reset(name)
-	t.Cleanup(func() { runtimetest.Reset(name) })
-	return name
-}
-
-// waitUntil polls cond until it holds or waitFor passes.
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// waitCollected waits until the collector holds at least n values.
-func waitCollected(t testing.TB, name string, n int) {
-	t.Helper()
-	waitUntil(t, fmt.Sprintf("%d collected records in %s", n, name), func() bool {
-		return len(runtimetest.Values(name)) >= n
-	})
-}
-
 // waitDistinct waits until the collector holds every idx of 1..n.
 func waitDistinct(t testing.TB, name string, n int64) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("idx 1..%d collected in %s", n, name), func() bool {
+	runtimetest.WaitUntil(t, waitFor, fmt.Sprintf("idx 1..%d collected in %s", n, name), func() bool {
 		return len(count(idxs(t, runtimetest.Values(name)), 1, n).missing) == 0
 	})
 }
@@ -261,7 +232,7 @@ func waitCheckpoint(t testing.TB, j *runtime.Job) *api.CheckpointInfo {
 		after = c.ID
 	}
 	var got *api.CheckpointInfo
-	waitUntil(t, "a completed checkpoint", func() bool {
+	runtimetest.WaitUntil(t, waitFor, "a completed checkpoint", func() bool {
 		got = j.LatestCheckpoint()
 		return got != nil && got.ID > after
 	})

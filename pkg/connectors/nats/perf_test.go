@@ -118,7 +118,7 @@ operators:
   - {uid: out, type: discard, from: [in]}
 `, url, durable, perfBacklog), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	defer cancelJob(t, j)
-	waitUntil(t, "every record", func() bool { return j.Info().Operators[1].RecordsIn >= int64(n) })
+	runtimetest.WaitUntil(t, waitFor, "every record", func() bool { return j.Info().Operators[1].RecordsIn >= int64(n) })
 	received := time.Since(start)
 	waitAcked(t, c, durable, n)
 	return timing{received: received, acked: time.Since(start)}
@@ -126,7 +126,7 @@ operators:
 
 // waitAcked waits until the server has every message of durable acked.
 func waitAcked(t *testing.T, c *client, durable string, n int) {
-	waitUntil(t, durable+" acked", func() bool {
+	runtimetest.WaitUntil(t, waitFor, durable+" acked", func() bool {
 		info := c.consumer(t, "perf", durable)
 		return info.AckFloor.Consumer >= uint64(n) && info.NumAckPending == 0
 	})

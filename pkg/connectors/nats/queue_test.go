@@ -43,7 +43,7 @@ func TestQueueAcksOnlyAfterCoveringCheckpoint(t *testing.T) {
 	srv := startServer(t, "q:q.in")
 	c := connect(t, srv.URL())
 	spy := spyAcks(t, c, "q", "d")
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 150ms}",
 		"queueSemantics: at-least-once, ackBatchSize: 50, ackTimeout: 20ms", "", name), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	defer cancelJob(t, j)
@@ -95,7 +95,7 @@ func TestQueueSavepointDoesNotAck(t *testing.T) {
 	srv := startServer(t, "q:q.in")
 	c := connect(t, srv.URL())
 	spy := spyAcks(t, c, "q", "d")
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	produceIdx(t, srv.URL(), "q.in", 1, 300)
 	dir := t.TempDir()
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once", "", name),
@@ -116,7 +116,7 @@ func TestQueueSavepointDoesNotAck(t *testing.T) {
 	_, _, err = j.Stop("", false)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor))
-	waitUntil(t, "500 acks", func() bool { return spy.count("+ACK") == 500 })
+	runtimetest.WaitUntil(t, waitFor, "500 acks", func() bool { return spy.count("+ACK") == 500 })
 	info := c.consumer(t, "q", "d")
 	require.Zero(t, info.NumAckPending)
 	require.Zero(t, spy.count("-NAK"))
@@ -130,12 +130,12 @@ func TestQueueCancelReturnsMessages(t *testing.T) {
 	c := connect(t, srv.URL())
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 300)
-	first, second := uniqueName(t), uniqueName(t)
+	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once", "", first),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
 	waitDistinct(t, first, 300)
 	cancelJob(t, j)
-	waitUntil(t, "300 naks", func() bool { return spy.count("-NAK") == 300 }) // the unacknowledged messages were returned
+	runtimetest.WaitUntil(t, waitFor, "300 naks", func() bool { return spy.count("-NAK") == 300 }) // the unacknowledged messages were returned
 
 	began := time.Now()
 	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once", "", second),
@@ -143,7 +143,7 @@ func TestQueueCancelReturnsMessages(t *testing.T) {
 	defer cancelJob(t, j)
 	waitDistinct(t, second, 300)
 	require.Less(t, time.Since(began), 5*time.Second, "redelivered at once, not after ackWait (30s)")
-	waitUntil(t, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
+	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
 	requireExactly(t, idxs(t, runtimetest.Values(second)), 1, 300)
 }
 
@@ -155,14 +155,14 @@ func TestQueueAbortReturnsMessages(t *testing.T) {
 	c := connect(t, srv.URL())
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 200)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	f := newFaults(map[string]int{"checkpoint.publish-metadata": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 300ms, tolerableFailures: 5}", "queueSemantics: at-least-once", "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	defer cancelJob(t, j)
-	waitUntil(t, "an aborted checkpoint", func() bool { return f.count("checkpoint.publish-metadata") == 1 })
+	runtimetest.WaitUntil(t, waitFor, "an aborted checkpoint", func() bool { return f.count("checkpoint.publish-metadata") == 1 })
 	waitCheckpoint(t, j)
-	waitUntil(t, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
+	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
 	got := idxs(t, runtimetest.Values(name))
 	r := count(got, 1, 200)
 	naks := gauge(j, "in", "naksSent")
@@ -181,7 +181,7 @@ func atLeastOnceRun(t *testing.T, middle string, f runtime.FaultHook, wantRestar
 	srv := startServer(t, "q:q.in")
 	c := connect(t, srv.URL())
 	const total, backlog = 5000, 500
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}",
 		fmt.Sprintf("queueSemantics: at-least-once, maxBacklog: %d, ackBatchSize: 50, ackTimeout: 10ms", backlog), middle, name),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
@@ -190,7 +190,7 @@ func atLeastOnceRun(t *testing.T, middle string, f runtime.FaultHook, wantRestar
 		_, _ = natsserver.Produce(context.Background(), natsserver.ProduceConfig{URL: srv.URL(), Subject: "q.in", Count: total, Rate: 10000})
 	}()
 	waitDistinct(t, name, total)
-	waitUntil(t, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
+	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
 	r := count(idxs(t, runtimetest.Values(name)), 1, total)
 	restarts := j.Info().Restarts
 	t.Logf("%d restarts: %d messages delivered again (bound %d×maxBacklog = %d); %s", restarts, r.extra, restarts, restarts*backlog, r)
@@ -202,7 +202,7 @@ func atLeastOnceRun(t *testing.T, middle string, f runtime.FaultHook, wantRestar
 }
 
 func TestQueueAtLeastOnceFailuresInProcessing(t *testing.T) {
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	atLeastOnceRun(t, fmt.Sprintf("type: test-fail, name: %s, every: 700, times: 3", name), nil, 1)
 	require.Equal(t, int64(3), runtimetest.Fired(name))
 }
@@ -218,7 +218,7 @@ func TestQueueAckFailureAfterCheckpointCompleted(t *testing.T) {
 // TestQueueFailureInNotify fails the job in another operator's
 // notification of a completed checkpoint, before the source acked it.
 func TestQueueFailureInNotify(t *testing.T) {
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	atLeastOnceRun(t, fmt.Sprintf("type: test-fail, name: %s, every: 700, times: 3, at: notify", name), nil, 1)
 	require.Equal(t, int64(3), runtimetest.Fired(name))
 }
@@ -238,7 +238,7 @@ func TestQueueNakFailureFallsBackToAckWait(t *testing.T) {
 	c := connect(t, srv.URL())
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 100)
-	first, second := uniqueName(t), uniqueName(t)
+	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	f := newFaults(map[string]int{"nats.nak": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once, ackWait: 1s", "", first),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
@@ -262,12 +262,12 @@ func TestQueueAtMostOnceFailures(t *testing.T) {
 	srv := startServer(t, "q:q.in")
 	c := connect(t, srv.URL())
 	const total = 5000
-	name, failName := uniqueName(t), uniqueName(t)
+	name, failName := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "", "queueSemantics: at-most-once, maxBacklog: 500, ackBatchSize: 100",
 		fmt.Sprintf("type: test-fail, name: %s, every: 700, times: 3", failName), name), runtimetest.Options{})
 	defer cancelJob(t, j)
 	produceIdx(t, srv.URL(), "q.in", 1, total)
-	waitUntil(t, "the stream consumed and the failures fired", func() bool {
+	runtimetest.WaitUntil(t, waitFor, "the stream consumed and the failures fired", func() bool {
 		info := c.consumer(t, "q", "d")
 		return runtimetest.Fired(failName) == 3 && info.NumPending == 0 && info.NumAckPending == 0
 	})
@@ -291,7 +291,7 @@ func TestQueueMaxBacklog(t *testing.T) {
 	c := connect(t, srv.URL())
 	const total, backlog = 600, 50
 	produceIdx(t, srv.URL(), "q.in", 1, total)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}",
 		fmt.Sprintf("queueSemantics: at-least-once, maxBacklog: %d, ackBatchSize: 10", backlog), "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
@@ -322,7 +322,7 @@ func TestQueueAckBatches(t *testing.T) {
 	c := connect(t, srv.URL())
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 250)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1s}",
 		"queueSemantics: at-least-once, ackBatchSize: 100, ackTimeout: 1500ms", "", name), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	defer cancelJob(t, j)
@@ -330,11 +330,11 @@ func TestQueueAckBatches(t *testing.T) {
 	require.Nil(t, j.LatestCheckpoint(), "the first checkpoint comes after the messages")
 	waitCheckpoint(t, j)
 	completed := time.Now()
-	waitUntil(t, "the full batches", func() bool { return spy.count("+ACK") >= 200 })
+	runtimetest.WaitUntil(t, waitFor, "the full batches", func() bool { return spy.count("+ACK") >= 200 })
 	time.Sleep(300 * time.Millisecond)
 	require.Equal(t, 200, spy.count("+ACK"), "two full batches, the partial one waits")
 	require.Equal(t, 50, c.consumer(t, "q", "d").NumAckPending)
-	waitUntil(t, "the partial batch", func() bool { return spy.count("+ACK") == 250 })
+	runtimetest.WaitUntil(t, waitFor, "the partial batch", func() bool { return spy.count("+ACK") == 250 })
 	times := spy.ackTimes()
 	full := times[199].Sub(times[0])
 	gap := times[200].Sub(times[199])
@@ -351,7 +351,7 @@ func TestQueueParallelSubtasksShareTheConsumer(t *testing.T) {
 	srv := startServer(t, "q:q.in")
 	c := connect(t, srv.URL())
 	const total = 3000
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	var seen sync.Map
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, parallelism: 2", "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: hookFunc(func(point string, attrs ...any) error {
@@ -363,7 +363,7 @@ func TestQueueParallelSubtasksShareTheConsumer(t *testing.T) {
 	defer cancelJob(t, j)
 	produceIdx(t, srv.URL(), "q.in", 1, total)
 	waitDistinct(t, name, total)
-	waitUntil(t, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
+	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, total)
 	for _, sub := range []int{0, 1} {
 		_, ok := seen.Load(sub)
@@ -384,7 +384,7 @@ func TestQueueKeepaliveBeatsAckWait(t *testing.T) {
 	spy := spyAcks(t, c, "q", "d")
 	const total = 2000
 	produceIdx(t, srv.URL(), "q.in", 1, total)
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	dir := t.TempDir()
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: slow
@@ -393,7 +393,7 @@ operators:
   - {uid: in, type: nats, url: %s, stream: q, mode: queue, durable: d, format: json, queueSemantics: at-least-once, ackWait: 1s}
   - {uid: out, type: test-collect, from: [in], name: %s, delay: 300ms}
 `, srv.URL(), name), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
-	waitCollected(t, name, total)
+	runtimetest.WaitCollected(t, waitFor, name, total)
 	time.Sleep(1500 * time.Millisecond) // and waiting for a checkpoint
 	info := c.consumer(t, "q", "d")
 	t.Logf("after %s: %d delivered, %d pending, %d redelivered; %d in-progress acks sent",
@@ -418,12 +418,12 @@ func TestQueueSkippedMessagesAreAcked(t *testing.T) {
 		_, err := c.js.Publish(context.Background(), "q.in", []byte(p))
 		require.NoError(t, err)
 	}
-	name := uniqueName(t)
+	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, onDecodeError: skip", "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
 	defer cancelJob(t, j)
-	waitCollected(t, name, 2)
-	waitUntil(t, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 && gauge(j, "in", "acksSent") == 3 })
+	runtimetest.WaitCollected(t, waitFor, name, 2)
+	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 && gauge(j, "in", "acksSent") == 3 })
 	require.Equal(t, int64(1), gauge(j, "in", "recordsSkipped"))
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 2)
 }

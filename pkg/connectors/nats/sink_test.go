@@ -18,7 +18,7 @@ import (
 func TestSinkDeduplicatesReplaysAfterFailures(t *testing.T) {
 	srv := startServer(t, "b:b.in", "out:out.>")
 	c := connect(t, srv.URL())
-	failName := uniqueName(t)
+	failName := runtimetest.UniqueName(t)
 	const total = 4000
 	produceIdx(t, srv.URL(), "b.in", 1, total)
 	j := runtimetest.Start(t, fmt.Sprintf(`
@@ -30,7 +30,7 @@ operators:
   - {uid: fail, type: test-fail, from: [in], name: %s, every: 1300, times: 2}
   - {uid: out, type: nats, from: [fail], url: %s, subject: out.copy}
 `, srv.URL(), failName, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir(), SavepointsDir: t.TempDir()})
-	waitUntil(t, "the failures and every record in", func() bool {
+	runtimetest.WaitUntil(t, waitFor, "the failures and every record in", func() bool {
 		return runtimetest.Fired(failName) == 2 && gauge(j, "in", "nextSequence") == total+1
 	})
 	_, _, err := j.Stop("", false)

@@ -5,6 +5,7 @@ package runtimetest
 
 import (
 	"fmt"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -194,4 +195,33 @@ func (k *keysOp) Process(b *runtime.Batch, _ *runtime.Output) error {
 		s[k.subtask] = true
 	}
 	return nil
+}
+
+// UniqueName gives a test its own collector name (cleared at its end).
+func UniqueName(t testing.TB) string {
+	clean := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-")
+	name := fmt.Sprintf("%s-%d", clean, time.Now().UnixNano())
+	Reset(name)
+	t.Cleanup(func() { Reset(name) })
+	return name
+}
+
+// WaitUntil polls cond until it holds, failing the test after timeout.
+func WaitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// WaitCollected waits until the collect sink named name holds n values.
+func WaitCollected(t testing.TB, timeout time.Duration, name string, n int) {
+	t.Helper()
+	WaitUntil(t, timeout, fmt.Sprintf("%d collected records in %s", n, name), func() bool {
+		return len(Values(name)) >= n
+	})
 }
