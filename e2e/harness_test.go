@@ -56,7 +56,13 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) environ() []string {
-	return append(append(os.Environ(), "FLINKGO_HOME="+e.home, "FLINKGO_ADDRESS="), e.extra...)
+	env := append(os.Environ(), "FLINKGO_HOME="+e.home, "FLINKGO_ADDRESS=")
+	if os.Getenv("GORACE") == "" {
+		// A -race binary sleeps 1s at exit (atexit_sleep_ms) so late race
+		// reports get out; every CLI call would pay it.
+		env = append(env, "GORACE=atexit_sleep_ms=0")
+	}
+	return append(env, e.extra...)
 }
 
 // startDaemon starts `flinkgo daemon` and waits for its socket.

@@ -89,7 +89,9 @@ func TestSavepointExperiment(t *testing.T) {
 	b := broker(t, "flink-test", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _, _ = produce.Run(ctx, produce.Config{Brokers: []string{b.Addr()}, Topic: "flink-test", Rate: 3000}) }()
+	go func() {
+		_, _ = produce.Run(ctx, produce.Config{Brokers: []string{b.Addr()}, Topic: "flink-test", Rate: 3000})
+	}()
 	e := newEnv(t)
 	e.startDaemon()
 	sp := filepath.Join(e.home, "savepoints")

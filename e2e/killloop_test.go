@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
+	"github.com/flinkgo/flinkgo/internal/dev/produce"
+	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/internal/scorecard"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// killMode is when in a daemon's life a kill lands.
+type killMode int
+
+const (
+	killStartup    killMode = iota // before the daemon is ready: recovery, restore
+	killRandom                     // at a random moment while it runs
+	killMidWrite                   // a new chk-<n> exists without _metadata
+	killAfterWrite                 // right after a new _metadata appears, before the sink commits
+	killFaultExit                  // the daemon exits (code 137) at a named fault point
+	killFallback                   // waited for a checkpoint or fault that did not come: killed anyway
+	numKillModes
+)
+
+// exitPoints are the fault points a Kafka → file job passes; the loop makes
+// the daemon exit at each of them in turn (FLINKGO_FAULTS point:exit).
+var exitPoints = []string{"task.open", "task.snapshot", "task.notify-complete", "checkpoint.write-state",
+	"checkpoint.publish-metadata", "checkpoint.discard", "file.write", "file.precommit", "file.commit",
+	"file.commit-done", "file.restore", "kafka.poll", "kafka.snapshot", "kafka.commit-offsets"}
+
+func (m killMode) String() string {
+	return [...]string{"startup", "random", "mid-checkpoint", "after-publish", "fault-exit", "fallback"}[m]
+}
+
+// killPlan is the kill loop's size.
+type killPlan struct {
+	kills   int
+	records int64
+	rate    float64 // records/s, so production spans most of the loop
+}
+
+func chaosPlan() killPlan {
+	if os.Getenv("FLINKGO_CHAOS") == "long" {
+		return killPlan{kills: 200, records: 200_000, rate: 1_600}
+	}
+	return killPlan{kills: 40, records: 80_000, rate: 2_500}
+}
+
+func chaosSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FLINKGO_CHAOS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "FLINKGO_CHAOS_SEED")
+		seed = v
+	}
+	t.Logf("kill schedule seed %d (replay with FLINKGO_CHAOS_SEED=%d)", seed, seed)
+	return seed
+}
+
+// checkpointWatch reports a job's checkpoint directories on disk.
+type checkpointWatch struct{ dir string }
+
+// scan returns the highest chk-<n> and whether it has its _metadata.
+func (w checkpointWatch) scan() (maxID int64, complete bool) {
+	entries, _ := os.ReadDir(w.dir)
+	for _, e := range entries {
+		id, err := strconv.ParseInt(strings.TrimPrefix(e.Name(), "chk-"), 10, 64)
+		if err != nil || !strings.HasPrefix(e.Name(), "chk-") || id <= maxID {
+			continue
+		}
+		maxID = id
+	}
+	if maxID == 0 {
+		return 0, false
+	}
+	_, err := os.Stat(filepath.Join(w.dir, "chk-"+strconv.FormatInt(maxID, 10), "_metadata"))
+	return maxID, err == nil
+}
+
+// waitFor polls cond every millisecond until it holds or timeout passes.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// kafkaProducer writes the known input in the background.
+type kafkaProducer struct {
+	done chan struct{}
+	sent int64
+	err  error
+}
+
+func startProducer(addr, topic string, plan killPlan) *kafkaProducer {
+	p := &kafkaProducer{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.sent, p.err = produce.Run(context.Background(), produce.Config{Brokers: []string{addr}, Topic: topic,
+			Count: plan.records, Rate: plan.rate})
+	}()
+	return p
+}
+
+func (p *kafkaProducer) finished() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// killLoop crashes and restarts the daemon of e while its job runs.
+type killLoop struct {
+	t       *testing.T
+	e       *env
+	rng     *rand.Rand
+	watch   checkpointWatch
+	broker  *kafkabroker.Broker
+	addr    string
+	dataDir string
+
+	modes          [numKillModes]int
+	kills          int
+	brokerRestarts int
+	torn           int      // torn checkpoints the next daemon skipped
+	exitMissed     int      // planned fault-point exits that did not happen
+	points         []string // fault points to exit at, in random order
+	fired          map[string]bool
+	logs           []string // the last daemons' logs, for a failure message
+}
+
+// nextPoint is the first fault point the daemon has not exited at yet.
+func (l *killLoop) nextPoint() string {
+	for _, p := range l.points {
+		if !l.fired[p] {
+			return p
+		}
+	}
+	return ""
+}
+
+// pickMode draws when the kill lands.
+func (l *killLoop) pickMode(first bool) killMode {
+	switch n := l.rng.IntN(100); {
+	case n < 12 && !first: // the first daemon is up already
+		return killStartup
+	case n < 50:
+		return killRandom
+	case n < 72:
+		return killMidWrite
+	}
+	return killAfterWrite
+}
+
+// await waits for the moment of mode and returns the mode that happened
+// (killFallback when the awaited event did not come).
+func (l *killLoop) await(mode killMode, point string) killMode {
+	e := l.e
+	switch mode {
+	case killFaultExit:
+		if !waitFor(5*time.Second, func() bool { return strings.Contains(e.stderr.String(), "injected fault: "+point+" exit") }) {
+			l.exitMissed++
+			return killFallback
+		}
+		l.fired[point] = true
+	case killStartup:
+		time.Sleep(time.Duration(l.rng.IntN(500)) * time.Millisecond)
+	case killRandom:
+		e.waitReady(30 * time.Second)
+		time.Sleep(time.Duration(50+l.rng.IntN(1200)) * time.Millisecond)
+	case killMidWrite, killAfterWrite:
+		e.waitReady(30 * time.Second)
+		if !l.awaitCheckpoint(mode) {
+			return killFallback
+		}
+	}
+	return mode
+}
+
+// awaitCheckpoint lets 0-2 checkpoints complete, then waits for the next
+// one to appear without _metadata (killMidWrite) or with it (killAfterWrite).
+func (l *killLoop) awaitCheckpoint(mode killMode) bool {
+	seen, _ := l.watch.scan()
+	skip := l.rng.IntN(3)
+	return waitFor(5*time.Second, func() bool {
+		n, complete := l.watch.scan()
+		switch {
+		case n <= seen:
+			return false
+		case !complete:
+			return mode == killMidWrite && skip == 0
+		case mode == killAfterWrite && skip == 0:
+			return true
+		}
+		skip = max(skip-1, 0)
+		seen = n
+		return false
+	})
+}
+
+// crash kills the daemon (or reaps one that exited at a fault point) and
+// checks its log.
+func (l *killLoop) crash(i int, mode killMode) {
+	t := l.t
+	killed, err := l.e.crash()
+	log := l.e.stderr.String()
+	if mode == killFaultExit {
+		killed = killed || err != nil && strings.Contains(err.Error(), "exit status 137")
+	}
+	require.Truef(t, killed, "kill %d (%s): the daemon had exited by itself (%v):\n%s", i+1, mode, err, log)
+	requireNoPanic(t, fmt.Sprintf("daemon log before kill %d (%s)", i+1, mode), log)
+	l.modes[mode]++
+	l.kills++
+	l.torn += strings.Count(log, "newest checkpoint is incomplete") + strings.Count(log, "checkpoint unusable for restore")
+	l.logs = append(l.logs, fmt.Sprintf("--- daemon %d, killed (%s) ---\n%s", i+1, mode, log))
+	if len(l.logs) > 3 {
+		l.logs = l.logs[1:]
+	}
+}
+
+// restartBroker closes the broker and starts it again on its data and port.
+func (l *killLoop) restartBroker() {
+	require.NoError(l.t, l.broker.Close())
+	b, err := kafkabroker.Start(kafkabroker.Config{Listen: l.addr, DataDir: l.dataDir})
+	require.NoError(l.t, err, "restart the broker on %s", l.dataDir)
+	l.broker = b
+	l.brokerRestarts++
+}
+
+func (l *killLoop) summary() string {
+	var ms []string
+	for m := killMode(0); m < numKillModes; m++ {
+		ms = append(ms, fmt.Sprintf("%s %d", m, l.modes[m]))
+	}
+	sort.Strings(ms)
+	return strings.Join(ms, ", ")
+}
+
+// A kill -9 loop on the real binary: a Kafka → file job with exactly-once
+// checkpoints every 150ms reads a topic (4 partitions, persisted broker)
+// while a producer writes a known sequence. The daemon is killed at random
+// moments, during startup, while a checkpoint is being written and right
+// after one is published, and made to exit at every fault point the job
+// passes; it is restarted after each crash, and the broker is restarted on
+// its data a few times while the daemon is down. In the end the job is
+// stopped and its finished files must hold every record exactly once.
+func TestKillLoopKafkaToFilesExactlyOnce(t *testing.T) {
+	start := time.Now()
+	plan := chaosPlan()
+	const topic = "seq"
+	l := &killLoop{t: t, rng: rand.New(rand.NewPCG(chaosSeed(t), 0x6b696c6c)), dataDir: t.TempDir(), fired: map[string]bool{}}
+	var err error
+	l.broker, err = kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: l.dataDir,
+		Topics: []kafkabroker.Topic{{Name: topic, Partitions: 4}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.broker.Close() })
+	l.addr = l.broker.Addr()
+	l.points = append([]string(nil), exitPoints...)
+	l.rng.Shuffle(len(l.points), func(i, j int) { l.points[i], l.points[j] = l.points[j], l.points[i] })
+
+	e := newEnv(t)
+	l.e = e
+	e.startDaemon()
+	out := filepath.Join(e.home, "out")
+	spec := fmt.Sprintf(`
+name: kill-loop
+parallelism: 2
+checkpointing: {interval: 150ms, mode: exactly-once}
+restartStrategy: {type: fixed-delay, attempts: 100000, delay: 100ms}
+operators:
+  - {uid: source, type: kafka, brokers: [%s], topic: %s, groupId: kill-loop, startingOffsets: earliest, format: json}
+  - {uid: files, type: file, from: [source], path: %s, bucket: yyyy-MM-dd--HH, rolling: {onCheckpoint: true}}
+`, l.addr, topic, out)
+	id := e.mustRun("run", e.writeSpec("kill-loop.yaml", spec))
+	l.watch = checkpointWatch{dir: filepath.Join(e.home, "checkpoints", id)}
+	prod := startProducer(l.addr, topic, plan)
+
+	// At least plan.kills crashes, and at least killsAfterInput of them once
+	// the input is complete (those may restart the broker too).
+	const killsAfterInput = 8
+	afterInput := 0
+	for i := 0; i < plan.kills || (afterInput < killsAfterInput && i < 2*plan.kills); i++ {
+		// Every other daemon, while the input is still coming, exits at the
+		// next fault point instead of being killed.
+		mode, point := l.pickMode(i == 0), ""
+		if i%2 == 1 && !prod.finished() {
+			if point = l.nextPoint(); point != "" {
+				mode = killFaultExit
+				e.extra = []string{fmt.Sprintf("FLINKGO_FAULTS=%s:exit,nth=%d", point, 1+l.rng.IntN(4))}
+			}
+		}
+		if i > 0 {
+			e.spawnDaemon()
+		}
+		e.extra = nil
+		l.crash(i, l.await(mode, point))
+		if prod.finished() {
+			afterInput++
+			if afterInput%2 == 1 && l.brokerRestarts < 3 {
+				l.restartBroker()
+			}
+		}
+	}
+
+	// The last start: the job resumes and drains what is left of the topic.
+	e.startDaemon()
+	require.True(t, waitFor(2*time.Minute, prod.finished), "producer still running")
+	require.NoError(t, prod.err)
+	require.Equal(t, plan.records, prod.sent)
+	var r *verify.Report
+	done := waitFor(90*time.Second, func() bool {
+		r, err = verify.Run(verify.Options{Path: out, Field: "idx"})
+		return err == nil && r.Distinct >= plan.records
+	})
+	info, err := e.jobInfo(id)
+	require.NoError(t, err)
+	require.Truef(t, done, "job %s (restarts %d, error %q) committed %d of %d records\n%s\n--- last daemon ---\n%s",
+		info.State, info.Restarts, info.Error, r.Distinct, plan.records, strings.Join(l.logs, "\n"), e.stderr.String())
+	chkDirs, _ := filepath.Glob(filepath.Join(l.watch.dir, "chk-*"))
+	stopped := e.mustRun("stop", id, "--savepoint-path", filepath.Join(e.home, "sp"))
+	require.DirExists(t, stopped)
+	e.waitState(id, api.StateFinished, 30*time.Second)
+	requireNoPanic(t, "last daemon log", e.stderr.String())
+
+	r, err = verify.Run(verify.Options{Path: out, Field: "idx"})
+	require.NoError(t, err)
+	hidden := 0
+	_ = filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && strings.HasPrefix(fi.Name(), ".") {
+			hidden++
+		}
+		return nil
+	})
+	t.Logf("%d finished files, %d hidden (in-progress or pending) files left in the output", r.Files, hidden)
+	lost := r.GapCount + max(0, plan.records-r.Last) + max(0, r.First-1)
+	var missed []string
+	for _, p := range l.points {
+		if !l.fired[p] {
+			missed = append(missed, p)
+		}
+	}
+	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d checkpoint dirs before the stop, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
+		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, len(chkDirs), info.Restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
+	// Each crash is planned as a kill (always lands) or an exit at a fault
+	// point (lands if the point is reached in time; else it is killed).
+	scorecard.Record(t, start, scorecard.Entry{Suite: "kill -9 loop, real binary (Kafka → file)",
+		Faults: fmt.Sprintf("%d crashes of the daemon (%s; exits at %d/%d fault points), %d torn checkpoints recovered, %d broker restarts",
+			l.kills, l.summary(), len(l.fired), len(l.points), l.torn, l.brokerRestarts),
+		Planned: l.kills, Fired: l.kills - l.exitMissed, Cases: l.kills + 1,
+		Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
+	require.Truef(t, r.OK() && r.Records == plan.records && r.First == 1 && r.Last == plan.records,
+		"%d records, %d..%d, %d missing in %v, %d duplicates (e.g. %v)", r.Records, r.First, r.Last, r.GapCount, r.Gaps, r.Duplicates, r.DuplicateSamples)
+	require.Empty(t, missed, "fault points where the daemon never exited")
+	require.Zero(t, hidden, "in-progress or pending part files of crashed attempts left in the output")
+	require.Positive(t, l.modes[killMidWrite]+l.modes[killAfterWrite], "no kill hit a checkpoint")
+	require.Positive(t, l.brokerRestarts, "the broker was never restarted")
+}
