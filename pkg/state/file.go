@@ -28,6 +28,17 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Checksum is the CRC-32C used by every flinkgo file format.
 func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
+// FileChecksum is what checkpoint metadata records for a state file: the
+// CRC-32C of its contents before the footer, which is the footer's value.
+// (The CRC of a whole file including its own CRC footer is the same
+// constant for every intact file, so it could not tell two files apart.)
+func FileChecksum(data []byte) uint32 {
+	if len(data) < 4 {
+		return Checksum(data)
+	}
+	return Checksum(data[:len(data)-4])
+}
+
 // Summary describes an encoded snapshot for checkpoint metadata.
 type Summary struct {
 	Keys      int64          `json:"keys,omitempty"`
@@ -39,7 +50,7 @@ type Summary struct {
 type Encoded struct {
 	Chunks   [][]byte
 	Size     int64
-	Checksum uint32 // CRC-32C of the whole file
+	Checksum uint32 // FileChecksum of the file: the CRC-32C in its footer
 }
 
 // WriteTo writes the file's bytes to w.
@@ -114,7 +125,7 @@ func EncodeChunks(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
 	last := &en.Chunks[len(en.Chunks)-1]
 	*last = binary.LittleEndian.AppendUint32(*last, crc)
 	en.Size += 4
-	en.Checksum = crc32.Update(crc, castagnoli, (*last)[len(*last)-4:])
+	en.Checksum = crc
 	return en, sum
 }
 

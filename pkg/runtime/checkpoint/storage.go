@@ -174,7 +174,7 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 	if int64(len(data)) != h.Size {
 		return nil, fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, len(data), h.Size)
 	}
-	if state.Checksum(data) != h.Checksum {
+	if state.FileChecksum(data) != h.Checksum {
 		return nil, fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
 	}
 	return data, nil

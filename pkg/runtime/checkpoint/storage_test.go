@@ -55,7 +55,7 @@ func takeSnapshot(fsys vfs.FS, dir string, id int64, subtasks int) (*Metadata, e
 		if err := WriteStateFile(fsys, dir, name, data); err != nil {
 			return nil, err
 		}
-		op.Subtasks = append(op.Subtasks, Handle{Subtask: i, File: name, Size: int64(len(data)), Checksum: state.Checksum(data)})
+		op.Subtasks = append(op.Subtasks, Handle{Subtask: i, File: name, Size: int64(len(data)), Checksum: state.FileChecksum(data)})
 	}
 	m.Operators = []OperatorState{op}
 	return m, PublishMetadata(fsys, dir, m)
