@@ -234,7 +234,6 @@ func TestRefusesBadConfigs(t *testing.T) {
 // and no line; "restart-strategy.fixed-delay.attempts: must be 0 or more"
 // has no line either.
 func TestConfigCrossFieldErrorsNameTheKeyAndLine(t *testing.T) {
-	knownBug(t, "config cross-field errors use spec field names and carry no line")
 	e := newEnv(t)
 	conf := filepath.Join(t.TempDir(), "flinkgo.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("execution.checkpointing.interval: 1s\nexecution.checkpointing.min-pause: 5s\nexecution.checkpointing.max-concurrent-checkpoints: 2\n"), 0o600))

@@ -268,7 +268,6 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 // state file, so a swapped file passes verification and `savepoint inspect`
 // calls the savepoint complete.
 func TestRefusesSavepointWithSubstitutedStateFile(t *testing.T) {
-	knownBug(t, "_metadata's state file checksum is the CRC residue, the same for every intact state file")
 	e := newEnv(t)
 	e.startDaemon()
 	id := e.mustRun("run", e.writeSpec("first.yaml", strings.ReplaceAll(restoreSpec, "OUT", filepath.Join(e.home, "out"))))

@@ -233,20 +233,11 @@ func TestControlAPIRefusals(t *testing.T) {
 		Planned: a.checks, Fired: a.refused, Cases: a.checks})
 }
 
-// knownBug skips a test that shows a product bug not fixed yet; run it with
-// FLINKGO_KNOWN_BUGS=1.
-func knownBug(t *testing.T, what string) {
-	if os.Getenv("FLINKGO_KNOWN_BUGS") == "" {
-		t.Skipf("known bug, not fixed yet: %s (run with FLINKGO_KNOWN_BUGS=1)", what)
-	}
-}
-
 // A symlink inside an allowed root must not lead the daemon outside it:
 // security.allowed-paths compares cleaned strings, so today a savepoint
 // aimed at allowed/link (-> outside) is written outside, and run -s reads
 // from there.
 func TestAllowedPathsSymlinkEscape(t *testing.T) {
-	knownBug(t, "security.allowed-paths is checked on the cleaned path, not the resolved one; symlinks escape it")
 	a := newAPIEnv(t)
 	link := filepath.Join(a.allowed, "link")
 	require.NoError(t, os.Symlink(a.outside, link))

@@ -105,6 +105,5 @@ func TestStopWithSavepointCrashAfterCommit(t *testing.T) {
 // checkpoints; a stop-with-savepoint commits sink output but is not a
 // recovery point (a Final checkpoint is, through PersistFinal).
 func TestStopWithSavepointCrashAfterCommitBeforeFirstCheckpoint(t *testing.T) {
-	knownBug(t, "a crash after stop-with-savepoint committed, before any checkpoint, restarts the job from the beginning: every committed record is duplicated")
 	stopCrash(t, 0)
 }

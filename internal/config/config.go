@@ -109,7 +109,9 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	for _, typ := range api.SortedKeys(c.Restart.Options) {
 		api.ValidateRestartSpec(d, "restart-strategy."+typ, c.Restart.Options[typ])
 	}
-	errs.Errors = append(errs.Errors, d.Errors.Errors...)
+	for _, fe := range d.Errors.Errors {
+		errs.Errors = append(errs.Errors, asConfigError(fe, file, positions))
+	}
 	if err := errs.Err(); err != nil {
 		return nil, api.Invalid(err)
 	}
@@ -223,4 +225,74 @@ func nodePos(n ast.Node) api.Pos {
 	}
 	p := n.GetToken().Position
 	return api.Pos{Line: p.Line, Column: p.Column}
+}
+
+// specToKey maps the job-spec names that api's validators use to the config
+// keys they come from, so a config error names what the user wrote.
+var specToKey = map[string]string{
+	"execution.checkpointing.interval":                  "execution.checkpointing.interval",
+	"execution.checkpointing.mode":                      "execution.checkpointing.mode",
+	"execution.checkpointing.timeout":                   "execution.checkpointing.timeout",
+	"execution.checkpointing.minPause":                  "execution.checkpointing.min-pause",
+	"execution.checkpointing.maxConcurrent":             "execution.checkpointing.max-concurrent-checkpoints",
+	"execution.checkpointing.tolerableFailures":         "execution.checkpointing.tolerable-failed-checkpoints",
+	"execution.checkpointing.externalized":              "execution.checkpointing.externalized-checkpoint-retention",
+	"execution.checkpointing.retained":                  "execution.checkpointing.num-retained",
+	"restart-strategy.fixed-delay.attempts":             "restart-strategy.fixed-delay.attempts",
+	"restart-strategy.fixed-delay.delay":                "restart-strategy.fixed-delay.delay",
+	"restart-strategy.exponential-delay.attempts":       "restart-strategy.exponential-delay.attempts-before-reset-backoff",
+	"restart-strategy.exponential-delay.initialBackoff": "restart-strategy.exponential-delay.initial-backoff",
+	"restart-strategy.exponential-delay.maxBackoff":     "restart-strategy.exponential-delay.max-backoff",
+	"restart-strategy.exponential-delay.multiplier":     "restart-strategy.exponential-delay.backoff-multiplier",
+	"restart-strategy.exponential-delay.jitter":         "restart-strategy.exponential-delay.jitter-factor",
+	"restart-strategy.exponential-delay.resetThreshold": "restart-strategy.exponential-delay.reset-backoff-threshold",
+	"restart-strategy.failure-rate.maxFailures":         "restart-strategy.failure-rate.max-failures-per-interval",
+	"restart-strategy.failure-rate.interval":            "restart-strategy.failure-rate.failure-rate-interval",
+	"restart-strategy.failure-rate.delay":               "restart-strategy.failure-rate.delay",
+}
+
+// asConfigError rewrites a validator's error in config terms: the key as
+// written in the file, its line, and the other keys a message mentions.
+func asConfigError(fe api.FieldError, file string, positions map[string]api.Pos) api.FieldError {
+	prefix := fe.Field[:strings.LastIndex(fe.Field, ".")+1]
+	if key, ok := specToKey[fe.Field]; ok {
+		fe.Field = key
+	}
+	for spec, key := range specToKey {
+		if strings.HasPrefix(spec, prefix) {
+			short := strings.TrimPrefix(spec, prefix)
+			fe.Msg = replaceWord(fe.Msg, short, key)
+		}
+	}
+	fe.File = file
+	if pos, ok := positions[fe.Field]; ok {
+		fe.Pos = pos
+	}
+	return fe
+}
+
+// replaceWord replaces whole-word occurrences of old in s.
+func replaceWord(s, old, repl string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(old)
+		before := i == 0 || !isWordByte(s[i-1])
+		after := end == len(s) || !isWordByte(s[end])
+		b.WriteString(s[:i])
+		if before && after {
+			b.WriteString(repl)
+		} else {
+			b.WriteString(old)
+		}
+		s = s[end:]
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -105,7 +105,7 @@ execution.checkpointing.max-concurrent-checkpoints: 2
 	require.NoError(t, os.WriteFile(file, []byte("execution.checkpointing.min-pause: 1s\nexecution.checkpointing.max-concurrent-checkpoints: 2\n"), 0o600))
 	_, err = Load(home, "", nil)
 	require.ErrorContains(t, err, "from environment variable FLINKGO_EXECUTION_CHECKPOINTING_TIMEOUT")
-	require.ErrorContains(t, err, "minPause 1s with maxConcurrent 2 is inconsistent")
+	require.ErrorContains(t, err, "flinkgo.yaml:1:36: execution.checkpointing.min-pause: execution.checkpointing.min-pause 1s with execution.checkpointing.max-concurrent-checkpoints 2 is inconsistent")
 
 	_, err = Load(home, filepath.Join(home, "missing.yaml"), nil)
 	require.ErrorContains(t, err, "missing.yaml")

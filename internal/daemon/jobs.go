@@ -3,7 +3,9 @@ package daemon
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -71,7 +73,11 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 		}
 		restore, err = runtime.LoadRestore(d.fs, req.SavepointPath)
 		if err != nil {
-			return nil, api.Errorf(api.CodeInvalid, "cannot restore from %s: %v", req.SavepointPath, err)
+			code := api.CodeInvalid
+			if errors.Is(err, fs.ErrNotExist) {
+				code = api.CodeNotFound
+			}
+			return nil, api.Errorf(code, "cannot restore from %s: %v", req.SavepointPath, err)
 		}
 		plan := runtime.PlanRestore(g, restore, req.AllowNonRestoredState)
 		resp.Plan = plan
@@ -340,13 +346,32 @@ func (d *Daemon) checkPath(p string) error {
 	if len(d.cfg.AllowedPaths) == 0 {
 		return nil
 	}
-	clean := filepath.Clean(p)
+	// Compare where the path really leads: a symlink inside an allowed
+	// root must not reach outside it.
+	real := resolve(p)
 	for _, root := range d.cfg.AllowedPaths {
-		if clean == root || strings.HasPrefix(clean, root+string(filepath.Separator)) {
+		root = resolve(root)
+		if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
 			return nil
 		}
 	}
 	return api.Errorf(api.CodeUsage, "path %q is outside security.allowed-paths (%s)", p, strings.Join(d.cfg.AllowedPaths, ", "))
+}
+
+// resolve follows the symlinks of the deepest existing ancestor of p and
+// appends the rest (which does not exist yet, so cannot be a link).
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if filepath.Dir(dir) == dir {
+			return p
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+	}
 }
 
 func checkPathShape(p string) error {

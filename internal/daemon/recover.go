@@ -3,6 +3,8 @@ package daemon
 import (
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -77,7 +79,19 @@ func (d *Daemon) resume(e *entry) {
 		o.NextCheckpointID = max(o.NextCheckpointID, l.ID+1)
 	}
 	var restore *runtime.Restore
+	if rp := e.rec.Info.RestorePoint; rp != "" && !strings.HasPrefix(rp, filepath.Join(d.cfg.CheckpointsDir, e.rec.ID)+string(filepath.Separator)) {
+		// A stop-with-savepoint committed after the newest checkpoint:
+		// its output is visible, so the job must resume from it.
+		if r, err := runtime.LoadRestore(d.fs, rp); err == nil && (dir == "" || r.Meta.CheckpointID > checkpointID(dir)) {
+			restore = r
+			o.Retained = completeIDs(listed, r.Meta.CheckpointID, skipped)
+			o.NextCheckpointID = max(o.NextCheckpointID, r.Meta.CheckpointID+1)
+		} else if err != nil {
+			log.Warn().Err(err).Str("savepoint", rp).Msg("stop savepoint unusable; resuming from checkpoints")
+		}
+	}
 	switch {
+	case restore != nil:
 	case dir != "":
 		restore, err = runtime.LoadRestore(d.fs, dir)
 		if err == nil {
@@ -99,6 +113,12 @@ func (d *Daemon) resume(e *entry) {
 	}
 	log.Info().Str("from", from).Msg("resuming job after daemon restart")
 	d.start(e, g, restore, o)
+}
+
+// checkpointID is the id of a chk-<n> directory (0 if none).
+func checkpointID(dir string) int64 {
+	id, _ := strconv.ParseInt(strings.TrimPrefix(filepath.Base(dir), "chk-"), 10, 64)
+	return id
 }
 
 // completeIDs lists the checkpoints up to the restored one that retention

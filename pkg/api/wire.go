@@ -79,6 +79,11 @@ type JobInfo struct {
 	Operators        []OperatorInfo    `json:"operators,omitempty"`
 	Checkpoints      *CheckpointCounts `json:"checkpoints,omitempty"`
 	LatestCheckpoint *CheckpointInfo   `json:"latestCheckpoint,omitempty"`
+	// RestorePoint is the newest completed snapshot whose output was
+	// committed (a checkpoint, or a stop-with-savepoint): where recovery
+	// resumes.
+	RestorePoint   string `json:"restorePoint,omitempty"`
+	RestorePointID int64  `json:"restorePointId,omitempty"`
 }
 
 // OperatorInfo is one operator's figures, summed over its subtasks.

@@ -31,6 +31,12 @@ type driver struct {
 	persistWG sync.WaitGroup
 	ended     chan struct{} // closed when the attempt ends
 	failErr   error
+	stopped   *pendingStop // a completed stop-with-savepoint, answered when the job finished
+}
+
+type pendingStop struct {
+	ref int64
+	rep reply
 }
 
 func newDriver(j *Job, e *execution, c *checkpoint.Coordinator) *driver {
@@ -184,13 +190,23 @@ func (d *driver) complete(c checkpoint.Complete) {
 	d.j.complete(info, c.Kind)
 	d.j.log.Info().Int64("checkpoint_id", c.ID).Str("kind", c.Kind.String()).Int64("bytes", size).
 		Int64("duration_ms", c.Duration.Milliseconds()).Str("path", dir).Msg("checkpoint completed")
+	// Persist first: once sinks commit, a crash must restore from this
+	// snapshot (a stop-with-savepoint commits too, and only the registry
+	// knows where it is).
+	d.j.update()
 	if c.Kind.Commits() {
 		d.exec.notify(CtrlComplete, c.ID)
 	}
-	if c.Req != nil {
-		d.answer(c.Req.Ref, reply{path: dir, id: c.ID})
+	if c.Req == nil {
+		return
 	}
-	d.j.update()
+	if c.Kind == checkpoint.StopSavepoint {
+		// The stop succeeds when the job has finished, not before: a
+		// failure after the commit restarts the job from this savepoint.
+		d.stopped = &pendingStop{ref: c.Req.Ref, rep: reply{path: dir, id: c.ID}}
+		return
+	}
+	d.answer(c.Req.Ref, reply{path: dir, id: c.ID})
 }
 
 func (d *driver) abort(a checkpoint.Abort) {
@@ -248,6 +264,20 @@ func (d *driver) answer(ref int64, r reply) {
 	}
 }
 
+// finishStop answers a completed stop: with its savepoint when the job
+// finished, with an error when the attempt failed after the savepoint.
+func (d *driver) finishStop(finished bool) {
+	if d.stopped == nil {
+		return
+	}
+	rep := d.stopped.rep
+	if !finished {
+		rep = reply{err: api.Errorf(api.CodeFailed, "the job failed after its stop savepoint %s completed; it resumes from that savepoint", rep.path)}
+	}
+	d.answer(d.stopped.ref, rep)
+	d.stopped = nil
+}
+
 // shutdown ends the attempt: cancel the subtasks, wait for them and for
 // metadata writes in flight, then abort what is pending.
 func (d *driver) shutdown(reason checkpoint.Reason) {
@@ -256,6 +286,7 @@ func (d *driver) shutdown(reason checkpoint.Reason) {
 	close(d.ended)
 	d.persistWG.Wait()
 	d.apply(d.coord.Step(checkpoint.ShutdownEvent{Reason: reason, Now: time.Now()}))
+	d.finishStop(reason == checkpoint.ReasonJobStopping && d.exec.allDone)
 	for ref := range d.waiters {
 		d.answer(ref, reply{err: api.Errorf(api.CodeConflict, "job %s stopped before the savepoint completed", d.j.id)})
 	}

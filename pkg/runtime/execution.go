@@ -34,6 +34,7 @@ type execution struct {
 	writesCond *sync.Cond
 	writes     map[int64]*inflight // state writes in flight, by checkpoint
 
+	allDone    bool          // every subtask finished (job loop only)
 	done       chan struct{} // closed to cancel every subtask
 	cancelOnce sync.Once
 	wg         sync.WaitGroup // subtask goroutines and async state writes

@@ -67,6 +67,7 @@ type jobStatus struct {
 	counts       api.CheckpointCounts
 	latest       *api.CheckpointInfo // latest completed periodic checkpoint
 	latestSP     *api.CheckpointInfo
+	restorePoint *api.CheckpointInfo // the newest completed snapshot that committed
 	latestFailed *api.CheckpointInfo
 	exec         *execution
 	baseIn       []int64 // records of finished attempts, by vertex

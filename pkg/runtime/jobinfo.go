@@ -57,6 +57,9 @@ func (j *Job) complete(info api.CheckpointInfo, kind checkpoint.Kind) {
 	case kind.IsSavepoint():
 		j.status.latestSP = &c
 	}
+	if kind.Commits() && c.Path != "" {
+		j.status.restorePoint = &c
+	}
 }
 
 func appendBounded(s []int64, v int64) []int64 {
@@ -116,6 +119,9 @@ func (j *Job) Info() api.JobInfo {
 	if s.latest != nil {
 		c := *s.latest
 		info.LatestCheckpoint = &c
+	}
+	if s.restorePoint != nil {
+		info.RestorePoint, info.RestorePointID = s.restorePoint.Path, s.restorePoint.ID
 	}
 	var live *figures
 	if s.exec != nil {

@@ -99,7 +99,17 @@ func (j *Job) waitRestart(delay time.Duration) (request, bool) {
 func (j *Job) restartPoint(initial *Restore) *Restore {
 	j.mu.Lock()
 	retained := append([]int64(nil), j.status.retained...)
+	rp := j.status.restorePoint
 	j.mu.Unlock()
+	if rp != nil && rp.Kind == checkpoint.StopSavepoint.String() && (len(retained) == 0 || rp.ID > retained[len(retained)-1]) {
+		// A stop committed after the last checkpoint: resume from it.
+		if r, err := LoadRestore(j.env.FS, rp.Path); err == nil {
+			j.setRestored(r)
+			return r
+		} else {
+			j.log.Warn().Err(err).Str("savepoint", rp.Path).Msg("stop savepoint unusable for restore; trying checkpoints")
+		}
+	}
 	for i := len(retained) - 1; i >= 0; i-- {
 		dir := checkpoint.CheckpointDir(j.opts.CheckpointsDir, j.id, retained[i])
 		r, err := LoadRestore(j.env.FS, dir)
@@ -172,6 +182,7 @@ func (j *Job) runAttempt(attempt int, restore *Restore) (outcome, error, request
 				}
 				tasksDone++
 				if tasksDone == len(exec.tasks) {
+					exec.allDone = true
 					d.shutdown(checkpoint.ReasonJobStopping)
 					return outFinished, nil, request{}
 				}

@@ -1,6 +1,11 @@
 // Package datagen is a source of sequential numbers: {"idx": N} (json) or N
 // (raw), for N = start, start+1, … . Its position is kept in checkpoints, so
 // a restored job continues the sequence with no gap and no duplicate.
+//
+// Format checked emits the records of the exactly-once checker
+// (internal/eocheck), {"split":S,"seq":N,"crc":"…"}: S is the split that
+// holds N (see split) and the crc covers both, so a fault test can tell
+// lost, duplicated, reordered and corrupted records apart.
 package datagen
 
 import (
@@ -9,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
@@ -19,23 +25,36 @@ type Options struct {
 	Count  *int64  `yaml:"count"`  // total records; omit for unbounded
 	Rate   float64 `yaml:"rate"`   // records/s for the whole source; 0 = as fast as possible
 	Start  *int64  `yaml:"start"`  // first index (default 1)
-	Format string  `yaml:"format"` // json (default) or raw
+	Format string  `yaml:"format"` // json (default), raw or checked
 }
+
+// format is how a value is written.
+type format int
+
+const (
+	formatJSON    format = iota // {"idx": N}
+	formatRaw                   // N
+	formatChecked               // {"split":S,"seq":N,"crc":"…"}
+)
 
 func init() {
 	runtime.Register(runtime.Definition{Type: "datagen", Kind: api.KindSource,
-		Doc: `sequence source: {"idx": N} (format json) or N (raw); count (omit: unbounded), rate, start`, Configure: configure})
+		Doc: `sequence source: {"idx": N} (format json), N (raw) or {"split":S,"seq":N,"crc":"…"} (checked, for fault tests); count (omit: unbounded), rate, start`, Configure: configure})
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
 	var o Options
 	c.Decode(&o)
+	var f format
 	switch o.Format {
-	case "":
-		o.Format = "json"
-	case "json", "raw":
+	case "", "json":
+		f = formatJSON
+	case "raw":
+		f = formatRaw
+	case "checked":
+		f = formatChecked
 	default:
-		c.Errorf("format", "must be json or raw, got %q", o.Format)
+		c.Errorf("format", "must be json, raw or checked, got %q", o.Format)
 	}
 	if o.Count != nil && *o.Count < 0 {
 		c.Errorf("count", "must be 0 or more, got %d", *o.Count)
@@ -52,7 +71,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		count = *o.Count
 	}
 	return &runtime.Plan{Bounded: count >= 0, NewSource: func() runtime.Source {
-		return &source{start: start, count: count, rate: o.Rate, json: o.Format == "json"}
+		return &source{start: start, count: count, rate: o.Rate, format: f}
 	}}
 }
 
@@ -89,7 +108,7 @@ type source struct {
 	ctx          *runtime.Context
 	start, count int64
 	rate         float64
-	json         bool
+	format       format
 	splits       []split
 	cur          int
 	arena        runtime.Arena
@@ -153,17 +172,7 @@ func (s *source) Poll(b *runtime.Batch) error {
 		}
 		v := sp.next
 		sp.next += sp.of
-		var val []byte
-		if s.json {
-			val = s.arena.Append(30, func(d []byte) []byte {
-				d = append(d, `{"idx": `...)
-				d = strconv.AppendInt(d, v, 10)
-				return append(d, '}')
-			})
-		} else {
-			val = s.arena.Append(20, func(d []byte) []byte { return strconv.AppendInt(d, v, 10) })
-		}
-		b.Records = append(b.Records, runtime.Record{Value: val, Timestamp: now})
+		b.Records = append(b.Records, runtime.Record{Value: s.value(sp.id, v), Timestamp: now})
 		s.emitted++
 		room--
 		if s.cur++; s.cur >= len(s.splits) {
@@ -171,6 +180,21 @@ func (s *source) Poll(b *runtime.Batch) error {
 		}
 	}
 	return nil
+}
+
+// value formats value v of split id.
+func (s *source) value(id, v int64) []byte {
+	switch s.format {
+	case formatRaw:
+		return s.arena.Append(20, func(d []byte) []byte { return strconv.AppendInt(d, v, 10) })
+	case formatChecked:
+		return s.arena.Append(eocheck.MaxLen, func(d []byte) []byte { return eocheck.Append(d, int(id), v) })
+	}
+	return s.arena.Append(30, func(d []byte) []byte {
+		d = append(d, `{"idx": `...)
+		d = strconv.AppendInt(d, v, 10)
+		return append(d, '}')
+	})
 }
 
 func (s *source) SnapshotState(int64) error {

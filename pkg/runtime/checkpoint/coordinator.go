@@ -309,6 +309,10 @@ func (c *Coordinator) decline(e DeclineEvent) []Decision {
 	if err == nil {
 		err = errors.New("declined")
 	}
+	if e.Task < 0 {
+		// The driver could not start it (no directory, for one).
+		return c.abort(p, ReasonDeclined, fmt.Errorf("%s %d could not start: %w", p.kind, e.ID, err), e.Now)
+	}
 	return c.abort(p, ReasonDeclined, fmt.Errorf("subtask %d declined checkpoint %d: %w", e.Task, e.ID, err), e.Now)
 }
 

@@ -119,6 +119,9 @@ func EncodeMetadata(m *Metadata) ([]byte, error) {
 // wrong and what likely caused it.
 func DecodeMetadata(data []byte) (*Metadata, error) {
 	const head = len(metaMagic) + 2 + 4
+	if len(data) < len(metaMagic) && string(data) == metaMagic[:len(data)] {
+		return nil, fmt.Errorf("_metadata is empty or truncated (%d bytes): the snapshot was not completely written", len(data))
+	}
 	if len(data) < len(metaMagic) || string(data[:len(metaMagic)]) != metaMagic {
 		return nil, fmt.Errorf("not a flinkgo _metadata file (bad magic): is this path a flinkgo savepoint or checkpoint?")
 	}

@@ -83,7 +83,7 @@ func TestDecodeMetadataErrors(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", nil, "bad magic"},
+		{"empty", nil, "empty or truncated"},
 		{"a state file", []byte("FGSTATE\n\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00"), "not a flinkgo _metadata file (bad magic): is this path a flinkgo savepoint or checkpoint?"},
 		{"json", []byte(`{"jobId": "x"}`), "bad magic"},
 		{"magic only", []byte(metaMagic), "_metadata is truncated (8 bytes): the snapshot was not completely written"},

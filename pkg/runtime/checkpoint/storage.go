@@ -111,7 +111,7 @@ func ResolvePath(fsys vfs.FS, path string) (string, error) {
 	fi, err := fsys.Stat(clean)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("%s does not exist", path)
+			return "", fmt.Errorf("%s does not exist: %w", path, fs.ErrNotExist)
 		}
 		return "", err
 	}

@@ -1,0 +1,172 @@
+package datagen
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/eocheck"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// subtasks opens par sources of one datagen operator, restored from old
+// (nil: a fresh start).
+func subtasks(t *testing.T, f format, start, count int64, par int, old []*state.Snapshot) []*source {
+	t.Helper()
+	out := make([]*source, par)
+	for i := range out {
+		ctx := &runtime.Context{UID: "gen", Subtask: i, Parallelism: par, State: state.NewOperatorState()}
+		if old != nil {
+			ctx.Restored = true
+			ctx.State = state.RestoreOperatorState(old, i, par)
+		}
+		out[i] = &source{start: start, count: count, format: f}
+		require.NoError(t, out[i].Open(ctx))
+	}
+	return out
+}
+
+// drain polls s until end of input or max records, returning the values.
+func drain(t *testing.T, s *source, max int) []string {
+	t.Helper()
+	var out []string
+	for len(out) < max {
+		b := runtime.NewBatch()
+		b.Records = b.Records[:0:min(cap(b.Records), max-len(out))]
+		err := s.Poll(b)
+		for _, r := range b.Records {
+			out = append(out, string(r.Value))
+		}
+		if errors.Is(err, runtime.ErrEndOfInput) {
+			break
+		}
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// snapshot takes each source's state through its encoding, as a
+// checkpoint does.
+func snapshot(t *testing.T, srcs []*source) []*state.Snapshot {
+	t.Helper()
+	out := make([]*state.Snapshot, len(srcs))
+	for i, s := range srcs {
+		require.NoError(t, s.SnapshotState(1))
+		data, _ := state.Encode(s.ctx.State, nil)
+		snap, err := state.Decode(data)
+		require.NoError(t, err)
+		out[i] = snap
+	}
+	return out
+}
+
+func TestFormats(t *testing.T) {
+	for _, c := range []struct {
+		f    format
+		want []string
+	}{
+		{formatJSON, []string{`{"idx": 5}`, `{"idx": 7}`}},
+		{formatRaw, []string{"5", "7"}},
+		{formatChecked, []string{string(eocheck.Append(nil, 0, 5)), string(eocheck.Append(nil, 0, 7))}},
+	} {
+		s := subtasks(t, c.f, 5, 4, 2, nil)
+		require.Equal(t, c.want, drain(t, s[0], 100))
+	}
+	require.Equal(t, `{"split":1,"seq":6,"crc":"`, drain(t, subtasks(t, formatChecked, 5, 4, 2, nil)[1], 1)[0][:26])
+}
+
+// check feeds values (in the order one reader saw them) to the checker.
+func check(e eocheck.Expectation, values ...[]string) *eocheck.Report {
+	c := e.NewChecker()
+	for i, vs := range values {
+		c.File(fmt.Sprint("part ", i))
+		for _, v := range vs {
+			c.Line([]byte(v))
+		}
+	}
+	return c.Report()
+}
+
+// A restore continues every split where its snapshot left it, at any
+// parallelism: the splits (and so the checked records' split ids) stay
+// those of the first run.
+func TestCheckedRestoreContinuesSplits(t *testing.T) {
+	for _, par := range []int{1, 2, 3, 5} {
+		first := subtasks(t, formatChecked, 1, 100, 3, nil)
+		var before [][]string
+		for i, s := range first {
+			before = append(before, drain(t, s, 7*(i+1)))
+		}
+		restored := subtasks(t, formatChecked, 1, 100, par, snapshot(t, first))
+		after := make([][]string, 0, par)
+		for _, s := range restored {
+			after = append(after, drain(t, s, 1000))
+		}
+		r := check(eocheck.Datagen(3, 1, 100), append(before, after...)...)
+		require.True(t, r.OK(), "parallelism 3 -> %d: %s", par, r)
+		require.Equal(t, int64(100), r.Records)
+	}
+}
+
+// Splits that ended stay ended after a restore, even when every split of
+// the source had ended before the snapshot (the final checkpoint of a
+// bounded job).
+func TestRestoreAfterEndOfInput(t *testing.T) {
+	first := subtasks(t, formatChecked, 1, 10, 2, nil)
+	for _, s := range first {
+		drain(t, s, 1000)
+	}
+	for _, par := range []int{1, 2, 3} {
+		for _, s := range subtasks(t, formatChecked, 1, 10, par, snapshot(t, first)) {
+			require.Empty(t, drain(t, s, 1000), "parallelism %d", par)
+		}
+	}
+}
+
+func TestRejectsUnknownFormat(t *testing.T) {
+	_, err := runtime.Compile("t.yaml", []byte(`
+name: bad
+operators:
+  - {uid: gen, type: datagen, count: 1, format: csv}
+  - {uid: out, type: test-collect, from: [gen], name: x}
+`), runtime.Defaults{})
+	require.ErrorContains(t, err, "must be json, raw or checked")
+}
+
+// Through a job: stop with a savepoint halfway, restore at another
+// parallelism; every record arrives once and in order within its split.
+func TestCheckedStopAndRestore(t *testing.T) {
+	name := fmt.Sprintf("datagen-checked-%d", time.Now().UnixNano())
+	defer runtimetest.Reset(name)
+	spec := func(par, rate int) string {
+		return fmt.Sprintf(`
+name: checked
+parallelism: %d
+checkpointing: {interval: 20ms}
+operators:
+  - {uid: gen, type: datagen, count: 3000, rate: %d, format: checked}
+  - {uid: out, type: test-collect, from: [gen], name: %s, parallelism: 1}
+`, par, rate, name)
+	}
+	sp := t.TempDir()
+	j := runtimetest.Start(t, spec(2, 10000), runtimetest.Options{CheckpointsDir: t.TempDir(), SavepointsDir: sp})
+	require.Eventually(t, func() bool { return len(runtimetest.Values(name)) > 300 }, 20*time.Second, 5*time.Millisecond)
+	path, _, err := j.Stop("", false)
+	require.NoError(t, err)
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second))
+	before := runtimetest.Values(name)
+	require.Less(t, len(before), 3000, "stopped before the end")
+
+	j = runtimetest.Start(t, spec(3, 0), runtimetest.Options{CheckpointsDir: t.TempDir(), Restore: path})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
+	all := runtimetest.Values(name)
+	r := check(eocheck.Datagen(2, 1, 3000), all[:len(before)], all[len(before):])
+	require.True(t, r.OK(), r.String())
+	t.Logf("%d records before the stop, %d after the restore at parallelism 3: %s", len(before), len(all)-len(before), r)
+}
