@@ -172,7 +172,7 @@ func restoreBase() (*vfs.MemFS, string, error) {
 	if base == nil {
 		return nil, "", fmt.Errorf("restore base: the job ended %s before committing 2 checkpoints", j.State())
 	}
-	dir, _, err := latestComplete(base, j.ID())
+	dir, _, err := latestComplete(base, j)
 	if err == nil && dir == "" {
 		err = errors.New("restore base: no complete checkpoint")
 	}
@@ -228,7 +228,7 @@ func runCrash(c crashCase) (o crashOutcome) {
 		}
 		return o
 	}
-	dir, _, err := latestComplete(clone, j.ID())
+	dir, _, err := latestComplete(clone, j)
 	if err != nil {
 		o.err = err
 		return o

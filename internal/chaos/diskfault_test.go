@@ -40,20 +40,6 @@ import (
 // fraction of it), so a sweep lands on every phase of the run however
 // loaded the machine is, and k runs over the operations of a checkpoint.
 //
-// Known runtime bugs, counted and logged instead of failing while their
-// flag is set (clear it once fixed):
-//   - knownMetadataSyncBug (TestFailedMetadataSyncLeavesACompleteCheckpoint):
-//     a failed sync of the checkpoint directory after _metadata was renamed
-//     into place fails the checkpoint, yet it stays complete on disk until
-//     the abort removes it;
-//   - knownFinalCheckpointHang (TestFailedFinalCheckpointHangs): a final
-//     checkpoint failed by an I/O error is never retried and the job hangs
-//     RUNNING. The suite then does what a daemon restart would: recovery
-//     from the latest complete checkpoint on disk.
-const (
-	knownMetadataSyncBug     = true
-	knownFinalCheckpointHang = true
-)
 
 func diskSpec() string {
 	return fmt.Sprintf(`
@@ -132,14 +118,14 @@ type diskFault struct {
 	fired     int
 	failed    []vfs.Op
 	failedChk map[int64]bool // checkpoints whose write failed
-	published map[int64]bool // of those, failed at the sync after _metadata was in place
 	completed map[int64]bool // checkpoints the job completed (from its updates)
 	before    *vfs.MemFS     // the disk when the first fault hit
+	recorded  int64          // the newest checkpoint the job had recorded as completed then
 	violation []violation
 }
 
 func newDiskFault(c diskCase) *diskFault {
-	return &diskFault{c: c, mem: vfs.NewMem(), failedChk: map[int64]bool{}, published: map[int64]bool{}, completed: map[int64]bool{}}
+	return &diskFault{c: c, mem: vfs.NewMem(), failedChk: map[int64]bool{}, completed: map[int64]bool{}}
 }
 
 // violation is a failed checkpoint called complete.
@@ -178,14 +164,12 @@ func (d *diskFault) MaybeError(op vfs.Op) error {
 		id, _ := strconv.ParseInt(m[1], 10, 64)
 		if !d.completed[id] { // else: the deletion of a subsumed checkpoint
 			d.failedChk[id] = true
-			if op.Kind == vfs.OpSyncDir && strings.HasSuffix(op.Path, "/chk-"+m[1]) {
-				if _, err := d.mem.Stat(op.Path + "/" + checkpoint.MetadataFile); err == nil {
-					d.published[id] = true
-				}
-			}
 		}
 	}
 	if d.before == nil {
+		for id := range d.completed {
+			d.recorded = max(d.recorded, id)
+		}
 		d.before = d.mem.CrashClone(vfs.ProcessCrash)
 	}
 	return d.c.err
@@ -196,7 +180,7 @@ func (d *diskFault) MaybeError(op vfs.Op) error {
 // that neither the job nor the disk calls a failed one complete.
 func (d *diskFault) onUpdate(j *runtime.Job) {
 	cps := j.Checkpoints()
-	_, onDisk, _ := latestComplete(d.mem, j.ID())
+	_, onDisk, _ := latestComplete(d.mem, j)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, h := range cps.History {
@@ -220,58 +204,24 @@ func (d *diskFault) violate(id int64, format string, args ...any) {
 	}
 }
 
-// hungOnFinal reports a job left RUNNING by a final checkpoint that a
-// fault failed (knownFinalCheckpointHang).
-func (d *diskFault) hungOnFinal(j *runtime.Job) bool {
-	if j.State() != api.StateRunning {
+// awaitDisk waits for the job to end; timedOut when it did not within a
+// minute (it is canceled then).
+func (d *diskFault) awaitDisk(j *runtime.Job) (timedOut bool) {
+	select {
+	case <-j.Done():
 		return false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, h := range j.Checkpoints().History { // newest first
-		if h.Kind == checkpoint.Final.String() {
-			// Its directory may have failed to be created: the fault
-			// names no checkpoint then.
-			return h.Status == checkpoint.StatusFailed.String() && d.fired > 0
-		}
-	}
-	return false
-}
-
-// awaitDisk waits for the job to end. A job hung on its failed final
-// checkpoint is crashed (what survives a process crash is returned) after
-// two seconds of grace.
-func (d *diskFault) awaitDisk(j *runtime.Job) (hung *vfs.MemFS, timedOut bool) {
-	deadline := time.Now().Add(60 * time.Second)
-	var hangSince time.Time
-	for time.Now().Before(deadline) {
-		select {
-		case <-j.Done():
-			return nil, false
-		case <-time.After(20 * time.Millisecond):
-		}
-		if !knownFinalCheckpointHang || !d.hungOnFinal(j) {
-			hangSince = time.Time{}
-			continue
-		}
-		if hangSince.IsZero() {
-			hangSince = time.Now()
-		} else if time.Since(hangSince) > 2*time.Second {
-			hung = d.mem.CrashClone(vfs.ProcessCrash)
-			break
-		}
+	case <-time.After(60 * time.Second):
 	}
 	_ = j.Cancel()
 	<-j.Done()
-	return hung, hung == nil
+	return true
 }
 
 type diskOutcome struct {
 	planned, fired int
 	failedChk      int // checkpoints whose write failed
 	restarts       int
-	restored       bool     // the state on disk at the fault was restored and checked
-	known          []string // what the known bugs did
+	restored       bool // the state on disk at the fault was restored and checked
 	report         *eocheck.Report
 	err            error
 }
@@ -283,25 +233,12 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 		return diskOutcome{err: err}
 	}
 	d.job.Store(j)
-	hung, timedOut := d.awaitDisk(j)
+	timedOut := d.awaitDisk(j)
 	d.mu.Lock()
 	defer d.mu.Unlock() // the job has ended: nothing else takes it
 	o.planned, o.fired, o.failedChk, o.restarts = c.n, d.fired, len(d.failedChk), j.Info().Restarts
 	var errs []string
-	out := d.mem
 	switch {
-	case hung != nil:
-		// The hang ends the run early: the faults planned after it cannot fire.
-		o.planned = o.fired
-		o.known = append(o.known, "failed final checkpoint: the job hung RUNNING")
-		out = hung
-		dir, _, err := latestComplete(hung, j.ID())
-		if err == nil {
-			_, err = recoverRun(hung, dir)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("recovery after the hang: %v", err))
-		}
 	case timedOut || j.State() != api.StateFinished:
 		errs = append(errs, fmt.Sprintf("job ended %s (timed out: %v): %s", j.State(), timedOut, j.Info().Error))
 	}
@@ -313,17 +250,25 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 			d.violate(h.ID, "checkpoint %d completed although writing it failed", h.ID)
 		}
 	}
-	o.report, err = checkOutput(out, eocheck.Datagen(2, 1, crashRecords))
+	o.report, err = checkOutput(d.mem, eocheck.Datagen(2, 1, crashRecords))
 	if err != nil || !o.report.OK() {
 		errs = append(errs, fmt.Sprintf("output: %v %v", err, o.report))
 	}
 	if c.under == chkDir && d.before != nil {
-		// What was on disk when the fault hit must restore to exactly once.
-		dir, id, err := latestComplete(d.before, j.ID())
+		// What was on disk when the fault hit must restore to exactly once,
+		// with what the job had recorded as completed then (as the daemon
+		// recovers). With nothing recorded, any complete-looking checkpoint
+		// may be picked: a failed one is then harmless (the failed-over job
+		// started fresh and deleted nothing), as recoverRun checks.
+		dir, m, _, err := checkpoint.LatestCompleteAtMost(d.before, chkDir, j.ID(), d.recorded)
+		var id int64
+		if m != nil {
+			id = m.CheckpointID
+		}
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())
-		case d.failedChk[id]:
+		case d.failedChk[id] && d.recorded > 0:
 			d.violate(id, "when writing checkpoint %d failed, it was already the latest complete one on disk", id)
 		default:
 			o.restored = true
@@ -333,11 +278,7 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 		}
 	}
 	for _, v := range d.violation {
-		if knownMetadataSyncBug && d.published[v.id] {
-			o.known = append(o.known, v.msg)
-		} else {
-			errs = append(errs, v.msg)
-		}
+		errs = append(errs, v.msg)
 	}
 	if len(errs) > 0 {
 		o.err = fmt.Errorf("%s (failed %v)", strings.Join(errs, "; "), d.failed)
@@ -393,12 +334,8 @@ func TestDiskFullAndIOErrors(t *testing.T) {
 
 	var sum tally
 	var errs []string
-	restarted, failedChk, restored, known := 0, 0, 0, 0
+	restarted, failedChk, restored := 0, 0, 0
 	for i, o := range outs {
-		if len(o.known) > 0 {
-			known++
-			t.Logf("known bug: %s: %s", cases[i], strings.Join(o.known, "; "))
-		}
 		sum.add(o.planned, o.fired, o.report)
 		if o.restarts > 0 {
 			restarted++
@@ -415,8 +352,8 @@ func TestDiskFullAndIOErrors(t *testing.T) {
 		Faults:  "ENOSPC and EIO at the k-th write, sync or rename of checkpoints (their _metadata too) and of the file sink",
 		Planned: sum.planned, Fired: sum.fired, Cases: sum.cases, Records: sum.records, Lost: sum.lost, Duplicated: sum.dup})
 	t.Logf("%d cases (%s sweep): %d of %d faults fired, %d jobs restarted, %d checkpoints failed by a fault, "+
-		"%d disks restored as the fault hit, %d cases met a known bug; %d records checked, lost %d, duplicated %d",
-		sum.cases, sweepSize(), sum.fired, sum.planned, restarted, failedChk, restored, known, sum.records, sum.lost, sum.dup)
+		"%d disks restored as the fault hit; %d records checked, lost %d, duplicated %d",
+		sum.cases, sweepSize(), sum.fired, sum.planned, restarted, failedChk, restored, sum.records, sum.lost, sum.dup)
 	require.Empty(t, errs, strings.Join(errs, "\n"))
 	require.NoError(t, eocheck.Fired(sum.planned, sum.fired))
 }

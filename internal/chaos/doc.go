@@ -12,8 +12,12 @@
 //     restart strategy, with a keyed count checked separately;
 //   - diskfault_test.go: disk full and I/O errors at the k-th write, sync
 //     or rename of checkpoints and of the file sink;
+//   - nats_test.go: nats.publish, the connector point no connector test
+//     injects, against an embedded NATS server;
 //   - coverage_test.go: every registered fault point is reached by a suite
-//     here or by a named test elsewhere.
+//     here or by a named test elsewhere;
+//   - finalcheckpoint_test.go, metadatasync_test.go: reproductions of
+//     runtime bugs the suites found, skipped unless FLINKGO_CHAOS_REPRO=1.
 //
 // Every suite records its figures with internal/scorecard. Sweeps shrink
 // with -short and grow with FLINKGO_CHAOS=long (make chaos).

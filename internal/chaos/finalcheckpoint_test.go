@@ -3,7 +3,6 @@ package chaos
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,19 +43,12 @@ func (f *finalFault) Fire(point string, attrs ...any) error {
 	return nil
 }
 
-// TestFailedFinalCheckpointHangs reproduces a runtime bug: when the final
-// checkpoint of a bounded job fails without a task failing (its metadata
-// or a state file cannot be written), the coordinator aborts it, counts
-// no failure (only periodic checkpoints count), and nobody requests it
-// again: the sources ended their input and wait for a terminal checkpoint
-// that never comes, so the job stays RUNNING forever (taking periodic
-// checkpoints, or none if one is stuck in progress).
-//
-// It documents the bug and runs only with FLINKGO_CHAOS_REPRO=1.
-func TestFailedFinalCheckpointHangs(t *testing.T) {
-	if os.Getenv("FLINKGO_CHAOS_REPRO") != "1" {
-		t.Skip("runtime bug reproduction (see the comment); run with FLINKGO_CHAOS_REPRO=1")
-	}
+// TestFailedFinalCheckpointIsRetried: when the final checkpoint of a
+// bounded job fails without a task failing (its metadata or a state file
+// cannot be written), the job must not hang waiting for it: the failure
+// counts (tolerableFailures 0 fails the job over, and the restarted job
+// takes its final checkpoint again) and the job FINISHES.
+func TestFailedFinalCheckpointIsRetried(t *testing.T) {
 	f := &finalFault{}
 	j, err := job{spec: diskSpec(), fs: vfs.NewMem(), faults: f}.start()
 	require.NoError(t, err)

@@ -93,8 +93,10 @@ func awaitEnd(j *runtime.Job, d time.Duration) (timedOut bool) {
 
 // latestComplete is the newest complete checkpoint of job id on fsys
 // ("" when none).
-func latestComplete(fsys vfs.FS, jobID string) (string, int64, error) {
-	dir, m, _, err := checkpoint.LatestComplete(fsys, chkDir, jobID)
+func latestComplete(fsys vfs.FS, j *runtime.Job) (string, int64, error) {
+	// As the daemon's recovery does: only checkpoints up to the newest the
+	// job recorded as completed count.
+	dir, m, _, err := checkpoint.LatestCompleteAtMost(fsys, chkDir, j.ID(), j.Info().RestorePointID)
 	if err != nil || dir == "" {
 		return "", 0, err
 	}

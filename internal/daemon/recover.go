@@ -65,7 +65,9 @@ func (d *Daemon) resume(e *entry) {
 		fail(err)
 		return
 	}
-	dir, _, skipped, err := checkpoint.LatestComplete(d.fs, d.cfg.CheckpointsDir, e.rec.ID)
+	// Trust only checkpoints up to the newest the job recorded as complete
+	// (see LatestCompleteAtMost).
+	dir, _, skipped, err := checkpoint.LatestCompleteAtMost(d.fs, d.cfg.CheckpointsDir, e.rec.ID, e.rec.Info.RestorePointID)
 	if err != nil {
 		fail(err)
 		return

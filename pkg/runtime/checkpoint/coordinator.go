@@ -362,7 +362,17 @@ func (c *Coordinator) complete(p *pending, now time.Time) []Decision {
 func (c *Coordinator) abort(p *pending, reason Reason, err error, now time.Time) []Decision {
 	delete(c.pending, p.id)
 	out := []Decision{Abort{ID: p.id, Kind: p.kind, Reason: reason, Err: err, Req: p.req}}
-	if p.kind == Periodic {
+	if p.kind == Final && reason.CountsAsFailure() && !c.stopped {
+		// The sources ended their input and wait for a final checkpoint:
+		// take it again (the failure counts, so a disk that keeps failing
+		// ends in a failover rather than a loop).
+		req := Request{Kind: Final}
+		if p.req != nil {
+			req = *p.req
+		}
+		c.queued = append([]Request{req}, c.queued...)
+	}
+	if p.kind == Periodic || p.kind == Final {
 		c.lastDone = now
 		if reason.CountsAsFailure() {
 			c.failures++
@@ -374,6 +384,9 @@ func (c *Coordinator) abort(p *pending, reason Reason, err error, now time.Time)
 	}
 	if p.id == c.terminal {
 		c.terminal = 0
+		if c.stopped {
+			return out // failing over: shutdown rejects what is queued
+		}
 		queued := c.queued
 		c.queued = nil
 		for _, r := range queued {

@@ -234,11 +234,23 @@ type Skipped struct {
 // newer ones it skipped because they were torn. dir is "" when none is
 // complete.
 func LatestComplete(fsys vfs.FS, base, jobID string) (dir string, m *Metadata, skipped []Skipped, err error) {
+	return LatestCompleteAtMost(fsys, base, jobID, 0)
+}
+
+// LatestCompleteAtMost is LatestComplete among checkpoints with an id of at
+// most maxID (0: any). Recovery bounds the search by the newest checkpoint
+// the job recorded as completed: one whose publication failed late (its
+// _metadata renamed in place, its directory sync failing) may look complete
+// on disk although the job aborted it and moved on.
+func LatestCompleteAtMost(fsys vfs.FS, base, jobID string, maxID int64) (dir string, m *Metadata, skipped []Skipped, err error) {
 	list, err := List(fsys, base, jobID)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	for _, l := range list {
+		if maxID > 0 && l.ID > maxID {
+			continue
+		}
 		d, md, lerr := Load(fsys, l.Dir)
 		if lerr == nil {
 			lerr = Verify(fsys, d, md)
