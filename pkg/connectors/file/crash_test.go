@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -130,10 +131,9 @@ type crashOutcome struct {
 	crashed  bool   // the crash point was reached
 	op       vfs.Op // the operation crashed at
 	restored bool   // recovery restored a checkpoint (else started fresh)
-	// unrecoverable: finished files but no complete checkpoint, which only
-	// a crash during the commit of a bounded job's final checkpoint (not
-	// persisted by the runtime) leaves when no periodic checkpoint had
-	// completed before; a fresh start then duplicates them.
+	// unrecoverable: finished files but no complete checkpoint to restore,
+	// so a fresh start would duplicate them. Never expected: every commit
+	// follows a persisted checkpoint (the final one of a bounded job too).
 	unrecoverable bool
 	err           error
 }
@@ -167,7 +167,7 @@ func latestCheckpoint(clone *vfs.MemFS, jobID string) (string, error) {
 func recoverAndCheck(clone *vfs.MemFS, dir string, o *crashOutcome) {
 	o.restored = dir != ""
 	if dir == "" {
-		r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: vfsFS{clone, crashOut}})
+		r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: eocheck.FS(clone, crashOut)})
 		if err == nil && r.Records > 0 {
 			o.unrecoverable = true
 			return
@@ -182,7 +182,7 @@ func recoverAndCheck(clone *vfs.MemFS, dir string, o *crashOutcome) {
 		o.err = fmt.Errorf("recovery from %q ended %s: %s", dir, st, j.Info().Error)
 		return
 	}
-	r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: vfsFS{clone, crashOut}})
+	r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: eocheck.FS(clone, crashOut)})
 	if err != nil {
 		o.err = err
 		return
@@ -307,8 +307,9 @@ func TestCrashSweep(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
 		crashed, restored, unrecoverable := tally(t, sweep(atSinkOp, points, nil, model), kinds)
-		t.Logf("%s: %d crash points (reference run: %d sink operations), %d recovered from a checkpoint, %d fresh, %d skipped (final checkpoint commit with no persisted checkpoint)",
-			model, crashed, n, restored, crashed-restored-unrecoverable, unrecoverable)
+		t.Logf("%s: %d crash points (reference run: %d sink operations), %d recovered from a checkpoint, %d fresh",
+			model, crashed, n, restored, crashed-restored)
+		require.Zero(t, unrecoverable, "committed output without a complete checkpoint")
 		total += crashed
 	}
 	for _, kind := range []string{"MkdirAll", "Create", "Write", "Sync", "SyncDir", "Rename"} {
@@ -367,8 +368,9 @@ func TestCrashSweepAnyOperation(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
 		crashed, restored, unrecoverable := tally(t, sweep(atAnyOp, points, nil, model), kinds)
-		t.Logf("%s: %d crash points (every %dth of %d mutating operations), %d recovered from a checkpoint, %d skipped",
-			model, crashed, stride, n, restored, unrecoverable)
+		t.Logf("%s: %d crash points (every %dth of %d mutating operations), %d recovered from a checkpoint",
+			model, crashed, stride, n, restored)
+		require.Zero(t, unrecoverable, "committed output without a complete checkpoint")
 		total += crashed
 	}
 	t.Logf("crash points: %d; operation kinds crashed at: %v", total, slices.Sorted(maps.Keys(kinds)))

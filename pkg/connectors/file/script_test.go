@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
@@ -252,7 +253,7 @@ func mapsKeys(m map[int]int64) func(func(int) bool) {
 }
 
 func (s *script) ls() {
-	_ = fs.WalkDir(vfsFS{s.mem, scriptDir}, ".", func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(eocheck.FS(s.mem, scriptDir), ".", func(p string, d fs.DirEntry, err error) error {
 		require.NoError(s.t, err)
 		if d.IsDir() {
 			return nil
