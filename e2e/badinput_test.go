@@ -145,9 +145,9 @@ var badConfigs = []struct {
 	{"list value", "state.checkpoints.dir: [/a, /b]\n", []string{"1:24: state.checkpoints.dir: expected a single value, not a list"}},
 	{"yaml syntax", "state.checkpoints.dir: /a\n  bad: : :\n", []string{"2:8: YAML syntax error"}},
 	{"not a mapping", "- a\n- b\n", []string{"1:1: the config file must be a mapping of keys to values"}},
-	// Cross-field checks name the file and both values (no line yet).
+	// Cross-field checks name both keys, at the line of the first.
 	{"minPause with maxConcurrent > 1", "execution.checkpointing.interval: 1s\nexecution.checkpointing.min-pause: 5s\nexecution.checkpointing.max-concurrent-checkpoints: 2\n",
-		[]string{"minPause 5s with maxConcurrent 2 is inconsistent"}},
+		[]string{"2:36: execution.checkpointing.min-pause: execution.checkpointing.min-pause 5s with execution.checkpointing.max-concurrent-checkpoints 2 is inconsistent"}},
 	{"negative restart attempts", "restart-strategy.type: fixed-delay\nrestart-strategy.fixed-delay.attempts: -3\n",
 		[]string{"restart-strategy.fixed-delay.attempts: must be 0 or more, got -3"}},
 }

@@ -38,6 +38,8 @@ type savepointCase struct {
 	spec string
 	// want are substrings of the error, naming the file, field or cause.
 	want []string
+	// notFound: the path does not exist (exit 4, not 3).
+	notFound bool
 	// inspectOK: `savepoint inspect` accepts it (an incompatible job, not
 	// a damaged savepoint).
 	inspectOK bool
@@ -152,7 +154,7 @@ func savepointCases(spec func(string) string) []savepointCase {
 		{name: "a file that is not a savepoint", damage: func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "cnt-0.state")
 		}, want: []string{"cnt-0.state", "is a file, not a snapshot directory"}},
-		{name: "a path that does not exist", damage: func(t *testing.T, dir string) string {
+		{name: "a path that does not exist", notFound: true, damage: func(t *testing.T, dir string) string {
 			return dir + "-nowhere"
 		}, want: []string{"-nowhere", "does not exist"}},
 		{name: "state for an operator the job lacks (no -n)", spec: spec(`
@@ -228,7 +230,11 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 
 			for _, args := range [][]string{{"run", "-s", path, jobSpec}, {"run", "--dry-run", "-s", path, jobSpec}} {
 				r := e.run(args...)
-				require.Equal(t, 3, r.code, "%v: %s%s", args, r.stdout, r.stderr)
+				want := 3 // invalid
+				if c.notFound {
+					want = 4
+				}
+				require.Equal(t, want, r.code, "%v: %s%s", args, r.stdout, r.stderr)
 				for _, w := range c.want {
 					require.Contains(t, r.stderr, w, "%v", args)
 				}

@@ -125,6 +125,9 @@ func StartJob(o JobOptions) *Job {
 			j.status.nextID = o.Restore.Meta.CheckpointID + 1
 		}
 		j.status.resumeFrom = o.Restore.Dir
+		// Until a checkpoint completes, recovery resumes where this job
+		// started.
+		j.status.restorePoint = &api.CheckpointInfo{ID: o.Restore.Meta.CheckpointID, Kind: o.Restore.Meta.Kind, Path: o.Restore.Dir}
 	}
 	go j.loop()
 	return j

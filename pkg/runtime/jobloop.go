@@ -30,6 +30,7 @@ func (j *Job) loop() {
 		j.setRestored(restore)
 	}
 	for attempt := 0; ; attempt++ {
+		j.discardAbandoned(restore)
 		out, err, req := j.runAttempt(attempt, restore)
 		switch out {
 		case outFinished:
@@ -255,6 +256,36 @@ func (j *Job) finishCancel(req request) {
 	}
 	j.setState(api.StateCanceled)
 	req.reply <- reply{}
+}
+
+// discardAbandoned deletes the job's checkpoints newer than the snapshot an
+// attempt restores (all of them for a fresh start): checkpoints the job
+// aborted, or that a crash left unrecorded, whose part of the output the
+// restored sinks clean up. Left on disk, one could look complete to a later
+// recovery and point at files that no longer exist.
+func (j *Job) discardAbandoned(restore *Restore) {
+	if j.opts.CheckpointsDir == "" {
+		return
+	}
+	var from int64
+	if restore != nil {
+		from = restore.Meta.CheckpointID
+	}
+	list, err := checkpoint.List(j.env.FS, j.opts.CheckpointsDir, j.id)
+	if err != nil {
+		j.log.Warn().Err(err).Msg("could not list checkpoints")
+		return
+	}
+	for _, l := range list {
+		if l.ID <= from || (restore != nil && l.Dir == restore.Dir) {
+			continue
+		}
+		if err := checkpoint.Dispose(j.env.FS, l.Dir); err != nil {
+			j.log.Warn().Err(err).Str("dir", l.Dir).Msg("could not delete an abandoned checkpoint")
+			continue
+		}
+		j.log.Info().Int64("checkpoint_id", l.ID).Msg("deleted a checkpoint newer than the restored one (aborted or not recorded as completed)")
+	}
 }
 
 // discardCheckpoints deletes the job's checkpoint directory.
