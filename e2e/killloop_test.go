@@ -297,11 +297,12 @@ operators:
 	// the input is complete (those may restart the broker too).
 	const killsAfterInput = 8
 	afterInput := 0
-	for i := 0; i < plan.kills || (afterInput < killsAfterInput && i < 2*plan.kills); i++ {
-		// Every other daemon, while the input is still coming, exits at the
-		// next fault point instead of being killed.
+	for i := 0; i < 3*plan.kills && (i < plan.kills || afterInput < killsAfterInput || l.nextPoint() != ""); i++ {
+		// Every other daemon exits at the next fault point not reached yet
+		// instead of being killed (a point a run does not reach, such as
+		// the sink's restore after a fresh start, is tried again).
 		mode, point := l.pickMode(i == 0), ""
-		if i%2 == 1 && !prod.finished() {
+		if i%2 == 1 {
 			if point = l.nextPoint(); point != "" {
 				mode = killFaultExit
 				e.extra = []string{fmt.Sprintf("FLINKGO_FAULTS=%s:exit,nth=%d", point, 1+l.rng.IntN(4))}
