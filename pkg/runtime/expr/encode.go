@@ -43,11 +43,12 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	case string:
 		return appendString(dst, x), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var small [8]string // most records have few fields: no allocation
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		sortStrings(keys)
 		dst = append(dst, '{')
 		for i, k := range keys {
 			if i > 0 {
@@ -89,4 +90,18 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// sortStrings sorts few strings in place without allocating (insertion
+// sort), many with sort.Strings.
+func sortStrings(s []string) {
+	if len(s) > 12 {
+		sort.Strings(s)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }

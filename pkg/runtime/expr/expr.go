@@ -104,7 +104,7 @@ func (p *Program) Bind(name string, v any) { p.env[name] = v }
 func (p *Program) Eval(r *runtime.Record) (any, error) {
 	env := p.env
 	for k := range p.want {
-		delete(env, k) // a field absent from this record must read as nil
+		env[k] = nil // a field absent from this record must read as nil
 	}
 	if len(p.want) > 0 {
 		if err := fields(r.Value, p.want, env); err != nil {
