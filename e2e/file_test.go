@@ -37,8 +37,9 @@ operators:
 	require.Contains(t, r.stderr, "checkpointing")
 }
 
-// SIGTERM suspends running jobs; the next daemon resumes them from their
-// latest checkpoint, and the output stays exactly-once.
+// SIGTERM stops running jobs with a savepoint and leaves them SUSPENDED;
+// the next daemon resumes them from that savepoint, and the output stays
+// exactly-once.
 func TestShutdownSuspendsAndResumes(t *testing.T) {
 	e := newEnv(t)
 	e.startDaemon()
@@ -54,10 +55,27 @@ operators:
 	code, took := e.stopDaemon()
 	require.Equal(t, 0, code)
 	require.Less(t, took, 5*time.Second)
+	require.Contains(t, e.stderr.String(), "job stopped with a savepoint for shutdown")
 	e.startDaemon()
 	info := e.info(id)
 	require.NotEqual(t, api.StateSuspended, info.State, "resumed at start")
-	require.Contains(t, info.RestoredFrom, "chk-")
+	require.Contains(t, info.RestoredFrom, filepath.Join(e.home, "savepoints", "savepoint-"))
 	e.waitState(id, api.StateFinished, 30*time.Second)
 	requireExactly(t, out, 20000)
+
+	// With --restore-on-start=false a suspended job stays suspended.
+	id = e.mustRun("run", e.writeSpec("g.yaml", fmt.Sprintf(`
+name: kept-suspended
+checkpointing: {interval: 100ms}
+operators:
+  - {uid: gen, type: datagen, rate: 1000}
+  - {uid: files, type: file, from: [gen], path: %s, bucket: none}
+`, filepath.Join(e.home, "out2"))))
+	time.Sleep(300 * time.Millisecond)
+	code, _ = e.stopDaemon()
+	require.Equal(t, 0, code)
+	e.startDaemon("--restore-on-start=false")
+	info = e.info(id)
+	require.Equal(t, api.StateSuspended, info.State)
+	require.Contains(t, info.RestorePoint, filepath.Join(e.home, "savepoints"))
 }

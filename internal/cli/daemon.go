@@ -23,13 +23,15 @@ func newDaemonCmd(g *globals) *cobra.Command {
 		Short: "Run the flinkgo daemon in the foreground (the local cluster)",
 		Long: `Run the daemon: it keeps its state in $FLINKGO_HOME (default ~/.flinkgo), serves the
 control API on $FLINKGO_HOME/flinkgo.sock and on rest.address, runs submitted jobs and resumes
-them after a restart or crash. SIGINT/SIGTERM stop it; running jobs are suspended and resume
-from their latest checkpoint when the daemon starts again.`,
+them after a restart or crash. SIGINT/SIGTERM stop it: each running job is stopped with a savepoint
+(daemon.shutdown-savepoint-timeout bounds it) and left SUSPENDED; the next start resumes
+it from that savepoint (--restore-on-start).`,
 		Args: args(0, 0),
 	}
 	cmd.Flags().String("rest-address", "", "TCP address of the REST API and /metrics (rest.address; empty string disables)")
 	cmd.Flags().String("checkpoints-dir", "", "state.checkpoints.dir")
 	cmd.Flags().String("savepoints-dir", "", "state.savepoints.dir")
+	restoreOnStart := cmd.Flags().Bool("restore-on-start", true, "resume the jobs suspended at the last shutdown (from their shutdown savepoints)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		flags := map[string]*pflag.Flag{
 			"rest.address":          cmd.Flags().Lookup("rest-address"),
@@ -46,7 +48,7 @@ from their latest checkpoint when the daemon starts again.`,
 		if err != nil {
 			return api.Errorf(api.CodeInvalid, "%v", err)
 		}
-		d, err := daemon.Start(daemon.Options{Config: cfg, Log: log, Stdout: cmd.OutOrStdout(), Faults: faults})
+		d, err := daemon.Start(daemon.Options{Config: cfg, Log: log, Stdout: cmd.OutOrStdout(), Faults: faults, RestoreOnStart: *restoreOnStart})
 		if err != nil {
 			return err
 		}
@@ -58,7 +60,7 @@ from their latest checkpoint when the daemon starts again.`,
 			log.Info().Str("signal", s.String()).Msg("shutting down")
 		case <-cmd.Context().Done():
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownSavepointTimeout+10*time.Second)
 		defer cancel()
 		return d.Shutdown(ctx)
 	}

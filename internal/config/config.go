@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -26,6 +27,9 @@ type Config struct {
 	LogLevel       string
 	// AllowedPaths bounds the paths the control API accepts (empty: any).
 	AllowedPaths []string
+	// ShutdownSavepointTimeout bounds the stop-with-savepoint of each job
+	// on daemon shutdown.
+	ShutdownSavepointTimeout time.Duration
 	// Defaults of jobs' checkpointing and restart strategy; unset fields
 	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
 	Checkpointing api.CheckpointSpec
@@ -54,7 +58,7 @@ func EnvName(key string) string {
 // flags that override them (only flags the user changed count). Every
 // problem is reported at once, naming the key and where its value came from.
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
-	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info"}
+	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")

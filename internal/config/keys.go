@@ -41,6 +41,14 @@ var keys = []key{
 		}
 		return nil
 	}},
+	{"daemon.shutdown-savepoint-timeout", "10s", "on SIGTERM each running job is stopped with a savepoint (resumed from it at the next start); past this it is suspended without one", func(c *Config, v string) error {
+		d, err := api.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		c.ShutdownSavepointTimeout = d.D()
+		return nil
+	}},
 	{"log.level", "info", "debug, info, warn or error", func(c *Config, v string) error {
 		switch v {
 		case "debug", "info", "warn", "error":

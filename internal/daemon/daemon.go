@@ -37,6 +37,9 @@ type Options struct {
 	FS vfs.FS
 	// Faults is the fault-injection hook for tests (nil in production).
 	Faults runtime.FaultHook
+	// RestoreOnStart resumes the jobs suspended at the last shutdown; when
+	// false they stay SUSPENDED (restore them by hand with run -s).
+	RestoreOnStart bool
 }
 
 // Daemon runs jobs and serves the control API.
@@ -45,9 +48,11 @@ type Daemon struct {
 	log    zerolog.Logger
 	fs     vfs.FS
 	faults runtime.FaultHook
-	stdout *lockedWriter
-	reg    *registry
-	token  string
+	// restoreOnStart: see Options.RestoreOnStart.
+	restoreOnStart bool
+	stdout         *lockedWriter
+	reg            *registry
+	token          string
 
 	lock      *os.File
 	listeners []net.Listener
@@ -73,7 +78,7 @@ func Start(o Options) (_ *Daemon, err error) {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
-	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, stdout: &lockedWriter{w: o.Stdout},
+	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
 		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{}}
 	defer func() {
 		if err != nil {
@@ -211,8 +216,10 @@ func (d *Daemon) closeListeners() {
 	}
 }
 
-// Shutdown stops serving, suspends running jobs (they resume from their
-// checkpoints on the next start) and releases the home directory.
+// Shutdown stops serving, stops each running job with a savepoint (bounded
+// by daemon.shutdown-savepoint-timeout; past it the job is suspended without
+// one), leaving them SUSPENDED to be resumed on the next start, and
+// releases the home directory.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	for _, s := range d.servers {
 		_ = s.Shutdown(ctx)
@@ -231,8 +238,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = e.job.Suspend()
-			<-e.job.Done()
+			d.suspend(e)
 		}()
 	}
 	done := make(chan struct{})
@@ -251,6 +257,40 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.releaseLock()
 	d.log.Info().Msg("daemon stopped")
 	return nil
+}
+
+// suspend stops a job with a savepoint for the daemon's shutdown.
+func (d *Daemon) suspend(e *entry) {
+	log := d.log.With().Str("job", e.rec.ID).Logger()
+	dir := d.cfg.SavepointsDir
+	if dir == "" {
+		dir = filepath.Join(d.cfg.Home, "savepoints")
+	}
+	type result struct {
+		path string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		path, _, err := e.job.SuspendWithSavepoint(dir)
+		done <- result{path, err}
+	}()
+	timer := time.NewTimer(d.cfg.ShutdownSavepointTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err == nil {
+			log.Info().Str("savepoint", r.path).Msg("job stopped with a savepoint for shutdown; it resumes from it at the next start")
+			<-e.job.Done()
+			return
+		}
+		log.Warn().Err(r.err).Msg("shutdown savepoint failed; suspending the job (it resumes from its latest checkpoint)")
+	case <-timer.C:
+		log.Warn().Dur("timeout", d.cfg.ShutdownSavepointTimeout).Msg("shutdown savepoint too slow; suspending the job (it resumes from its latest checkpoint)")
+	}
+	_ = e.job.Suspend()
+	<-done
+	<-e.job.Done()
 }
 
 // lockedWriter serialises writes from concurrent print sinks.

@@ -30,6 +30,11 @@ func (d *Daemon) recover() {
 			d.finishCancel(e)
 			continue
 		}
+		if rec.State == api.StateSuspended && !d.restoreOnStart {
+			d.log.Info().Str("job", rec.ID).Str("restore_point", rec.Info.RestorePoint).Msg("suspended job left suspended (--restore-on-start=false)")
+			d.jobs[rec.ID] = e
+			continue
+		}
 		d.resume(e)
 	}
 }
@@ -113,7 +118,7 @@ func (d *Daemon) resume(e *entry) {
 	if restore != nil {
 		from = restore.Dir
 	}
-	log.Info().Str("from", from).Msg("resuming job after daemon restart")
+	log.Info().Str("from", from).Str("was", string(e.rec.State)).Msg("resuming job after daemon restart")
 	d.start(e, g, restore, o)
 }
 

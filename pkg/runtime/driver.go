@@ -32,6 +32,9 @@ type driver struct {
 	ended     chan struct{} // closed when the attempt ends
 	failErr   error
 	stopped   *pendingStop // a completed stop-with-savepoint, answered when the job finished
+	// stopSuspends: the pending stop is a daemon shutdown's (the job ends
+	// SUSPENDED, not FINISHED).
+	stopSuspends bool
 }
 
 type pendingStop struct {

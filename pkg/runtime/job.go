@@ -93,7 +93,10 @@ type request struct {
 	kind  requestKind
 	dir   string
 	drain bool
-	reply chan reply
+	// suspend (with reqStop): the stopped job ends SUSPENDED, to be resumed
+	// from its savepoint, instead of FINISHED (daemon shutdown).
+	suspend bool
+	reply   chan reply
 }
 
 type reply struct {
@@ -230,6 +233,14 @@ func (j *Job) Stop(dir string, drain bool) (string, int64, error) {
 func (j *Job) Suspend() error {
 	_, err := j.send(request{kind: reqSuspend})
 	return err
+}
+
+// SuspendWithSavepoint stops the job with a savepoint into dir, as Stop
+// does, but leaves it SUSPENDED: the daemon resumes it from that savepoint
+// when it starts again.
+func (j *Job) SuspendWithSavepoint(dir string) (string, int64, error) {
+	rep, err := j.send(request{kind: reqStop, dir: dir, suspend: true})
+	return rep.path, rep.id, err
 }
 
 func (j *Job) setState(s api.JobState) {

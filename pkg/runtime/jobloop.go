@@ -42,7 +42,9 @@ func (j *Job) loop() {
 			return
 		case outSuspended:
 			j.setState(api.StateSuspended)
-			req.reply <- reply{}
+			if req.reply != nil { // nil: a suspend-stop, answered by the driver
+				req.reply <- reply{}
+			}
 			return
 		}
 		j.setError(err)
@@ -184,7 +186,11 @@ func (j *Job) runAttempt(attempt int, restore *Restore) (outcome, error, request
 				tasksDone++
 				if tasksDone == len(exec.tasks) {
 					exec.allDone = true
+					suspended := d.stopped != nil && d.stopSuspends
 					d.shutdown(checkpoint.ReasonJobStopping)
+					if suspended {
+						return outSuspended, nil, request{}
+					}
 					return outFinished, nil, request{}
 				}
 			}
@@ -200,6 +206,7 @@ func (j *Job) runAttempt(attempt int, restore *Restore) (outcome, error, request
 			case reqSavepoint:
 				d.request(checkpoint.Request{Kind: checkpoint.Savepoint, Dir: r.dir}, r.reply)
 			case reqStop:
+				d.stopSuspends = r.suspend
 				d.request(checkpoint.Request{Kind: checkpoint.StopSavepoint, Dir: r.dir, Drain: r.drain}, r.reply)
 			}
 		case p := <-d.persisted:
