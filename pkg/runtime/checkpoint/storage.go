@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -174,7 +175,9 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 	if int64(len(data)) != h.Size {
 		return nil, fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, len(data), h.Size)
 	}
-	if state.FileChecksum(data) != h.Checksum {
+	// The recorded checksum is the file's footer: the body and the footer
+	// must both match it.
+	if len(data) < 4 || state.FileChecksum(data) != h.Checksum || binary.LittleEndian.Uint32(data[len(data)-4:]) != h.Checksum {
 		return nil, fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
 	}
 	return data, nil
