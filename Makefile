@@ -10,10 +10,12 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flinkgo
 
 # The whole suite: unit, connector, end-to-end (real binary) and fault tests,
-# with the race detector. The fault tests' figures are printed at the end.
+# with the race detector, then the parsers' fuzz targets for a few seconds
+# each. The fault tests' figures are printed at the end.
 test: build
 	@dir=$$(mktemp -d); start=$$(date +%s); \
 	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -timeout 14m ./... || { rm -rf $$dir; exit 1; }; \
+	$(MAKE) -s fuzz FUZZTIME=5s || { rm -rf $$dir; exit 1; }; \
 	$(GO) run ./scripts/scorecard -dir $$dir -wall $$(( $$(date +%s) - start ))s || true; rm -rf $$dir
 
 # Run the suite and write the fault tests' figures into the README.
