@@ -166,3 +166,13 @@ func (in *Injector) Planned() (planned, fired int) {
 	}
 	return planned, fired
 }
+
+// Failing returns an injector that fails each named point on its first n
+// hits (points maps a point to n): the common shape of connector tests.
+func Failing(points map[string]int) *Injector {
+	var rules []Rule
+	for p, n := range points {
+		rules = append(rules, Rule{Point: p, Action: Error, Every: 1, Times: n})
+	}
+	return New(nil, rules...)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
+	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
@@ -137,12 +138,12 @@ func TestFaultPoints(t *testing.T) {
 	produceIdx(t, b.Addr(), "in", 1, 3000)
 	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	f := newFaults(map[string]int{"kafka.poll": 1, "kafka.snapshot": 1})
+	f := fault.Failing(map[string]int{"kafka.poll": 1, "kafka.snapshot": 1})
 	j := runtimetest.Start(t, countingJob(b.Addr(), name, ", bounded: latest"), runtimetest.Options{
 		CheckpointsDir: t.TempDir(), Faults: f})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
-	assert.Equal(t, 1, f.count("kafka.poll"))
-	assert.Equal(t, 1, f.count("kafka.snapshot"))
+	assert.Equal(t, 1, f.Fired("kafka.poll"))
+	assert.Equal(t, 1, f.Fired("kafka.snapshot"))
 	assert.GreaterOrEqual(t, j.Info().Restarts, 1)
 	requireCountsAndRaw(t, name, 3000)
 }

@@ -229,34 +229,6 @@ func cancelJob(t testing.TB, j *runtime.Job) {
 	runtimetest.Wait(t, j, waitFor)
 }
 
-// faults is a fault hook that fails points by name, counting what fired.
-type faults struct {
-	mu    sync.Mutex
-	fail  map[string]int // point → failures left
-	fired map[string]int
-}
-
-func newFaults(points map[string]int) *faults {
-	return &faults{fail: points, fired: map[string]int{}}
-}
-
-func (f *faults) Fire(point string, _ ...any) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail[point] > 0 {
-		f.fail[point]--
-		f.fired[point]++
-		return fmt.Errorf("injected fault at %s", point)
-	}
-	return nil
-}
-
-func (f *faults) count(point string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.fired[point]
-}
-
 // operator returns the info of operator uid.
 func operator(t testing.TB, j *runtime.Job, uid string) api.OperatorInfo {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
@@ -123,7 +124,7 @@ operators:
 // fails that checkpoint; the job restarts and delivers every record.
 func TestSinkFlushFaultFailsCheckpoint(t *testing.T) {
 	b := startBroker(t, "out:2")
-	f := newFaults(map[string]int{"kafka.sink.flush": 1})
+	f := fault.Failing(map[string]int{"kafka.sink.flush": 1})
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: flushfault
 checkpointing: {interval: 20ms}
@@ -133,7 +134,7 @@ operators:
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out}
 `, b.Addr()), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
-	assert.Equal(t, 1, f.count("kafka.sink.flush"))
+	assert.Equal(t, 1, f.Fired("kafka.sink.flush"))
 	assert.Equal(t, 1, j.Info().Restarts)
 	seen := map[string]bool{}
 	for _, m := range readTopic(t, b.Addr(), "out") {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
@@ -150,10 +151,10 @@ func TestCommitFailureIsOnlyLogged(t *testing.T) {
 	b := startBroker(t, "in:1")
 	produceIdx(t, b.Addr(), "in", 1, 10)
 	name := runtimetest.UniqueName(t)
-	f := newFaults(map[string]int{"kafka.commit-offsets": 3})
+	f := fault.Failing(map[string]int{"kafka.commit-offsets": 3})
 	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: g"), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	runtimetest.WaitUntil(t, waitFor, "a commit", func() bool { return committed(t, b.Addr(), "g", "in", 1)[0] == 10 })
-	assert.Equal(t, 3, f.count("kafka.commit-offsets"))
+	assert.Equal(t, 3, f.Fired("kafka.commit-offsets"))
 	assert.Equal(t, int64(3), operator(t, j, "in").Metrics["offsetCommitFailures"])
 	assert.Equal(t, api.StateRunning, j.State())
 	assert.Zero(t, j.Info().Restarts)

@@ -256,34 +256,6 @@ func gauge(j *runtime.Job, uid, name string) int64 {
 	return 0
 }
 
-// faults fails named points a given number of times, counting what fired.
-type faults struct {
-	mu    sync.Mutex
-	fail  map[string]int // point → failures left
-	fired map[string]int
-}
-
-func newFaults(points map[string]int) *faults {
-	return &faults{fail: points, fired: map[string]int{}}
-}
-
-func (f *faults) Fire(point string, _ ...any) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail[point] > 0 {
-		f.fail[point]--
-		f.fired[point]++
-		return fmt.Errorf("injected fault at %s", point)
-	}
-	return nil
-}
-
-func (f *faults) count(point string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.fired[point]
-}
-
 func compileSpec(spec string) (*runtime.Graph, error) {
 	return runtime.Compile("test.yaml", []byte(spec), runtime.Defaults{})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
+	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
@@ -156,11 +157,11 @@ func TestQueueAbortReturnsMessages(t *testing.T) {
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 200)
 	name := runtimetest.UniqueName(t)
-	f := newFaults(map[string]int{"checkpoint.publish-metadata": 1})
+	f := fault.Failing(map[string]int{"checkpoint.publish-metadata": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 300ms, tolerableFailures: 5}", "queueSemantics: at-least-once", "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	defer cancelJob(t, j)
-	runtimetest.WaitUntil(t, waitFor, "an aborted checkpoint", func() bool { return f.count("checkpoint.publish-metadata") == 1 })
+	runtimetest.WaitUntil(t, waitFor, "an aborted checkpoint", func() bool { return f.Fired("checkpoint.publish-metadata") == 1 })
 	waitCheckpoint(t, j)
 	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
 	got := idxs(t, runtimetest.Values(name))
@@ -210,9 +211,9 @@ func TestQueueAtLeastOnceFailuresInProcessing(t *testing.T) {
 // TestQueueAckFailureAfterCheckpointCompleted fails the acks of completed
 // checkpoints (between completion and the acks reaching the server).
 func TestQueueAckFailureAfterCheckpointCompleted(t *testing.T) {
-	f := newFaults(map[string]int{"nats.ack": 3})
+	f := fault.Failing(map[string]int{"nats.ack": 3})
 	atLeastOnceRun(t, "type: test-pass", f, 1)
-	require.Equal(t, 3, f.count("nats.ack"))
+	require.Equal(t, 3, f.Fired("nats.ack"))
 }
 
 // TestQueueFailureInNotify fails the job in another operator's
@@ -225,10 +226,10 @@ func TestQueueFailureInNotify(t *testing.T) {
 
 // TestQueueFaultsAtPollAndSnapshot: the source's own fault points.
 func TestQueueFaultsAtPollAndSnapshot(t *testing.T) {
-	f := newFaults(map[string]int{"nats.poll": 1, "nats.snapshot": 2})
+	f := fault.Failing(map[string]int{"nats.poll": 1, "nats.snapshot": 2})
 	atLeastOnceRun(t, "type: test-pass", f, 1)
-	require.Equal(t, 1, f.count("nats.poll"))
-	require.Equal(t, 2, f.count("nats.snapshot"))
+	require.Equal(t, 1, f.Fired("nats.poll"))
+	require.Equal(t, 2, f.Fired("nats.snapshot"))
 }
 
 // TestQueueNakFailureFallsBackToAckWait: when returning messages fails,
@@ -239,12 +240,12 @@ func TestQueueNakFailureFallsBackToAckWait(t *testing.T) {
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 100)
 	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
-	f := newFaults(map[string]int{"nats.nak": 1})
+	f := fault.Failing(map[string]int{"nats.nak": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once, ackWait: 1s", "", first),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	waitDistinct(t, first, 100)
 	cancelJob(t, j)
-	require.Equal(t, 1, f.count("nats.nak"))
+	require.Equal(t, 1, f.Fired("nats.nak"))
 	require.Zero(t, spy.count("-NAK"))
 	began := time.Now()
 	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, ackWait: 1s", "", second),
