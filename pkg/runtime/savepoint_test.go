@@ -16,17 +16,9 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
+// countingSpec is keyedSpec with 50ms checkpoints.
 func countingSpec(name string, par, count int) string {
-	return fmt.Sprintf(`
-name: counting
-parallelism: %d
-checkpointing: {interval: 50ms}
-operators:
-  - {uid: gen, type: datagen, count: %d, rate: 20000}
-  - {uid: key, type: keyBy, from: [gen], expr: "idx %% 13"}
-  - {uid: cnt, type: count, from: [key]}
-  - {uid: out, type: test-collect, from: [cnt], name: %s, parallelism: 1}
-`, par, count, name)
+	return "checkpointing: {interval: 50ms}\n" + keyedSpec(name, par, count)
 }
 
 // Stop with a savepoint, then restore at 3, then at 1 subtasks: keyed state
