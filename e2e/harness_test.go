@@ -73,28 +73,18 @@ func (e *env) environ() []string {
 	return append(env, e.extra...)
 }
 
-// startDaemon starts `flinkgo daemon` and waits for its socket.
+// startDaemon starts `flinkgo daemon` and waits until it answers (and has
+// written its REST address).
 func (e *env) startDaemon(args ...string) {
 	e.t.Helper()
-	cmd := exec.Command(binary, append([]string{"daemon", "--rest-address", "127.0.0.1:0"}, args...)...)
-	cmd.Env = e.environ()
-	e.stdout, e.stderr = &syncWriter{}, &syncWriter{}
-	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
-	require.NoError(e.t, cmd.Start())
-	e.daemon = cmd
-	e.t.Cleanup(func() { e.killDaemon() })
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	e.spawnDaemon(args...)
+	e.waitReady(20 * time.Second)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(filepath.Join(e.home, "rest.address")); err == nil {
-			if _, err := os.Stat(filepath.Join(e.home, "flinkgo.sock")); err == nil {
-				if r := e.run("list"); r.code == 0 {
-					return
-				}
-			}
+			return
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	e.t.Fatalf("daemon did not start: %s", e.stderr.String())
+	e.t.Fatalf("daemon wrote no rest.address: %s", e.stderr.String())
 }
 
 // killDaemon kills the daemon with SIGKILL (a crash) if it still runs.
