@@ -58,32 +58,14 @@ var keys = []key{
 		return fmt.Errorf("must be debug, info, warn or error, got %q", v)
 	}},
 	{"execution.checkpointing.interval", "", "checkpoint interval for jobs that do not set one; unset: checkpointing off (as in Flink)", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.Interval })},
-	{"execution.checkpointing.mode", "EXACTLY_ONCE", "EXACTLY_ONCE or AT_LEAST_ONCE", func(c *Config, v string) error {
-		switch strings.ToLower(strings.ReplaceAll(v, "_", "-")) {
-		case api.ExactlyOnce:
-			c.Checkpointing.Mode = api.ExactlyOnce
-		case api.AtLeastOnce:
-			c.Checkpointing.Mode = api.AtLeastOnce
-		default:
-			return fmt.Errorf("must be EXACTLY_ONCE or AT_LEAST_ONCE, got %q", v)
-		}
-		return nil
-	}},
+	{"execution.checkpointing.mode", "EXACTLY_ONCE", "EXACTLY_ONCE or AT_LEAST_ONCE",
+		flinkEnum(func(c *Config) *string { return &c.Checkpointing.Mode }, api.ExactlyOnce, api.AtLeastOnce)},
 	{"execution.checkpointing.timeout", "10min", "a checkpoint not completed in this time is aborted", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.Timeout })},
 	{"execution.checkpointing.min-pause", "0", "least time between the end of one checkpoint and the start of the next", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.MinPause })},
 	{"execution.checkpointing.max-concurrent-checkpoints", "1", "checkpoints that may be in progress at once", intKey(func(c *Config) **int { return &c.Checkpointing.MaxConcurrent })},
 	{"execution.checkpointing.tolerable-failed-checkpoints", "0", "consecutive checkpoint failures tolerated before the job fails over", intKey(func(c *Config) **int { return &c.Checkpointing.TolerableFailures })},
-	{"execution.checkpointing.externalized-checkpoint-retention", "DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION or DELETE_ON_CANCELLATION", func(c *Config, v string) error {
-		switch strings.ToLower(strings.ReplaceAll(v, "_", "-")) {
-		case api.RetainOnCancellation:
-			c.Checkpointing.Externalized = api.RetainOnCancellation
-		case api.DeleteOnCancellation:
-			c.Checkpointing.Externalized = api.DeleteOnCancellation
-		default:
-			return fmt.Errorf("must be RETAIN_ON_CANCELLATION or DELETE_ON_CANCELLATION, got %q", v)
-		}
-		return nil
-	}},
+	{"execution.checkpointing.externalized-checkpoint-retention", "DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION or DELETE_ON_CANCELLATION",
+		flinkEnum(func(c *Config) *string { return &c.Checkpointing.Externalized }, api.RetainOnCancellation, api.DeleteOnCancellation)},
 	{"execution.checkpointing.num-retained", "1", "completed checkpoints kept per job", intKey(func(c *Config) **int { return &c.Checkpointing.Retained })},
 	{"restart-strategy.type", "", "none, fixed-delay, exponential-delay or failure-rate; unset: none without checkpointing, exponential-delay with it", func(c *Config, v string) error {
 		switch v {
@@ -110,6 +92,25 @@ var keys = []key{
 	{"restart-strategy.failure-rate.max-failures-per-interval", "1", "failures tolerated within the interval", restartInt(api.RestartFailureRate, func(r *api.RestartSpec) **int { return &r.MaxFailures })},
 	{"restart-strategy.failure-rate.failure-rate-interval", "1min", "window of the failure rate", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Interval })},
 	{"restart-strategy.failure-rate.delay", "1s", "wait before each restart", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Delay })},
+}
+
+// flinkEnum accepts Flink's spelling of an enum (EXACTLY_ONCE) or ours
+// (exactly-once) and stores ours.
+func flinkEnum(field func(*Config) *string, values ...string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		norm := strings.ToLower(strings.ReplaceAll(v, "_", "-"))
+		for _, ok := range values {
+			if norm == ok {
+				*field(c) = ok
+				return nil
+			}
+		}
+		names := make([]string, len(values))
+		for i, ok := range values {
+			names[i] = strings.ToUpper(strings.ReplaceAll(ok, "-", "_"))
+		}
+		return fmt.Errorf("must be %s, got %q", strings.Join(names, " or "), v)
+	}
 }
 
 func durationKey(field func(*Config) **api.Duration) func(*Config, string) error {
