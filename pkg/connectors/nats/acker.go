@@ -183,12 +183,16 @@ func (a *acker) send(replies []string, payload []byte, point string) error {
 	if err := a.fire(point, len(replies)); err != nil {
 		return err
 	}
-	for _, r := range replies {
+	// Count them as answered before they leave: the client may flush
+	// midway, and the server then delivers new messages, which the gauge
+	// must not see on top of the old ones.
+	a.c.pending.Add(-int64(len(replies)))
+	for i, r := range replies {
 		if err := a.nc.Publish(r, payload); err != nil {
+			a.c.pending.Add(int64(len(replies) - i))
 			return err
 		}
 	}
-	a.c.pending.Add(-int64(len(replies)))
 	return nil
 }
 
