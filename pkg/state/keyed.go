@@ -121,7 +121,12 @@ func (b *KeyedBackend) restoreRaw(t *RawTable) {
 		have = b.raw[t.Name]
 	}
 	for kg, es := range t.Groups {
-		if b.rng.Contains(kg) {
+		if !b.rng.Contains(kg) {
+			continue
+		}
+		if len(have.Groups[kg]) == 0 {
+			have.Groups[kg] = es // a key group comes from one old subtask: no copy
+		} else {
 			have.Groups[kg] = append(have.Groups[kg], es...)
 		}
 	}
