@@ -157,10 +157,10 @@ func encodeKeyed(e *encoder, kb *KeyedBackend) {
 		e.uvarint(uint64(len(groups)))
 		for _, kg := range groups {
 			e.uvarint(uint64(kg))
-			e.uvarint(uint64(len(r.Groups[kg])))
-			for _, en := range r.Groups[kg] {
-				e.bytes(en.Key)
-				e.bytes(en.Value)
+			e.uvarint(uint64(r.groupCount(kg)))
+			for _, part := range r.Groups[kg] {
+				e.buf = append(e.buf, part.Data...) // the same encoding
+				e.maybeCut()
 			}
 		}
 	}
@@ -219,7 +219,7 @@ func decodeKeyed(d *decoder, s *Snapshot) {
 	s.Range = KeyGroupRange{Start: int(d.uvarint()), End: int(d.uvarint())}
 	nt := d.uvarint()
 	for i := uint64(0); i < nt && d.err == nil; i++ {
-		t := &RawTable{Name: string(d.bytes()), Kind: Kind(d.byte()), Groups: map[int][]Entry{}}
+		t := &RawTable{Name: string(d.bytes()), Kind: Kind(d.byte()), Groups: map[int][]RawGroup{}}
 		ng := d.uvarint()
 		for g := uint64(0); g < ng && d.err == nil; g++ {
 			kg := int(d.uvarint())
@@ -228,12 +228,14 @@ func decodeKeyed(d *decoder, s *Snapshot) {
 				d.err = errTruncated
 				return
 			}
-			es := make([]Entry, 0, ne)
+			// Check the entries' framing now, keep their bytes as they are.
+			start := d.buf
 			for j := uint64(0); j < ne && d.err == nil; j++ {
-				es = append(es, Entry{Key: d.bytes(), Value: d.bytes()})
+				d.bytes()
+				d.bytes()
 			}
-			if len(es) > 0 {
-				t.Groups[kg] = es
+			if d.err == nil && ne > 0 {
+				t.Groups[kg] = []RawGroup{{Count: int(ne), Data: start[:len(start)-len(d.buf)]}}
 			}
 		}
 		s.Tables = append(s.Tables, t)

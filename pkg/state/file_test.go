@@ -251,14 +251,14 @@ func TestDecodeErrors(t *testing.T) {
 // declaration, naming the state and the key group.
 func TestRestoreCorruptEntry(t *testing.T) {
 	b := NewKeyedBackend(128, KeyGroupRange{0, 128})
-	b.restoreRaw(&RawTable{Name: "counts", Kind: KindValue, Groups: map[int][]Entry{5: {{Key: []byte("k"), Value: []byte{0xff}}}}})
+	b.restoreRaw(&RawTable{Name: "counts", Kind: KindValue, Groups: map[int][]RawGroup{5: {EncodeEntries([]Entry{{Key: []byte("k"), Value: []byte{0xff}}})}}})
 	_, err := ValueOf(b, "counts", Codec[int64](Int64Codec{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `restore keyed state "counts" key group 5`)
 
 	b = NewKeyedBackend(128, KeyGroupRange{0, 128})
-	b.restoreRaw(&RawTable{Name: "tags", Kind: KindMap, Groups: map[int][]Entry{
-		9: {{Key: []byte("k"), Value: binary.AppendUvarint(nil, 1<<40)}}}})
+	b.restoreRaw(&RawTable{Name: "tags", Kind: KindMap, Groups: map[int][]RawGroup{
+		9: {EncodeEntries([]Entry{{Key: []byte("k"), Value: binary.AppendUvarint(nil, 1<<40)}})}}})
 	_, err = MapOf(b, "tags", Codec[[]byte](BytesCodec{}))
 	require.Error(t, err, "a map entry claiming 2^40 user keys in 6 bytes")
 	assert.Contains(t, err.Error(), `restore keyed state "tags" key group 9`)

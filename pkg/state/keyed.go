@@ -93,22 +93,66 @@ type table interface {
 // fills it (rebuilding a big map is much cheaper without rehashing).
 type presizer interface{ presize(g, n int) }
 
-// Entry is one encoded key/value of a restored table.
+// Entry is one key/value of a restored table.
 type Entry struct {
 	Key, Value []byte
 }
 
-// RawTable is a restored table in encoded form, by key group.
+// RawGroup is the encoded entries of one key group as a state file holds
+// them: Count times a length-prefixed key and value. Restored state stays
+// in this form until its table is declared, so a restore neither copies
+// nor allocates per entry before the codec decodes each value once.
+type RawGroup struct {
+	Count int
+	Data  []byte
+}
+
+// EncodeEntries encodes es as a RawGroup.
+func EncodeEntries(es []Entry) RawGroup {
+	e := &encoder{}
+	for _, en := range es {
+		e.bytes(en.Key)
+		e.bytes(en.Value)
+	}
+	return RawGroup{Count: len(es), Data: e.buf}
+}
+
+// Each calls fn with every entry of the group (slices into Data).
+func (g RawGroup) Each(fn func(key, value []byte) error) error {
+	d := decoder{buf: g.Data}
+	for i := 0; i < g.Count; i++ {
+		k, v := d.bytes(), d.bytes()
+		if d.err != nil {
+			return fmt.Errorf("entry %d: %w", i, d.err)
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RawTable is a restored table in encoded form, by key group. A key group
+// has several parts only when old snapshots overlapped (never from one
+// job's own checkpoints).
 type RawTable struct {
 	Name   string
 	Kind   Kind
-	Groups map[int][]Entry // key group → entries
+	Groups map[int][]RawGroup // key group → encoded entries
+}
+
+func (r *RawTable) groupCount(kg int) int {
+	n := 0
+	for _, g := range r.Groups[kg] {
+		n += g.Count
+	}
+	return n
 }
 
 func (r *RawTable) numKeys() int {
 	n := 0
-	for _, es := range r.Groups {
-		n += len(es)
+	for kg := range r.Groups {
+		n += r.groupCount(kg)
 	}
 	return n
 }
@@ -117,17 +161,12 @@ func (r *RawTable) numKeys() int {
 func (b *KeyedBackend) restoreRaw(t *RawTable) {
 	have := b.raw[t.Name]
 	if have == nil {
-		b.raw[t.Name] = &RawTable{Name: t.Name, Kind: t.Kind, Groups: map[int][]Entry{}}
+		b.raw[t.Name] = &RawTable{Name: t.Name, Kind: t.Kind, Groups: map[int][]RawGroup{}}
 		have = b.raw[t.Name]
 	}
-	for kg, es := range t.Groups {
-		if !b.rng.Contains(kg) {
-			continue
-		}
-		if len(have.Groups[kg]) == 0 {
-			have.Groups[kg] = es // a key group comes from one old subtask: no copy
-		} else {
-			have.Groups[kg] = append(have.Groups[kg], es...)
+	for kg, gs := range t.Groups {
+		if b.rng.Contains(kg) {
+			have.Groups[kg] = append(have.Groups[kg], gs...)
 		}
 	}
 }
@@ -141,12 +180,13 @@ func (b *KeyedBackend) declare(name string, k Kind, t table) error {
 		if r.Kind != k {
 			return fmt.Errorf("keyed state %q was snapshotted as %s state but is declared as %s state", name, r.Kind, k)
 		}
-		for kg, es := range r.Groups {
+		for kg, gs := range r.Groups {
+			g := kg - b.rng.Start
 			if p, ok := t.(presizer); ok {
-				p.presize(kg-b.rng.Start, len(es))
+				p.presize(g, r.groupCount(kg))
 			}
-			for _, e := range es {
-				if err := t.decodeEntry(kg-b.rng.Start, e.Key, e.Value); err != nil {
+			for _, part := range gs {
+				if err := part.Each(func(k, v []byte) error { return t.decodeEntry(g, k, v) }); err != nil {
 					return fmt.Errorf("restore keyed state %q key group %d: %w", name, kg, err)
 				}
 			}
