@@ -29,9 +29,17 @@ func (j *Job) loop() {
 	if restore != nil {
 		j.setRestored(restore)
 	}
+	var restoreErr error
 	for attempt := 0; ; attempt++ {
-		j.discardAbandoned(restore)
-		out, err, req := j.runAttempt(attempt, restore)
+		var out outcome
+		var err error
+		var req request
+		if restoreErr != nil {
+			out, err = outFailed, restoreErr // no attempt: nothing to restore from
+		} else {
+			j.discardAbandoned(restore)
+			out, err, req = j.runAttempt(attempt, restore)
+		}
 		switch out {
 		case outFinished:
 			j.setState(api.StateFinished)
@@ -69,7 +77,7 @@ func (j *Job) loop() {
 			}
 			return
 		}
-		restore = j.restartPoint(restore)
+		restore, restoreErr = j.restartPoint(restore)
 	}
 }
 
@@ -97,35 +105,47 @@ func (j *Job) waitRestart(delay time.Duration) (request, bool) {
 }
 
 // restartPoint picks what the next attempt restores: the latest completed
-// checkpoint (falling back to older retained ones, loudly), else what the
-// job started from.
-func (j *Job) restartPoint(initial *Restore) *Restore {
+// checkpoint or a stop savepoint that committed after it (falling back to
+// older retained checkpoints, loudly), else what the job started from. When
+// the job has completed snapshots but none can be read (an I/O error) and
+// it started from nothing, it does not start over from the beginning, which
+// would duplicate committed output: the error counts as a failure and the
+// restart strategy retries.
+func (j *Job) restartPoint(initial *Restore) (*Restore, error) {
 	j.mu.Lock()
 	retained := append([]int64(nil), j.status.retained...)
 	rp := j.status.restorePoint
 	j.mu.Unlock()
+	var lastErr error
 	if rp != nil && rp.Kind == checkpoint.StopSavepoint.String() && (len(retained) == 0 || rp.ID > retained[len(retained)-1]) {
 		// A stop committed after the last checkpoint: resume from it.
-		if r, err := LoadRestore(j.env.FS, rp.Path); err == nil {
+		r, err := LoadRestore(j.env.FS, rp.Path)
+		if err == nil {
 			j.setRestored(r)
-			return r
-		} else {
-			j.log.Warn().Err(err).Str("savepoint", rp.Path).Msg("stop savepoint unusable for restore; trying checkpoints")
+			return r, nil
 		}
+		lastErr = err
+		j.log.Warn().Err(err).Str("savepoint", rp.Path).Msg("stop savepoint unusable for restore; trying checkpoints")
 	}
 	for i := len(retained) - 1; i >= 0; i-- {
 		dir := checkpoint.CheckpointDir(j.opts.CheckpointsDir, j.id, retained[i])
 		r, err := LoadRestore(j.env.FS, dir)
 		if err == nil {
 			j.setRestored(r)
-			return r
+			return r, nil
 		}
+		lastErr = err
 		j.log.Warn().Err(err).Int64("checkpoint_id", retained[i]).Msg("checkpoint unusable for restore; trying an older one")
 	}
 	if initial != nil {
+		// An older snapshot: sinks take back what was committed after it.
 		j.setRestored(initial)
+		return initial, nil
 	}
-	return initial
+	if lastErr != nil {
+		return nil, fmt.Errorf("no completed checkpoint or savepoint of the job can be read (not starting over, which would repeat committed output): %w", lastErr)
+	}
+	return nil, nil
 }
 
 func (j *Job) setRestored(r *Restore) {

@@ -163,9 +163,16 @@ func latestCheckpoint(clone *vfs.MemFS, jobID string) (string, error) {
 }
 
 // recoverAndCheck restores dir ("" fresh) on clone, runs to the end and
-// checks the output with the independent checker.
-func recoverAndCheck(clone *vfs.MemFS, dir string, o *crashOutcome) {
+// checks the output with the independent checker. A job that had FINISHED
+// when the crash hit (its checkpoints being deleted) is not recovered, as
+// the daemon does not recover finished jobs: its output must be complete.
+func recoverAndCheck(clone *vfs.MemFS, dir string, finished bool, o *crashOutcome) {
 	o.restored = dir != ""
+	if finished {
+		o.restored = false
+		checkOutput(clone, "after the job finished", o)
+		return
+	}
 	if dir == "" {
 		r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: eocheck.FS(clone, crashOut)})
 		if err == nil && r.Records > 0 {
@@ -182,14 +189,19 @@ func recoverAndCheck(clone *vfs.MemFS, dir string, o *crashOutcome) {
 		o.err = fmt.Errorf("recovery from %q ended %s: %s", dir, st, j.Info().Error)
 		return
 	}
+	checkOutput(clone, fmt.Sprintf("recovered from %q", dir), o)
+}
+
+// checkOutput checks the finished files hold every record exactly once.
+func checkOutput(clone *vfs.MemFS, what string, o *crashOutcome) {
 	r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: eocheck.FS(clone, crashOut)})
 	if err != nil {
 		o.err = err
 		return
 	}
 	if !r.OK() || r.Records != crashRecords || r.First != 1 || r.Last != crashRecords {
-		o.err = fmt.Errorf("recovered from %q: %d records, %d distinct, %d..%d, gaps %v, duplicates %v",
-			dir, r.Records, r.Distinct, r.First, r.Last, r.Gaps, r.DuplicateSamples)
+		o.err = fmt.Errorf("%s: %d records, %d distinct, %d..%d, gaps %v, duplicates %v",
+			what, r.Records, r.Distinct, r.First, r.Last, r.Gaps, r.DuplicateSamples)
 	}
 }
 
@@ -213,7 +225,7 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 	}
 	if k2 == 0 {
 		o = crashOutcome{crashed: true, op: c.LastOp()}
-		recoverAndCheck(clone, dir, &o)
+		recoverAndCheck(clone, dir, j.State() == api.StateFinished, &o)
 		return o
 	}
 	if dir == "" {
@@ -238,7 +250,7 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 		dir2 = dir
 	}
 	o = crashOutcome{crashed: true, op: c2.LastOp()}
-	recoverAndCheck(clone2, dir2, &o)
+	recoverAndCheck(clone2, dir2, j2.State() == api.StateFinished, &o)
 	return o
 }
 

@@ -26,6 +26,8 @@ type faultRule struct {
 type faultHook struct {
 	mu    sync.Mutex
 	rules []*faultRule
+	// onFire, if set, runs (without the lock) after a rule fired.
+	onFire func()
 }
 
 func (h *faultHook) Fire(point string, attrs ...any) error {
@@ -38,6 +40,9 @@ func (h *faultHook) Fire(point string, attrs ...any) error {
 		r.seen++
 		if r.seen%r.every == 0 && r.fired < r.times {
 			r.fired++
+			if h.onFire != nil {
+				defer h.onFire() // runs with the lock held: it must not call back
+			}
 			return fmt.Errorf("injected fault %d/%d at %s %v", r.fired, r.times, point, attrs)
 		}
 	}
