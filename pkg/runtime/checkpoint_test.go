@@ -11,19 +11,6 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
-// maxCounts returns the highest count seen per key.
-func maxCounts(t *testing.T, vals []string) map[string]int {
-	final := map[string]int{}
-	for _, v := range vals {
-		var key string
-		var n int
-		_, err := fmt.Sscanf(v, `{"key":%q,"count":%d}`, &key, &n)
-		require.NoError(t, err, v)
-		final[key] = max(final[key], n)
-	}
-	return final
-}
-
 func TestKeyedCountExactAfterFailures(t *testing.T) {
 	for _, at := range []string{"process", "snapshot", "notify"} {
 		t.Run(at, func(t *testing.T) {
@@ -45,7 +32,7 @@ operators:
 			require.Equal(t, int64(3), runtimetest.Fired(name))
 			// Two subtasks may fail in the same attempt: one restart.
 			require.GreaterOrEqual(t, j.Info().Restarts, 2)
-			final := maxCounts(t, runtimetest.Values(name))
+			final := runtimetest.MaxCounts(t, runtimetest.Values(name))
 			total := 0
 			for _, n := range final {
 				total += n

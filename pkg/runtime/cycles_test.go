@@ -69,7 +69,7 @@ func TestTwentyRestoreCycles(t *testing.T) {
 				}
 			}
 			require.True(t, moved && rescaled)
-			final := maxCounts(t, runtimetest.Values(name))
+			final := runtimetest.MaxCounts(t, runtimetest.Values(name))
 			require.Len(t, final, 11)
 			sum := 0
 			for _, n := range final {

@@ -46,7 +46,7 @@ func TestStopRestoreRescale(t *testing.T) {
 		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
 		require.Equal(t, path, j.Info().RestoredFrom)
 	}
-	final := maxCounts(t, runtimetest.Values(name))
+	final := runtimetest.MaxCounts(t, runtimetest.Values(name))
 	sum := 0
 	for _, n := range final {
 		sum += n

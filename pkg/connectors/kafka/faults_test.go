@@ -45,7 +45,7 @@ operators:
 // raw output holds every idx of 1..n (at least once).
 func requireCountsAndRaw(t testing.TB, name string, n int) {
 	t.Helper()
-	final := maxCounts(t, runtimetest.Values(name+"-counts"))
+	final := runtimetest.MaxCounts(t, runtimetest.Values(name+"-counts"))
 	require.Equal(t, n, total(final), "counts %v", final)
 	seen := map[int64]bool{}
 	for _, v := range idxs(t, runtimetest.Values(name)) {
@@ -57,7 +57,7 @@ func requireCountsAndRaw(t testing.TB, name string, n int) {
 func waitCounts(t testing.TB, name string, n int) {
 	t.Helper()
 	runtimetest.WaitUntil(t, waitFor, fmt.Sprintf("counts adding up to %d", n), func() bool {
-		return total(maxCounts(t, runtimetest.Values(name+"-counts"))) >= n
+		return total(runtimetest.MaxCounts(t, runtimetest.Values(name+"-counts"))) >= n
 	})
 }
 
@@ -74,7 +74,7 @@ func TestBrokerUnreachableAtStart(t *testing.T) {
 	b := startBrokerWith(t, kafkabroker.Config{Listen: addr}, "in:3")
 	produceIdx(t, b.Addr(), "in", 1, 1000)
 	waitCounts(t, name, 1000)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	requireCountsAndRaw(t, name, 1000)
 }
 
@@ -95,13 +95,13 @@ func TestBrokerRestartMidRun(t *testing.T) {
 
 	require.NoError(t, b.Close())
 	for range 5 {
-		waitCheckpoint(t, j) // checkpoints go on while the broker is away
+		runtimetest.WaitCheckpoint(t, waitFor, j) // checkpoints go on while the broker is away
 	}
 	b = startBrokerWith(t, kafkabroker.Config{Listen: addr, DataDir: dir})
 	produceIdx(t, addr, "in", 1001, 1000)
 	waitCounts(t, name, 2000)
 	runtimetest.WaitCollected(t, waitFor, name, 2000)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	assert.Zero(t, j.Info().Restarts)
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 2000)
 	requireCountsAndRaw(t, name, 2000)
@@ -127,7 +127,7 @@ func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
 	b = startBrokerWith(t, kafkabroker.Config{Listen: addr, DataDir: dir})
 	produceIdx(t, addr, "in", 1001, 1000)
 	waitCounts(t, name, 2000)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	requireCountsAndRaw(t, name, 2000)
 }
 

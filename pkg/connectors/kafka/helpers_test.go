@@ -207,28 +207,6 @@ func summary(v []int64) string {
 	return fmt.Sprint(v)
 }
 
-// waitCheckpoint waits for a completed periodic checkpoint after the call.
-func waitCheckpoint(t testing.TB, j *runtime.Job) *api.CheckpointInfo {
-	t.Helper()
-	var after int64
-	if c := j.LatestCheckpoint(); c != nil {
-		after = c.ID
-	}
-	var got *api.CheckpointInfo
-	runtimetest.WaitUntil(t, waitFor, "a completed checkpoint", func() bool {
-		got = j.LatestCheckpoint()
-		return got != nil && got.ID > after
-	})
-	return got
-}
-
-// cancelJob cancels j and waits for it to end.
-func cancelJob(t testing.TB, j *runtime.Job) {
-	t.Helper()
-	require.NoError(t, j.Cancel())
-	runtimetest.Wait(t, j, waitFor)
-}
-
 // operator returns the info of operator uid.
 func operator(t testing.TB, j *runtime.Job, uid string) api.OperatorInfo {
 	t.Helper()

@@ -125,7 +125,7 @@ func TestStopRestoreAcrossParallelism(t *testing.T) {
 		}
 		sent := prod.stop(t)
 		runtimetest.WaitCollected(t, waitFor, name, int(sent)-len(all))
-		cancelJob(t, j)
+		runtimetest.Cancel(t, waitFor, j)
 		all = append(all, idxs(t, runtimetest.Values(name))...)
 		requireExactly(t, all, 1, sent)
 	}
@@ -144,7 +144,7 @@ func TestSavepointCancelRestoreStartsAtSavepointOffsets(t *testing.T) {
 	path, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
 	runtimetest.WaitCollected(t, waitFor, first, len(runtimetest.Values(first))+1000) // records after the savepoint
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	saved := snapshotOffsets(t, path, "in")
 	require.Len(t, saved, 4)
 
@@ -165,7 +165,7 @@ func TestSavepointCancelRestoreStartsAtSavepointOffsets(t *testing.T) {
 		}
 	}
 	runtimetest.WaitCollected(t, waitFor, second, want)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 
 	restored := idxs(t, runtimetest.Values(second))
 	var wantRestored, before []int64
@@ -206,11 +206,11 @@ operators:
   - {uid: raw, type: test-collect, from: [fail], name: %[2]s}
 `, b.Addr(), name), runtimetest.Options{CheckpointsDir: t.TempDir()})
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	runtimetest.WaitUntil(t, waitFor, "exact counts", func() bool { return total(maxCounts(t, runtimetest.Values(name+"-counts"))) == n })
-	cancelJob(t, j)
+	runtimetest.WaitUntil(t, waitFor, "exact counts", func() bool { return total(runtimetest.MaxCounts(t, runtimetest.Values(name+"-counts"))) == n })
+	runtimetest.Cancel(t, waitFor, j)
 	require.Equal(t, int64(2), runtimetest.Fired(name))
 	require.GreaterOrEqual(t, j.Info().Restarts, 1)
-	final := maxCounts(t, runtimetest.Values(name+"-counts"))
+	final := runtimetest.MaxCounts(t, runtimetest.Values(name+"-counts"))
 	require.Equal(t, n, total(final), "counts %v", final)
 	raw := idxs(t, runtimetest.Values(name))
 	seen := map[int64]bool{}
@@ -218,20 +218,6 @@ operators:
 		seen[v] = true
 	}
 	require.Len(t, seen, n, "at-least-once raw output has no gap")
-}
-
-// maxCounts returns the highest count seen per key of a count operator.
-func maxCounts(t testing.TB, vals []string) map[string]int {
-	t.Helper()
-	final := map[string]int{}
-	for _, v := range vals {
-		var key string
-		var n int
-		_, err := fmt.Sscanf(v, `{"key":%q,"count":%d}`, &key, &n)
-		require.NoError(t, err, v)
-		final[key] = max(final[key], n)
-	}
-	return final
 }
 
 func total(m map[string]int) int {

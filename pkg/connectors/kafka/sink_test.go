@@ -96,7 +96,7 @@ operators:
 		}
 		requireExactly(t, before, 1, next-1)
 	}
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 }
 
 // TestSinkWriteFailureFailsCheckpoint: with the broker gone, the flush
@@ -111,7 +111,7 @@ operators:
   - {uid: gen, type: datagen, rate: 5000}
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out, deliveryTimeout: 300ms}
 `, b.Addr()), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCheckpoint(t, j)
+	runtimetest.WaitCheckpoint(t, waitFor, j)
 	start := time.Now()
 	require.NoError(t, b.Close())
 	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))

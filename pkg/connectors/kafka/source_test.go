@@ -76,7 +76,7 @@ func TestOffsetOutOfRangeOnRestore(t *testing.T) {
 			runtimetest.WaitCollected(t, waitFor, second, int(tc.want[1]-tc.want[0]+1))
 			assert.Equal(t, tc.skipped, operator(t, j, "in").Metrics["recordsSkippedOutOfRange"])
 			assert.Contains(t, logs.String(), fmt.Sprintf(`"partition":"in/0","offset":100,"log_start_offset":150,"end_offset":200,"new_offset":%d,"records_skipped":%d`, tc.skipped+100, tc.skipped))
-			cancelJob(t, j)
+			runtimetest.Cancel(t, waitFor, j)
 			requireExactly(t, idxs(t, runtimetest.Values(second)), tc.want[0], tc.want[1])
 		})
 	}
@@ -132,7 +132,7 @@ func TestOffsetsCommittedOnCheckpoint(t *testing.T) {
 		c := committed(t, b.Addr(), "lag", "in", 2)
 		return c[0] == 50 && c[1] == 50
 	})
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 
 	produceTo(t, b.Addr(), "in", 1, `{"idx": 101}`)
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{b.Addr()}, Topic: "in", GroupID: "lag", MaxWait: 200 * time.Millisecond})
@@ -158,7 +158,7 @@ func TestCommitFailureIsOnlyLogged(t *testing.T) {
 	assert.Equal(t, int64(3), operator(t, j, "in").Metrics["offsetCommitFailures"])
 	assert.Equal(t, api.StateRunning, j.State())
 	assert.Zero(t, j.Info().Restarts)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 }
 
 func TestStartingOffsets(t *testing.T) {

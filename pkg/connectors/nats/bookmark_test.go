@@ -74,13 +74,13 @@ func TestBookmarkSavepointCancelRestore(t *testing.T) {
 	runtimetest.WaitCollected(t, waitFor, first, 500)
 	path, _, err := j.Savepoint("")
 	require.NoError(t, err)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	next := savepointNext(t, path)
 	before := idxs(t, runtimetest.Values(first))
 
 	j = runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", "", "type: test-collect, name: "+second),
 		runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	require.Equal(t, int64(total), <-produced)
 	runtimetest.WaitUntil(t, waitFor, "the rest", func() bool { return len(runtimetest.Values(second)) >= total-int(next)+1 })
 	after := idxs(t, runtimetest.Values(second))
@@ -124,7 +124,7 @@ operators:
 	runtimetest.WaitUntil(t, waitFor, "5000 read", func() bool { return gauge(j, "in", "nextSequence") == 5001 })
 	path, _, err = j.Savepoint("")
 	require.NoError(t, err)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	produceIdx(t, srv.URL(), "b.in", 5001, 1000)
 	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
 	runtimetest.WaitUntil(t, waitFor, "6000 read", func() bool { return gauge(j, "in", "nextSequence") == 6001 })
@@ -166,7 +166,7 @@ func TestBookmarkStartPositions(t *testing.T) {
 			end = 16
 		}
 		runtimetest.WaitUntil(t, waitFor, "read to the end", func() bool { return gauge(j, "in", "nextSequence") == end })
-		cancelJob(t, j)
+		runtimetest.Cancel(t, waitFor, j)
 		got := idxs(t, runtimetest.Values(name))
 		require.NotEmpty(t, got, tc.bookmark)
 		require.Equal(t, tc.from, got[0], "bookmark%s", tc.bookmark)
@@ -186,11 +186,11 @@ func TestBookmarkDiscardOnEmit(t *testing.T) {
 	}
 	j := runtimetest.Start(t, spec(first), runtimetest.Options{})
 	runtimetest.WaitCollected(t, waitFor, first, 500)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	require.Zero(t, c.consumer(t, "b", "pos").NumAckPending, "acknowledged on emit")
 	produceIdx(t, srv.URL(), "b.in", 501, 300)
 	j = runtimetest.Start(t, spec(second), runtimetest.Options{})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitCollected(t, waitFor, second, 300)
 	requireExactly(t, idxs(t, runtimetest.Values(first)), 1, 500)
 	requireExactly(t, idxs(t, runtimetest.Values(second)), 501, 800)
@@ -209,7 +209,7 @@ func TestBookmarkDecodeErrors(t *testing.T) {
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCollected(t, waitFor, name, 2)
 	require.Equal(t, int64(1), gauge(j, "in", "recordsSkipped"))
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 2)
 
 	j = runtimetest.Start(t, `
@@ -263,7 +263,7 @@ operators:
   - {uid: bout, type: test-collect, from: [b], name: %s}
   - {uid: qout, type: test-collect, from: [q], name: %s}
 `, srv.URL(), srv.URL(), books, queue), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitCollected(t, waitFor, books, 10)
 	runtimetest.WaitCollected(t, waitFor, queue, 10)
 	time.Sleep(100 * time.Millisecond)

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
-	"github.com/flinkgo/flinkgo/pkg/api"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/file"
@@ -222,28 +221,6 @@ func waitDistinct(t testing.TB, name string, n int64) {
 	runtimetest.WaitUntil(t, waitFor, fmt.Sprintf("idx 1..%d collected in %s", n, name), func() bool {
 		return len(count(idxs(t, runtimetest.Values(name)), 1, n).missing) == 0
 	})
-}
-
-// waitCheckpoint waits for a completed periodic checkpoint after the call.
-func waitCheckpoint(t testing.TB, j *runtime.Job) *api.CheckpointInfo {
-	t.Helper()
-	var after int64
-	if c := j.LatestCheckpoint(); c != nil {
-		after = c.ID
-	}
-	var got *api.CheckpointInfo
-	runtimetest.WaitUntil(t, waitFor, "a completed checkpoint", func() bool {
-		got = j.LatestCheckpoint()
-		return got != nil && got.ID > after
-	})
-	return got
-}
-
-// cancelJob cancels j and waits for it to end.
-func cancelJob(t testing.TB, j *runtime.Job) {
-	t.Helper()
-	require.NoError(t, j.Cancel())
-	runtimetest.Wait(t, j, waitFor)
 }
 
 // gauge returns the summed gauge of operator uid.

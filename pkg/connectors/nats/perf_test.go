@@ -117,7 +117,7 @@ operators:
   - {uid: in, type: nats, url: %s, stream: perf, mode: queue, durable: %s, queueSemantics: at-least-once, maxBacklog: %d}
   - {uid: out, type: discard, from: [in]}
 `, url, durable, perfBacklog), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "every record", func() bool { return j.Info().Operators[1].RecordsIn >= int64(n) })
 	received := time.Since(start)
 	waitAcked(t, c, durable, n)

@@ -47,7 +47,7 @@ func TestQueueAcksOnlyAfterCoveringCheckpoint(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 150ms}",
 		"queueSemantics: at-least-once, ackBatchSize: 50, ackTimeout: 20ms", "", name), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	const total = 4000
 	c.waitConsumer(t, "q", "d")
 	done := make(chan error, 1)
@@ -135,13 +135,13 @@ func TestQueueCancelReturnsMessages(t *testing.T) {
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once", "", first),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
 	waitDistinct(t, first, 300)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "300 naks", func() bool { return spy.count("-NAK") == 300 }) // the unacknowledged messages were returned
 
 	began := time.Now()
 	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once", "", second),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, second, 300)
 	require.Less(t, time.Since(began), 5*time.Second, "redelivered at once, not after ackWait (30s)")
 	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
@@ -160,9 +160,9 @@ func TestQueueAbortReturnsMessages(t *testing.T) {
 	f := fault.Failing(map[string]int{"checkpoint.publish-metadata": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 300ms, tolerableFailures: 5}", "queueSemantics: at-least-once", "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "an aborted checkpoint", func() bool { return f.Fired("checkpoint.publish-metadata") == 1 })
-	waitCheckpoint(t, j)
+	runtimetest.WaitCheckpoint(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
 	got := idxs(t, runtimetest.Values(name))
 	r := count(got, 1, 200)
@@ -186,7 +186,7 @@ func atLeastOnceRun(t *testing.T, middle string, f runtime.FaultHook, wantRestar
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}",
 		fmt.Sprintf("queueSemantics: at-least-once, maxBacklog: %d, ackBatchSize: 50, ackTimeout: 10ms", backlog), middle, name),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	go func() {
 		_, _ = natsserver.Produce(context.Background(), natsserver.ProduceConfig{URL: srv.URL(), Subject: "q.in", Count: total, Rate: 10000})
 	}()
@@ -244,13 +244,13 @@ func TestQueueNakFailureFallsBackToAckWait(t *testing.T) {
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once, ackWait: 1s", "", first),
 		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
 	waitDistinct(t, first, 100)
-	cancelJob(t, j)
+	runtimetest.Cancel(t, waitFor, j)
 	require.Equal(t, 1, f.Fired("nats.nak"))
 	require.Zero(t, spy.count("-NAK"))
 	began := time.Now()
 	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, ackWait: 1s", "", second),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, second, 100)
 	t.Logf("redelivered after %s (ackWait 1s)", time.Since(began).Round(10*time.Millisecond))
 	require.Less(t, time.Since(began), 10*time.Second)
@@ -266,7 +266,7 @@ func TestQueueAtMostOnceFailures(t *testing.T) {
 	name, failName := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "", "queueSemantics: at-most-once, maxBacklog: 500, ackBatchSize: 100",
 		fmt.Sprintf("type: test-fail, name: %s, every: 700, times: 3", failName), name), runtimetest.Options{})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	produceIdx(t, srv.URL(), "q.in", 1, total)
 	runtimetest.WaitUntil(t, waitFor, "the stream consumed and the failures fired", func() bool {
 		info := c.consumer(t, "q", "d")
@@ -296,7 +296,7 @@ func TestQueueMaxBacklog(t *testing.T) {
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}",
 		fmt.Sprintf("queueSemantics: at-least-once, maxBacklog: %d, ackBatchSize: 10", backlog), "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	c.waitConsumer(t, "q", "d")
 	maxServer, maxGauge, full := 0, int64(0), 0
 	for len(runtimetest.Values(name)) < total {
@@ -326,10 +326,10 @@ func TestQueueAckBatches(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1s}",
 		"queueSemantics: at-least-once, ackBatchSize: 100, ackTimeout: 1500ms", "", name), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, name, 250)
 	require.Nil(t, j.LatestCheckpoint(), "the first checkpoint comes after the messages")
-	waitCheckpoint(t, j)
+	runtimetest.WaitCheckpoint(t, waitFor, j)
 	completed := time.Now()
 	runtimetest.WaitUntil(t, waitFor, "the full batches", func() bool { return spy.count("+ACK") >= 200 })
 	time.Sleep(300 * time.Millisecond)
@@ -361,7 +361,7 @@ func TestQueueParallelSubtasksShareTheConsumer(t *testing.T) {
 			}
 			return nil
 		})})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	produceIdx(t, srv.URL(), "q.in", 1, total)
 	waitDistinct(t, name, total)
 	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 })
@@ -422,7 +422,7 @@ func TestQueueSkippedMessagesAreAcked(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, onDecodeError: skip", "", name),
 		runtimetest.Options{CheckpointsDir: t.TempDir()})
-	defer cancelJob(t, j)
+	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitCollected(t, waitFor, name, 2)
 	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 && gauge(j, "in", "acksSent") == 3 })
 	require.Equal(t, int64(1), gauge(j, "in", "recordsSkipped"))

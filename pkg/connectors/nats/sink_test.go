@@ -82,7 +82,7 @@ operators:
   - {uid: in, type: datagen, rate: 2000}
   - {uid: out, type: nats, from: [in], url: %s, subject: out.x, publishTimeout: 2s}
 `, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCheckpoint(t, j)
+	runtimetest.WaitCheckpoint(t, waitFor, j)
 	// A publish in flight while the stream is deleted may get no answer at
 	// all: it fails after publishTimeout.
 	require.NoError(t, c.js.DeleteStream(context.Background(), "out"))

@@ -225,3 +225,44 @@ func WaitCollected(t testing.TB, timeout time.Duration, name string, n int) {
 		return len(Values(name)) >= n
 	})
 }
+
+// WaitCheckpoint waits for a checkpoint completed after the call and
+// returns it.
+func WaitCheckpoint(t testing.TB, timeout time.Duration, j *runtime.Job) *api.CheckpointInfo {
+	t.Helper()
+	var after int64
+	if c := j.LatestCheckpoint(); c != nil {
+		after = c.ID
+	}
+	var got *api.CheckpointInfo
+	WaitUntil(t, timeout, "a completed checkpoint", func() bool {
+		got = j.LatestCheckpoint()
+		return got != nil && got.ID > after
+	})
+	return got
+}
+
+// Cancel cancels j and waits for it to end.
+func Cancel(t testing.TB, timeout time.Duration, j *runtime.Job) {
+	t.Helper()
+	if err := j.Cancel(); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	Wait(t, j, timeout)
+}
+
+// MaxCounts returns the highest count per key in the output of a count
+// operator ({"key": k, "count": n} values).
+func MaxCounts(t testing.TB, vals []string) map[string]int {
+	t.Helper()
+	final := map[string]int{}
+	for _, v := range vals {
+		var key string
+		var n int
+		if _, err := fmt.Sscanf(v, `{"key":%q,"count":%d}`, &key, &n); err != nil {
+			t.Fatalf("not a count record %q: %v", v, err)
+		}
+		final[key] = max(final[key], n)
+	}
+	return final
+}
