@@ -257,10 +257,8 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 	if c.under == chkDir && d.before != nil {
 		// What was on disk when the fault hit must restore to exactly once,
 		// with what the job had recorded as completed then (as the daemon
-		// recovers). With nothing recorded, any complete-looking checkpoint
-		// may be picked: a failed one is then harmless (the failed-over job
-		// started fresh and deleted nothing), as recoverRun checks.
-		dir, m, _, err := checkpoint.LatestCompleteAtMost(d.before, chkDir, j.ID(), d.recorded)
+		// recovers).
+		dir, m, _, err := checkpoint.LatestCompleteAtMost(d.before, chkDir, j.ID(), checkpoint.RecordedBound(d.recorded))
 		var id int64
 		if m != nil {
 			id = m.CheckpointID
@@ -268,7 +266,7 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())
-		case d.failedChk[id] && d.recorded > 0:
+		case d.failedChk[id]:
 			d.violate(id, "when writing checkpoint %d failed, it was already the latest complete one on disk", id)
 		default:
 			o.restored = true

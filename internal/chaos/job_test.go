@@ -96,7 +96,7 @@ func awaitEnd(j *runtime.Job, d time.Duration) (timedOut bool) {
 func latestComplete(fsys vfs.FS, j *runtime.Job) (string, int64, error) {
 	// As the daemon's recovery does: only checkpoints up to the newest the
 	// job recorded as completed count.
-	dir, m, _, err := checkpoint.LatestCompleteAtMost(fsys, chkDir, j.ID(), j.Info().RestorePointID)
+	dir, m, _, err := checkpoint.LatestCompleteAtMost(fsys, chkDir, j.ID(), checkpoint.RecordedBound(j.Info().RestorePointID))
 	if err != nil || dir == "" {
 		return "", 0, err
 	}

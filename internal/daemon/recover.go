@@ -72,7 +72,7 @@ func (d *Daemon) resume(e *entry) {
 	}
 	// Trust only checkpoints up to the newest the job recorded as complete
 	// (see LatestCompleteAtMost).
-	dir, _, skipped, err := checkpoint.LatestCompleteAtMost(d.fs, d.cfg.CheckpointsDir, e.rec.ID, e.rec.Info.RestorePointID)
+	dir, _, skipped, err := checkpoint.LatestCompleteAtMost(d.fs, d.cfg.CheckpointsDir, e.rec.ID, checkpoint.RecordedBound(e.rec.Info.RestorePointID))
 	if err != nil {
 		fail(err)
 		return

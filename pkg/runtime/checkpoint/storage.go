@@ -241,7 +241,7 @@ func LatestComplete(fsys vfs.FS, base, jobID string) (dir string, m *Metadata, s
 }
 
 // LatestCompleteAtMost is LatestComplete among checkpoints with an id of at
-// most maxID (0: any). Recovery bounds the search by the newest checkpoint
+// most maxID (0: any; negative: none). Recovery bounds the search by the newest checkpoint
 // the job recorded as completed: one whose publication failed late (its
 // _metadata renamed in place, its directory sync failing) may look complete
 // on disk although the job aborted it and moved on.
@@ -251,7 +251,7 @@ func LatestCompleteAtMost(fsys vfs.FS, base, jobID string, maxID int64) (dir str
 		return "", nil, nil, err
 	}
 	for _, l := range list {
-		if maxID > 0 && l.ID > maxID {
+		if maxID < 0 || (maxID > 0 && l.ID > maxID) {
 			continue
 		}
 		d, md, lerr := Load(fsys, l.Dir)
@@ -264,4 +264,14 @@ func LatestCompleteAtMost(fsys vfs.FS, base, jobID string, maxID int64) (dir str
 		skipped = append(skipped, Skipped{Listed: l, Err: lerr})
 	}
 	return "", nil, skipped, nil
+}
+
+// RecordedBound turns the newest checkpoint id a job recorded as completed
+// (0: none) into the bound of LatestCompleteAtMost: with none recorded, no
+// checkpoint on disk is trusted (nothing was committed either).
+func RecordedBound(recorded int64) int64 {
+	if recorded <= 0 {
+		return -1
+	}
+	return recorded
 }
