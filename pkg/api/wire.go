@@ -65,10 +65,12 @@ type DroppedState struct {
 
 // JobInfo is GET /v1/jobs/{id} (and, abridged, each item of GET /v1/jobs).
 type JobInfo struct {
-	ID               string            `json:"id"`
-	Name             string            `json:"name"`
-	State            JobState          `json:"state"`
-	Error            string            `json:"error,omitempty"`
+	ID    string   `json:"id"`
+	Name  string   `json:"name"`
+	State JobState `json:"state"`
+	Error string   `json:"error,omitempty"`
+	// ErrorTime is when Error happened (the last failure of any attempt).
+	ErrorTime        *time.Time        `json:"errorTime,omitempty"`
 	File             string            `json:"file,omitempty"`
 	SubmitTime       time.Time         `json:"submitTime"`
 	EndTime          *time.Time        `json:"endTime,omitempty"`
@@ -88,19 +90,37 @@ type JobInfo struct {
 
 // OperatorInfo is one operator's figures, summed over its subtasks.
 type OperatorInfo struct {
-	UID         string           `json:"uid"`
-	Type        string           `json:"type"`
-	Parallelism int              `json:"parallelism"`
-	RecordsIn   int64            `json:"recordsIn"`
-	RecordsOut  int64            `json:"recordsOut"`
-	Metrics     map[string]int64 `json:"metrics,omitempty"`
+	UID         string `json:"uid"`
+	Type        string `json:"type"`
+	Parallelism int    `json:"parallelism"`
+	// Inputs are the operators it reads from (none for a source).
+	Inputs     []OperatorInput  `json:"inputs,omitempty"`
+	RecordsIn  int64            `json:"recordsIn"`
+	RecordsOut int64            `json:"recordsOut"`
+	Metrics    map[string]int64 `json:"metrics,omitempty"`
+	// Rates per second over the daemon's last sampling window (the
+	// dashboard's); zero until two samples exist.
+	RecordsInPerSec  float64 `json:"recordsInPerSec"`
+	RecordsOutPerSec float64 `json:"recordsOutPerSec"`
+}
+
+// OperatorInput is an edge of the job graph.
+type OperatorInput struct {
+	UID string `json:"uid"`
+	// Partitioning is forward, hash or rebalance.
+	Partitioning string `json:"partitioning"`
 }
 
 // CheckpointCounts is the checkpoint tally of a job.
 type CheckpointCounts struct {
+	// Triggered counts checkpoints and savepoints started by this job.
+	Triggered  int `json:"triggered"`
 	Completed  int `json:"completed"`
 	Failed     int `json:"failed"`
 	InProgress int `json:"inProgress"`
+	// Restored counts restores from a checkpoint or savepoint (the
+	// submission's -s and every restart that resumed from a snapshot).
+	Restored int `json:"restored"`
 }
 
 // CheckpointInfo is one entry of the checkpoint history.
@@ -140,7 +160,7 @@ type RestoredInfo struct {
 	RestoreTime time.Time `json:"restoreTime"`
 }
 
-// CheckpointSummary aggregates completed checkpoints (min/avg/max).
+// CheckpointSummary aggregates completed checkpoints.
 type CheckpointSummary struct {
 	DurationMs MinAvgMax `json:"durationMs"`
 	Size       MinAvgMax `json:"size"`
@@ -148,9 +168,10 @@ type CheckpointSummary struct {
 
 // MinAvgMax is a small statistic.
 type MinAvgMax struct {
-	Min int64 `json:"min"`
-	Avg int64 `json:"avg"`
-	Max int64 `json:"max"`
+	Min    int64 `json:"min"`
+	Median int64 `json:"median"`
+	Avg    int64 `json:"avg"`
+	Max    int64 `json:"max"`
 }
 
 // SavepointRequest is POST /v1/jobs/{id}/savepoints and /stop.
@@ -172,4 +193,90 @@ type CancelResponse struct {
 	Warning string `json:"warning,omitempty"`
 	// ResumeFrom is the snapshot a restore can use ("" when none is kept).
 	ResumeFrom string `json:"resumeFrom,omitempty"`
+}
+
+// Overview is GET /v1/overview: the dashboard's first page.
+type Overview struct {
+	Jobs []JobSummary `json:"jobs"`
+	// Attention lists what a user should look at, worst first.
+	Attention []Attention `json:"attention"`
+	// Counts of jobs by state.
+	States map[JobState]int `json:"states"`
+}
+
+// JobSummary is one job of the overview.
+type JobSummary struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	State      JobState   `json:"state"`
+	SubmitTime time.Time  `json:"submitTime"`
+	EndTime    *time.Time `json:"endTime,omitempty"`
+	// UptimeMs is the time since submission (until the end, when ended).
+	UptimeMs int64 `json:"uptimeMs"`
+	// Records entering the job (emitted by its sources) and leaving it
+	// (received by its sinks), per second.
+	RecordsInPerSec  float64 `json:"recordsInPerSec"`
+	RecordsOutPerSec float64 `json:"recordsOutPerSec"`
+	Restarts         int     `json:"restarts"`
+	// LastCheckpoint is the newest completed checkpoint, if any.
+	LastCheckpoint    *CheckpointInfo `json:"lastCheckpoint,omitempty"`
+	FailedCheckpoints int             `json:"failedCheckpoints"`
+}
+
+// Attention is one item of the overview's "needs attention" list.
+type Attention struct {
+	JobID   string `json:"jobId"`
+	JobName string `json:"jobName"`
+	// Severity is "error" (the job FAILED) or "warning".
+	Severity string    `json:"severity"`
+	Message  string    `json:"message"`
+	Time     time.Time `json:"time,omitempty"`
+}
+
+// SavepointEntry is one savepoint the daemon knows (GET /v1/savepoints).
+type SavepointEntry struct {
+	Path         string    `json:"path"`
+	JobID        string    `json:"jobId"`
+	JobName      string    `json:"jobName"`
+	CheckpointID int64     `json:"checkpointId"`
+	Kind         string    `json:"kind"`
+	Time         time.Time `json:"time"`
+	Size         int64     `json:"size"`
+	// Complete is false when the files do not verify; Problem says why.
+	Complete bool   `json:"complete"`
+	Problem  string `json:"problem,omitempty"`
+}
+
+// SessionInfo is GET /v1/ui/session: whether the browser holds a session
+// that may change state, and the anti-CSRF token its requests must echo in
+// the X-Flinkgo-CSRF header.
+type SessionInfo struct {
+	LoggedIn bool   `json:"loggedIn"`
+	CSRF     string `json:"csrf,omitempty"`
+}
+
+// LoginLink is POST /v1/ui/login-links: a one-time dashboard login URL.
+type LoginLink struct {
+	URL       string    `json:"url"`
+	Dashboard string    `json:"dashboard"`
+	Expires   time.Time `json:"expires"`
+}
+
+// SavepointDetail is GET /v1/savepoints/inspect?path=P: what `flinkgo
+// inspect` shows, for a savepoint the daemon knows.
+type SavepointDetail struct {
+	SavepointEntry
+	MaxParallelism  int                `json:"maxParallelism"`
+	SpecFingerprint string             `json:"specFingerprint"`
+	Spec            string             `json:"spec"`
+	Operators       []SnapshotOperator `json:"operators"`
+}
+
+// SnapshotOperator is one operator's state in a snapshot.
+type SnapshotOperator struct {
+	UID         string `json:"uid"`
+	Type        string `json:"type"`
+	Parallelism int    `json:"parallelism"`
+	Bytes       int64  `json:"bytes"`
+	Keys        int64  `json:"keys,omitempty"`
 }

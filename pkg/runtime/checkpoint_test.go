@@ -41,3 +41,65 @@ operators:
 		})
 	}
 }
+
+// The figures the dashboard shows: triggered and restored counts, the last
+// error with its time, the median, and the graph's edges.
+func TestInfoCountsTriggeredRestoredAndErrors(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	runtimetest.Reset(name)
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: figures
+parallelism: 1
+checkpointing: {interval: 10ms}
+restartStrategy: {type: fixed-delay, attempts: 5, delay: 10ms}
+operators:
+  - {uid: gen, type: datagen, count: 6000, rate: 20000}
+  - {uid: fail, type: test-fail, from: [gen], name: %s, every: 4000, times: 1, at: process}
+  - {uid: key, type: keyBy, from: [fail], expr: "idx %% 3"}
+  - {uid: cnt, type: count, from: [key]}
+  - {uid: out, type: test-collect, from: [cnt], name: %s}
+`, name, name), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+
+	info := j.Info()
+	require.Contains(t, info.Error, "injected", "the last failure stays visible after the restart")
+	require.NotNil(t, info.ErrorTime)
+	require.WithinDuration(t, time.Now(), *info.ErrorTime, 30*time.Second)
+	require.Empty(t, info.Operators[0].Inputs, "a source has no inputs")
+	require.Equal(t, []api.OperatorInput{{UID: "fail", Partitioning: "forward"}}, info.Operators[2].Inputs)
+	require.Equal(t, []api.OperatorInput{{UID: "key", Partitioning: "hash"}}, info.Operators[3].Inputs)
+
+	cp := j.Checkpoints()
+	require.Equal(t, 1, cp.Counts.Restored, "the restart resumed from a checkpoint")
+	require.NotNil(t, cp.Latest.Restored)
+	require.GreaterOrEqual(t, cp.Counts.Triggered, cp.Counts.Completed+cp.Counts.Failed)
+	require.Positive(t, cp.Counts.Completed)
+	s := cp.Summary.DurationMs
+	require.LessOrEqual(t, s.Min, s.Median)
+	require.LessOrEqual(t, s.Median, s.Max)
+	require.LessOrEqual(t, cp.Summary.Size.Min, cp.Summary.Size.Median)
+	require.Positive(t, cp.Summary.Size.Median)
+}
+
+// Cancel with delete-on-cancellation (the default) deletes the checkpoints:
+// the job then names no restore point, and its last checkpoint says it is
+// gone, rather than pointing at deleted files.
+func TestCancelDeletesRestorePoint(t *testing.T) {
+	dir := t.TempDir()
+	j := runtimetest.Start(t, `
+name: gone
+checkpointing: {interval: 20ms}
+operators:
+  - {uid: gen, type: datagen, rate: 5000}
+  - {uid: out, type: discard, from: [gen]}
+`, runtimetest.Options{CheckpointsDir: dir})
+	cp := runtimetest.WaitCheckpoint(t, 10*time.Second, j)
+	require.NotEmpty(t, j.Info().RestorePoint)
+	require.DirExists(t, cp.Path)
+	runtimetest.Cancel(t, 10*time.Second, j)
+	info := j.Info()
+	require.Empty(t, info.RestorePoint)
+	require.NotNil(t, info.LatestCheckpoint)
+	require.True(t, info.LatestCheckpoint.Discarded)
+	require.NoDirExists(t, info.LatestCheckpoint.Path)
+}

@@ -98,7 +98,7 @@ func (d *driver) applyOne(dec checkpoint.Decision) []checkpoint.Decision {
 func (d *driver) start(s checkpoint.Start) []checkpoint.Decision {
 	dir, err := d.snapshotDir(s)
 	info := api.CheckpointInfo{ID: s.ID, Kind: s.Kind.String(), Status: checkpoint.StatusInProgress.String(), TriggerTime: s.Timestamp, Path: dir}
-	d.j.record(info)
+	d.j.trigger(info)
 	if err != nil {
 		return d.coord.Step(checkpoint.DeclineEvent{ID: s.ID, Task: -1, Err: err, Now: time.Now()})
 	}

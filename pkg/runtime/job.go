@@ -59,6 +59,7 @@ type Job struct {
 type jobStatus struct {
 	state        api.JobState
 	err          string
+	errTime      time.Time
 	submitTime   time.Time
 	endTime      time.Time
 	restarts     int
@@ -272,5 +273,6 @@ func (j *Job) update() {
 func (j *Job) setError(err error) {
 	j.mu.Lock()
 	j.status.err = err.Error()
+	j.status.errTime = time.Now()
 	j.mu.Unlock()
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -10,10 +11,11 @@ import (
 // historySize bounds the checkpoint history kept per job.
 const historySize = 100
 
-// record adds or replaces a history entry (by id).
-func (j *Job) record(info api.CheckpointInfo) {
+// trigger records a checkpoint or savepoint just started.
+func (j *Job) trigger(info api.CheckpointInfo) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.status.counts.Triggered++
 	j.upsert(info)
 }
 
@@ -79,6 +81,7 @@ func (j *Job) fail(id int64, kind checkpoint.Kind, err error) {
 	}
 	for _, h := range j.status.history {
 		if h.ID == id {
+			info.TriggerTime, info.Path = h.TriggerTime, h.Path
 			info.DurationMs = time.Since(h.TriggerTime).Milliseconds()
 		}
 	}
@@ -110,6 +113,10 @@ func (j *Job) Info() api.JobInfo {
 		t := s.endTime
 		info.EndTime = &t
 	}
+	if !s.errTime.IsZero() {
+		t := s.errTime
+		info.ErrorTime = &t
+	}
 	if s.restoredFrom != nil {
 		info.RestoredFrom = s.restoredFrom.Path
 	}
@@ -118,9 +125,11 @@ func (j *Job) Info() api.JobInfo {
 	info.Checkpoints = &counts
 	if s.latest != nil {
 		c := *s.latest
+		c.Discarded = j.discarded(c.ID)
 		info.LatestCheckpoint = &c
 	}
-	if s.restorePoint != nil {
+	// A restore point deleted by delete-on-cancellation is no longer one.
+	if s.restorePoint != nil && !j.discarded(s.restorePoint.ID) {
 		info.RestorePoint, info.RestorePointID = s.restorePoint.Path, s.restorePoint.ID
 	}
 	var live *figures
@@ -131,6 +140,9 @@ func (j *Job) Info() api.JobInfo {
 	for i, v := range j.graph.Vertices {
 		oi := api.OperatorInfo{UID: v.Op.UID, Type: v.Op.Type, Parallelism: v.Parallelism,
 			RecordsIn: s.baseIn[i], RecordsOut: s.baseOut[i]}
+		for _, in := range v.Inputs {
+			oi.Inputs = append(oi.Inputs, api.OperatorInput{UID: in.From.Op.UID, Partitioning: in.Part.String()})
+		}
 		m := map[string]int64{}
 		for k, val := range s.baseGauges[i] {
 			m[k] = val
@@ -152,6 +164,16 @@ func (j *Job) Info() api.JobInfo {
 		info.Operators = append(info.Operators, oi)
 	}
 	return info
+}
+
+// discarded reports whether the history says a snapshot was deleted.
+func (j *Job) discarded(id int64) bool {
+	for _, h := range j.status.history {
+		if h.ID == id {
+			return h.Discarded
+		}
+	}
+	return false
 }
 
 func (j *Job) inProgress() int {
@@ -208,6 +230,12 @@ func minAvgMax(v []int64) api.MinAvgMax {
 		sum += x
 	}
 	m.Avg = sum / int64(len(v))
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	m.Median = sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		m.Median = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
 	return m
 }
 

@@ -151,6 +151,7 @@ func (j *Job) restartPoint(initial *Restore) (*Restore, error) {
 func (j *Job) setRestored(r *Restore) {
 	j.mu.Lock()
 	j.status.restoredFrom = &api.RestoredInfo{ID: r.Meta.CheckpointID, Kind: r.Meta.Kind, Path: r.Dir, RestoreTime: time.Now()}
+	j.status.counts.Restored++
 	j.mu.Unlock()
 }
 
