@@ -64,16 +64,18 @@ func TestKafkaToFilesExactlyOnceWithFailuresAndKill(t *testing.T) {
 	// Bounded at the end offsets seen at start: the job finishes.
 	id := e.mustRun("run", e.writeSpec("k.yaml", kafkaToFiles(b.Addr(), "seq", out, 2, ", bounded: latest")))
 	deadline := time.Now().Add(30 * time.Second)
+	// Kill once a checkpoint completed and the job runs (an injected fault
+	// may have it RESTARTING for a moment).
 	for {
 		info := e.info(id)
-		if info.Checkpoints != nil && info.Checkpoints.Completed >= 1 || info.State.Terminal() {
+		require.False(t, info.State.Terminal(), "the kill must hit a running job: %+v", info)
+		if info.Checkpoints != nil && info.Checkpoints.Completed >= 1 && info.State == api.StateRunning {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "no checkpoint: %+v", info)
 		time.Sleep(20 * time.Millisecond)
 	}
 	fired := strings.Count(e.stderr.String(), "injected fault: kafka.poll error") + strings.Count(e.stderr.String(), "injected fault: file.commit error")
-	require.Equal(t, api.StateRunning, e.info(id).State, "the kill must hit a running job")
 	e.killDaemon()
 	e.extra = nil
 	e.startDaemon()
