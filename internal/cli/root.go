@@ -57,7 +57,8 @@ func NewRoot() *cobra.Command {
 		return &api.Error{Code: api.CodeUsage, Message: err.Error()}
 	})
 	root.AddCommand(newDaemonCmd(g), newRunCmd(g), newListCmd(g), newInfoCmd(g), newCancelCmd(g),
-		newSavepointCmd(g), newStopCmd(g), newCheckpointsCmd(g), newValidateCmd(g), newVersionCmd(g), newDevCmd(g))
+		newSavepointCmd(g), newStopCmd(g), newCheckpointsCmd(g), newValidateCmd(g), newVersionCmd(g), newDevCmd(g),
+		newUICmd(g))
 	return root
 }
 

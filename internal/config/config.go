@@ -25,6 +25,8 @@ type Config struct {
 	CheckpointsDir string
 	SavepointsDir  string
 	LogLevel       string
+	// AllowedHosts are extra Host names the TCP listener answers to.
+	AllowedHosts []string
 	// AllowedPaths bounds the paths the control API accepts (empty: any).
 	AllowedPaths []string
 	// ShutdownSavepointTimeout bounds the stop-with-savepoint of each job

@@ -25,6 +25,18 @@ type key struct {
 // documents each of them (a test checks it).
 var keys = []key{
 	{"rest.address", "127.0.0.1:8081", "TCP address of the REST API and /metrics; empty disables it", func(c *Config, v string) error { c.RestAddress = v; return nil }},
+	{"rest.allowed-hosts", "", "comma-separated extra host names the REST API and dashboard answer to (its own IP address and localhost always work; other names are refused against DNS rebinding)", func(c *Config, v string) error {
+		c.AllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				if strings.ContainsAny(h, ":/ ") {
+					return fmt.Errorf("%q is not a host name (give the name only, without port or scheme)", h)
+				}
+				c.AllowedHosts = append(c.AllowedHosts, h)
+			}
+		}
+		return nil
+	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {

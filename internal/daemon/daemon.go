@@ -23,7 +23,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/flinkgo/flinkgo/internal/config"
+	"github.com/flinkgo/flinkgo/internal/daemon/dashboard"
 	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
@@ -53,6 +55,10 @@ type Daemon struct {
 	stdout         *lockedWriter
 	reg            *registry
 	token          string
+	rates          *rateMeter
+	verified       verifyCache
+	// sessions are the dashboard's browser logins.
+	sessions *dashboard.Sessions
 
 	lock      *os.File
 	listeners []net.Listener
@@ -60,6 +66,9 @@ type Daemon struct {
 
 	mu   sync.Mutex
 	jobs map[string]*entry
+	// watchers record each job's end in the registry; Shutdown waits for
+	// them so nothing writes the home after it returns.
+	watchers sync.WaitGroup
 }
 
 // SocketPath is the control socket under home.
@@ -79,7 +88,8 @@ func Start(o Options) (_ *Daemon, err error) {
 		o.Stdout = io.Discard
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
-		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{}}
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{},
+		rates: newRateMeter(nil), sessions: dashboard.NewSessions(nil)}
 	defer func() {
 		if err != nil {
 			d.closeListeners()
@@ -107,9 +117,16 @@ func Start(o Options) (_ *Daemon, err error) {
 		_ = os.WriteFile(filepath.Join(cfg.Home, "rest.address"), []byte(addr+"\n"), 0o600)
 	}
 	d.recover()
-	d.serve()
+	if err := d.serve(); err != nil {
+		return nil, err
+	}
 	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", d.RestAddr()).
 		Str("checkpoints", cfg.CheckpointsDir).Msg("daemon started")
+	if d.RestAddr() != "" {
+		link := d.LoginLink()
+		d.log.Info().Str("url", link.Dashboard).Str("login", link.URL).
+			Msg("dashboard: open the url to watch jobs; the one-time login link (or `flinkgo ui`) enables its buttons")
+	}
 	return d, nil
 }
 
@@ -186,9 +203,18 @@ func (d *Daemon) listen() error {
 	return nil
 }
 
-func (d *Daemon) serve() {
+func (d *Daemon) serve() error {
 	for i, ln := range d.listeners {
-		h := d.handler(i > 0) // the TCP listener requires the token
+		var h http.Handler
+		if i == 0 {
+			h = d.handler(false) // the unix socket: its 0600 mode is the access control
+		} else {
+			hosts, err := dashboard.NewHostPolicy(ln.Addr().String(), d.cfg.AllowedHosts)
+			if err != nil {
+				return err
+			}
+			h = hosts.Wrap(d.handler(true))
+		}
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		d.servers = append(d.servers, srv)
 		go func() {
@@ -197,6 +223,7 @@ func (d *Daemon) serve() {
 			}
 		}()
 	}
+	return nil
 }
 
 // RestAddr is the TCP address actually listened on ("" when disabled).
@@ -245,6 +272,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		d.watchers.Wait() // every job ended: their last registry writes follow at once
 	case <-ctx.Done():
 		d.log.Warn().Msg("jobs did not stop in time")
 	}
@@ -303,4 +331,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// LoginLink mints a one-time link that logs a browser in to the dashboard.
+func (d *Daemon) LoginLink() api.LoginLink {
+	base := "http://" + dashboardHost(d.RestAddr())
+	code, expires := d.sessions.NewLoginCode()
+	return api.LoginLink{URL: base + "/ui/login?code=" + code, Dashboard: base + "/", Expires: expires}
+}
+
+// dashboardHost is the address a local browser should open: a listener on
+// all interfaces is reached through loopback.
+func dashboardHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }

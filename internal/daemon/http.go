@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/flinkgo/flinkgo/internal/daemon/dashboard"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -34,6 +36,9 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 		return d.Submit(req)
 	}))
 	mux.Handle("GET /v1/jobs/{id}", d.wrap(func(r *http.Request) (any, error) { return d.Info(r.PathValue("id")) }))
+	mux.Handle("GET /v1/overview", d.wrap(func(*http.Request) (any, error) { return d.Overview(), nil }))
+	mux.Handle("GET /v1/savepoints", d.wrap(func(*http.Request) (any, error) { return d.Savepoints(), nil }))
+	mux.Handle("GET /v1/savepoints/inspect", d.wrap(func(r *http.Request) (any, error) { return d.Inspect(r.URL.Query().Get("path")) }))
 	mux.Handle("GET /v1/jobs/{id}/checkpoints", d.wrap(func(r *http.Request) (any, error) { return d.Checkpoints(r.PathValue("id")) }))
 	mux.Handle("POST /v1/jobs/{id}/cancel", d.wrap(func(r *http.Request) (any, error) { return d.Cancel(r.PathValue("id")) }))
 	mux.Handle("POST /v1/jobs/{id}/savepoints", d.wrap(func(r *http.Request) (any, error) {
@@ -50,6 +55,28 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 		}
 		return d.Stop(r.PathValue("id"), req)
 	}))
+	// The dashboard: its page, the browser's session, and login links,
+	// which only a token holder (or the unix socket) may create.
+	mux.Handle("GET /v1/ui/session", d.wrap(func(r *http.Request) (any, error) {
+		csrf, ok := d.sessions.CSRF(r)
+		return api.SessionInfo{LoggedIn: ok, CSRF: csrf}, nil
+	}))
+	mux.HandleFunc("POST /v1/ui/logout", func(w http.ResponseWriter, r *http.Request) {
+		d.sessions.Logout(w, r)
+		writeJSONStatus(w, http.StatusOK, api.SessionInfo{})
+	})
+	mux.Handle("POST /v1/ui/login-links", d.wrap(func(r *http.Request) (any, error) {
+		if byCookie(r) {
+			return nil, api.Errorf(api.CodeUnauthorized, "a dashboard session cannot create login links: run `flinkgo ui`")
+		}
+		if d.RestAddr() == "" {
+			return nil, api.Errorf(api.CodeConflict, "the dashboard is off: set rest.address in the daemon config (%s) and restart the daemon", d.configName())
+		}
+		return d.LoginLink(), nil
+	}))
+	mux.HandleFunc("GET /ui/login", d.sessions.Login)
+	mux.Handle("GET /{$}", dashboard.Assets())
+	mux.Handle("GET /assets/", dashboard.Assets())
 	mux.Handle("GET /v1/health", d.wrap(func(*http.Request) (any, error) { return map[string]string{"status": "ok"}, nil }))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{d: d})
@@ -58,20 +85,46 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 	if requireToken {
 		h = d.authorize(h)
 	}
-	return limitBody(h)
+	return dashboard.SecureHeaders(limitBody(h))
 }
 
-// authorize requires the bearer token for every request that changes state.
+type authKey struct{}
+
+// byCookie reports whether a request was let in by a dashboard session
+// rather than the token.
+func byCookie(r *http.Request) bool { return r.Context().Value(authKey{}) == "cookie" }
+
+// authorize lets a request that changes state through when it carries the
+// bearer token, or comes from a dashboard page: a live session cookie
+// (SameSite=Strict, so other sites' pages cannot send it), the session's
+// anti-CSRF token echoed in a header (which other origins can neither read
+// nor send without a preflight the daemon never grants), and a same-origin
+// request by the browser's own account (Sec-Fetch-Site, Origin).
 func (d *Daemon) authorize(next http.Handler) http.Handler {
+	crossOrigin := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(d.token)) != 1 {
-				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "missing or wrong bearer token: send Authorization: Bearer <contents of $FLINKGO_HOME/token>"})
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(d.token)) == 1 {
+				next.ServeHTTP(w, r)
 				return
 			}
+		} else if _, err := r.Cookie(dashboard.CookieName); err == nil {
+			if err := crossOrigin.Check(r); err != nil {
+				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "cross-origin request refused: the dashboard changes state only from its own pages"})
+				return
+			}
+			if d.sessions.Authorized(r) {
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, "cookie")))
+				return
+			}
+			writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "dashboard session expired or CSRF token missing: reload the page, or run `flinkgo ui` for a new login link"})
+			return
 		}
-		next.ServeHTTP(w, r)
+		writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "missing or wrong bearer token: send Authorization: Bearer <contents of $FLINKGO_HOME/token>, or log in to the dashboard with `flinkgo ui`"})
 	})
 }
 

@@ -129,7 +129,9 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 	d.jobs[e.rec.ID] = e
 	e.job = runtime.StartJob(o)
 	d.mu.Unlock()
+	d.watchers.Add(1)
 	go func() {
+		defer d.watchers.Done()
 		<-e.job.Done()
 		d.persist(e, e.job)
 		e.closeOut()
@@ -222,7 +224,7 @@ func (d *Daemon) Info(ref string) (*api.JobInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := e.info()
+	info := d.liveInfo(e)
 	return &info, nil
 }
 

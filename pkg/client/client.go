@@ -182,3 +182,10 @@ func (c *Client) WaitState(ctx context.Context, id string, states ...api.JobStat
 		}
 	}
 }
+
+// LoginLink asks for a one-time dashboard login link (needs the token or
+// the unix socket).
+func (c *Client) LoginLink(ctx context.Context) (*api.LoginLink, error) {
+	var out api.LoginLink
+	return &out, c.do(ctx, http.MethodPost, "/v1/ui/login-links", nil, &out)
+}

@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// chromium finds a headless-capable browser: $FLINKGO_CHROMIUM, else
+// Debian's chromium on the PATH. CI installs it (.ci/run) and sets
+// FLINKGO_REQUIRE_BROWSER=1, so there a missing browser fails the test; on
+// a machine with only Go it is skipped with a hint.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("FLINKGO_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("FLINKGO_REQUIRE_BROWSER") != "" {
+		t.Fatal("no chromium found and FLINKGO_REQUIRE_BROWSER is set: install Debian's chromium package or set FLINKGO_CHROMIUM")
+	}
+	t.Skip("no chromium: the dashboard's browser test needs it (apt-get install chromium, or set FLINKGO_CHROMIUM)")
+	return ""
+}
+
+// browser drives one headless Chromium and records what the page did that
+// a user would not see: requests, console errors, exceptions.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu         sync.Mutex
+	requests   []string
+	complaints []string // console errors, CSP violations, uncaught exceptions
+}
+
+func newBrowser(t *testing.T) *browser {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+	)
+	b := &browser{t: t}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc, chromedp.WithListener(b.observe))
+	b.ctx = ctx
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	// The first call starts the browser; it must have no deadline, which
+	// would end the browser with it.
+	require.NoError(t, chromedp.Do(ctx))
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	require.NoError(t, err)
+	_, err = chromedp.Call(ctx, cdplog.Enable, cdp.Empty{})
+	require.NoError(t, err)
+	return b
+}
+
+// observe runs in the tab's event loop: it must return fast.
+func (b *browser) observe(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		b.requests = append(b.requests, ev.Request.URL)
+	case *cdplog.EventEntryAdded:
+		if ev.Entry.Level == cdplog.EntryLevelError {
+			b.complaints = append(b.complaints, fmt.Sprintf("log %s: %s (%s)", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
+		}
+	case *cdpruntime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		b.complaints = append(b.complaints, fmt.Sprintf("exception: %s at %s:%d", d.Text, d.URL, d.LineNumber))
+	case *cdpruntime.EventConsoleAPICalled:
+		if ev.Type == cdpruntime.ConsoleAPICalledTypeError {
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, string(a.Value))
+			}
+			b.complaints = append(b.complaints, "console.error: "+strings.Join(parts, " "))
+		}
+	}
+}
+
+// do runs actions within 30 s; on failure it saves a screenshot of the
+// page in a directory kept after the test, and fails the test.
+func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.failShot(what)
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (b *browser) failShot(what string) {
+	dir, err := os.MkdirTemp("", "flinkgo-dashboard-failure-")
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		name := filepath.Join(dir, "failure.png")
+		_ = os.WriteFile(name, png, 0o644)
+		b.t.Logf("%s failed; the page looked like this: %s", what, name)
+	}
+}
+
+// screenshot saves the page as name.png under $FLINKGO_SCREENSHOTS when set.
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	dir := os.Getenv("FLINKGO_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(b.t, err)
+	require.NoError(b.t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, name+".png")
+	require.NoError(b.t, os.WriteFile(path, png, 0o644))
+	b.t.Logf("screenshot of the %s page: %s", name, path)
+}
+
+// waitTrue polls a JavaScript expression until it is true.
+func (b *browser) waitTrue(what, expr string) {
+	b.t.Helper()
+	poll := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+	b.do(what, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := poll(ctx, t)
+		return chromedp.Void{}, err
+	})
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.failShot("read " + sel)
+		b.t.Fatalf("read %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+func js(v any) string {
+	s, _ := json.Marshal(v)
+	return string(s)
+}
+
+const dashboardSpec = `
+name: clicks-per-user
+checkpointing: {interval: 200ms}
+operators:
+  - {uid: clicks, type: datagen, rate: 5000}
+  - {uid: by-user, type: keyBy, from: [clicks], expr: "idx % 13"}
+  - {uid: counts, type: count, from: [by-user]}
+  - {uid: out, type: discard, from: [counts]}
+`
+
+// TestDashboardInBrowser is what a user does in the dashboard: open the
+// overview, see the running job, open its page, read the id in its header,
+// take a savepoint and find it listed, cancel the job and see it CANCELED.
+func TestDashboardInBrowser(t *testing.T) {
+	e := newEnv(t)
+	savepoints := filepath.Join(e.home, "savepoints-here")
+	conf := filepath.Join(t.TempDir(), "daemon.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("state.savepoints.dir: "+savepoints+"\n"), 0o600))
+	e.startDaemon("--config", conf)
+	require.Contains(t, e.stderr.String(), "dashboard", "the daemon's start-up log names the dashboard")
+	id := e.mustRun("run", e.writeSpec("clicks.yaml", dashboardSpec))
+	base := "http://" + e.restAddress()
+
+	var link api.LoginLink
+	require.NoError(t, json.Unmarshal([]byte(e.mustRun("ui", "--no-browser", "-o", "json")), &link))
+	require.Equal(t, base+"/", link.Dashboard)
+	require.True(t, strings.HasPrefix(link.URL, base+"/ui/login?code="), link.URL)
+
+	b := newBrowser(t)
+	row := fmt.Sprintf(`tr[data-job-id=%s]`, js(id))
+
+	// Read-only before logging in: the job shows, its buttons do not work.
+	b.do("open the overview", chromedp.Navigate(base+"/"))
+	b.waitTrue("the running job in the overview", fmt.Sprintf(
+		`(() => { const r = document.querySelector(%s); return !!r && r.querySelector('.state').textContent.trim() === 'RUNNING' })()`, js(row)))
+	b.do("open the job read-only", chromedp.Navigate(base+"/#/jobs/"+id))
+	b.waitTrue("read-only buttons", `(() => { const c = document.querySelector('#btn-cancel'); return !!c && c.disabled })()`)
+
+	// Log in with the one-time link; it lands on the overview.
+	b.do("follow the login link", chromedp.Navigate(link.URL))
+	b.waitTrue("logged in", `(document.querySelector('#login-state')?.textContent || '').includes('logged in')`)
+	b.waitTrue("the job row again", fmt.Sprintf(`!!document.querySelector(%s)`, js(row)))
+
+	b.do("open the job page", chromedp.Click(chromedp.CSS(row+" a.job-link")))
+	b.waitTrue("the job id in the header", fmt.Sprintf(`(document.querySelector('#job-id')?.textContent || '').trim() === %s`, js(id)))
+	require.Equal(t, id, b.text("#job-id"))
+	b.waitTrue("the job is RUNNING", `(document.querySelector('#job-state')?.textContent || '').trim() === 'RUNNING'`)
+	b.waitTrue("four operators", `document.querySelectorAll('#operators tr[data-uid]').length === 4`)
+	b.waitTrue("buttons enabled", `!document.querySelector('#btn-savepoint').disabled`)
+	// The page refreshes itself: the rates, zero at first, start to show.
+	b.waitTrue("the sink's records per second", `parseFloat(document.querySelector('#operators tr[data-uid="out"] td:nth-child(6)')?.textContent) > 0`)
+	b.screenshot("job")
+
+	b.do("trigger a savepoint", chromedp.Click(chromedp.CSS("#btn-savepoint")))
+	b.waitTrue("the savepoint path", `(document.querySelector('#action-result code.savepoint-path')?.textContent || '').trim() !== ''`)
+	path := b.text("#action-result code.savepoint-path")
+	require.True(t, strings.HasPrefix(path, savepoints+"/"), path)
+	require.FileExists(t, filepath.Join(path, "_metadata"))
+
+	b.do("open the checkpoints tab", chromedp.Click(chromedp.CSS("#tab-checkpoints")))
+	b.waitTrue("the savepoint in the history", `[...document.querySelectorAll('#cp-history tr[data-cp-id]')].some(r => r.querySelector('.kind').textContent.includes('savepoint') && r.querySelector('.status').textContent.includes('COMPLETED'))`)
+	b.waitTrue("completed checkpoints counted", `/[1-9]\d*\s*completed|completed\D*[1-9]/i.test(document.querySelector('#cp-counts')?.textContent || '')`)
+	b.screenshot("checkpoints")
+
+	b.do("open the savepoints page", chromedp.Click(chromedp.CSS("#nav-savepoints")))
+	spRow := fmt.Sprintf(`tr[data-path=%s]`, js(path))
+	b.waitTrue("the savepoint listed", fmt.Sprintf(`!!document.querySelector(%s)`, js(spRow)))
+	require.Equal(t, "flinkgo run -s "+path+" job.yaml", b.text(spRow+" code.run-line"))
+	b.screenshot("savepoints")
+	b.do("inspect it", chromedp.Click(chromedp.CSS(spRow+" a.inspect-link")))
+	b.waitTrue("the inspect view", `(document.querySelector('#inspect')?.textContent || '').includes('counts')`)
+	b.screenshot("inspect")
+
+	b.do("back to the overview", chromedp.Click(chromedp.CSS("#nav-overview")))
+	b.waitTrue("the job's records per second in the overview", fmt.Sprintf(`parseFloat(document.querySelector(%s)?.textContent) > 0`, js(row+" td:nth-child(5)")))
+	b.screenshot("overview")
+
+	// Cancel asks first, and says what is lost.
+	b.do("back to the job", chromedp.Navigate(base+"/#/jobs/"+id))
+	b.waitTrue("buttons enabled", `(() => { const c = document.querySelector('#btn-cancel'); return !!c && !c.disabled })()`)
+	b.do("press cancel", chromedp.Click(chromedp.CSS("#btn-cancel")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+	confirm := b.text("#confirm-text")
+	require.Contains(t, confirm, "savepoint")
+	require.Contains(t, strings.ToLower(confirm), "stop with savepoint", "the dialog names the safe way to pause")
+	require.Equal(t, api.StateRunning, e.info(id).State, "nothing happens before the confirmation")
+	b.do("confirm", chromedp.Click(chromedp.CSS("#confirm-ok")))
+	b.waitTrue("the job is CANCELED", `(document.querySelector('#job-state')?.textContent || '').trim() === 'CANCELED'`)
+	require.Equal(t, api.StateCanceled, e.info(id).State)
+	b.screenshot("job-canceled")
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	require.NotEmpty(t, b.requests)
+	for _, u := range b.requests {
+		require.True(t, strings.HasPrefix(u, base+"/") || strings.HasPrefix(u, "data:"), "a request left the daemon: %s", u)
+	}
+	require.Empty(t, b.complaints, "the page logged errors")
+}

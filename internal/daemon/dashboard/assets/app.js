@@ -1,0 +1,868 @@
+'use strict';
+
+// flinkgo dashboard: a hash-routed page that polls the daemon's JSON API and
+// re-renders the current view. All DOM is built with createElement and text
+// nodes, never innerHTML: job names, error texts and paths come from user
+// specs and failing code.
+
+const REFRESH_MS = 2000;
+const GET_TIMEOUT_MS = 10000;
+// The states in which a job can still be savepointed, stopped or canceled.
+const ACTIVE_STATES = new Set(['CREATED', 'RUNNING', 'RESTARTING', 'FAILING']);
+const STATE_ORDER = ['RUNNING', 'CREATED', 'RESTARTING', 'FAILING', 'CANCELLING',
+  'SUSPENDED', 'FINISHED', 'CANCELED', 'FAILED'];
+const DASH = '—';
+
+const CANCEL_TEXT = 'Cancel stops the job now without a savepoint. Output after the last ' +
+  'completed checkpoint is not committed, and a restore reprocesses everything since the ' +
+  'last checkpoint or savepoint. Use “Stop with savepoint” to pause safely.';
+const STOP_TEXT = "Takes a savepoint, commits the sinks' output and finishes the job. " +
+  'Restore it later with flinkgo run -s <path> job.yaml.';
+
+// ---------------------------------------------------------------- DOM helpers
+
+const $ = id => document.getElementById(id);
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c == null || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+const code = (text, cls) => h('code', { class: cls }, text);
+
+// A path that wraps only after a slash; <wbr> adds no text, so textContent
+// stays the exact path.
+function pathCode(path, cls) {
+  const parts = String(path).split(/(?<=\/)/);
+  return h('code', { class: cls ? cls + ' path' : 'path' }, parts.map((p, i) => i ? [h('wbr'), p] : p));
+}
+// The daemon's own messages quote commands in `backticks`.
+const withCode = s => String(s).split('`').map((part, i) => i % 2 ? code(part) : part);
+const link = (href, text, cls) => h('a', { href, class: cls }, text);
+
+// A class name derived from server data; classList rejects spaces.
+const token = s => String(s || 'unknown').replace(/[^A-Za-z0-9_-]/g, '-');
+
+function stateBadge(state, id) {
+  return h('span', { id, class: 'state state-' + token(state) }, state || '?');
+}
+
+// Header labels ending in a space are numeric columns (right-aligned).
+function table(attrs, heads, rows, emptyContent) {
+  const head = h('tr', {}, heads.map(c => h('th', { class: c.endsWith(' ') ? 'num' : null }, c.trim())));
+  const body = rows.length ? rows
+    : h('tr', { class: 'empty' }, h('td', { colspan: heads.length }, emptyContent));
+  return h('table', attrs, h('thead', {}, head), h('tbody', {}, body));
+}
+const num = v => h('td', { class: 'num' }, v);
+
+// Label/value pairs; falsy entries are skipped so callers can use `cond && [..]`.
+function infoList(attrs, pairs) {
+  return h('dl', Object.assign({ class: 'info' }, attrs),
+    pairs.filter(Boolean).map(([k, v]) => h('div', { class: 'pair' }, h('dt', {}, k), h('dd', {}, v))));
+}
+
+function section(title, ...body) {
+  return h('section', { class: 'card' }, h('h2', {}, title), body);
+}
+
+// ----------------------------------------------------------------- formatting
+
+function isTime(iso) {
+  const t = iso ? Date.parse(iso) : NaN;
+  // Go marshals an unset time.Time as year 1.
+  return !isNaN(t) && new Date(t).getUTCFullYear() > 1;
+}
+
+function fmtTime(iso) {
+  if (!isTime(iso)) return DASH;
+  const d = new Date(iso);
+  const p = n => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+    `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+// "1h 2m 3s": the `parts` most significant units, zeros kept after the first.
+function fmtSpan(ms, parts = 3) {
+  let s = Math.max(0, Math.floor((ms || 0) / 1000));
+  const out = [];
+  for (const [u, n] of [['d', 86400], ['h', 3600], ['m', 60], ['s', 1]]) {
+    const q = Math.floor(s / n);
+    s -= q * n;
+    if ((q || out.length || n === 1) && out.length < parts) out.push(q + u);
+  }
+  return out.join(' ');
+}
+
+const fmtAgo = iso => isTime(iso) ? fmtSpan(Date.now() - Date.parse(iso), 1) + ' ago' : DASH;
+
+function fmtMs(ms) {
+  if (ms == null) return DASH;
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  return fmtSpan(ms);
+}
+
+// CheckpointConfig and RestartConfig hold Go time.Durations, which marshal as
+// integer nanoseconds; accept a pre-formatted string too.
+function fmtGoDuration(v) {
+  if (typeof v === 'string') return v || '0s';
+  if (!v) return '0s';
+  if (v < 1e9) return `${+(v / 1e6).toFixed(3)}ms`;
+  let s = v / 1e9;
+  const hrs = Math.floor(s / 3600); s -= hrs * 3600;
+  const min = Math.floor(s / 60); s -= min * 60;
+  return [hrs && hrs + 'h', min && min + 'm', s && +s.toFixed(3) + 's'].filter(Boolean).join(' ');
+}
+
+const isZeroDuration = v => !v || v === '0s' || v === '0';
+
+function fmtRate(v) {
+  if (v == null) return DASH;
+  if (v < 1000) return v.toFixed(1);
+  if (v < 1e6) return (v / 1e3).toFixed(1) + 'k';
+  return (v / 1e6).toFixed(1) + 'M';
+}
+
+const fmtCount = n => n == null ? DASH : Number(n).toLocaleString('en-US');
+
+function fmtBytes(n) {
+  if (n == null) return DASH;
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+const shortId = id => String(id || '').slice(0, 8);
+const jobHref = id => '#/jobs/' + encodeURIComponent(id);
+const jobUrl = id => '/v1/jobs/' + encodeURIComponent(id);
+const inspectHref = path => '#/savepoints/inspect?path=' + encodeURIComponent(path);
+
+// Quote only paths a shell would split, so the usual line stays exactly
+// "flinkgo run -s <path> job.yaml".
+function shellWord(s) {
+  return /^[A-Za-z0-9_\-./:=@%+,]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
+}
+const runLine = path => `flinkgo run -s ${shellWord(path)} job.yaml`;
+
+// ------------------------------------------------------------------------ API
+
+class NetError extends Error {}
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+let session = { loggedIn: false, csrf: '' };
+
+async function request(method, url, body) {
+  const opts = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } };
+  let timer = 0;
+  if (method === 'GET') {
+    const ac = new AbortController();
+    timer = setTimeout(() => ac.abort(), GET_TIMEOUT_MS);
+    opts.signal = ac.signal;
+  } else {
+    // Savepoints can take long, so state-changing requests have no timeout.
+    opts.headers['Content-Type'] = 'application/json';
+    opts.headers['X-Flinkgo-CSRF'] = session.csrf || '';
+    opts.body = JSON.stringify(body || {});
+  }
+  let res, text;
+  try {
+    res = await fetch(url, opts);
+    text = await res.text();
+  } catch (e) {
+    throw new NetError(e.name === 'AbortError' ? 'no answer within 10 s' : e.message);
+  } finally {
+    clearTimeout(timer);
+  }
+  let data = null, parsed = !text;
+  try { data = text ? JSON.parse(text) : null; parsed = true; } catch (e) { /* reported below */ }
+  if (!res.ok) {
+    const err = data && data.error;
+    throw new ApiError(res.status, err && err.code || '',
+      err && err.message || `${res.status} ${res.statusText || 'error'}`.trim());
+  }
+  if (!parsed) throw new ApiError(res.status, 'invalid', `${url} did not answer JSON`);
+  return data;
+}
+
+const getJSON = url => request('GET', url);
+const postJSON = (url, body) => request('POST', url, body);
+
+async function loadSession() {
+  try {
+    session = (await getJSON('/v1/ui/session')) || { loggedIn: false };
+  } catch (e) {
+    if (e instanceof NetError) throw e;
+    session = { loggedIn: false, csrf: '' };
+  }
+}
+
+// --------------------------------------------------------------------- router
+
+function decode(s) {
+  try { return decodeURIComponent(s); } catch (e) { return s; }
+}
+
+function parseRoute() {
+  const raw = location.hash.replace(/^#/, '') || '/';
+  const i = raw.indexOf('?');
+  const path = i < 0 ? raw : raw.slice(0, i);
+  const q = new URLSearchParams(i < 0 ? '' : raw.slice(i + 1));
+  let m;
+  if (path === '/' || path === '') return { name: 'overview', view: overviewView };
+  if ((m = /^\/jobs\/([^/]+)(\/checkpoints)?\/?$/.exec(path))) {
+    return { name: 'job', id: decode(m[1]), tab: m[2] ? 'checkpoints' : 'overview', view: jobView };
+  }
+  if (path === '/savepoints' || path === '/savepoints/') return { name: 'savepoints', view: savepointsView };
+  if (path === '/savepoints/inspect') return { name: 'inspect', path: q.get('path') || '', view: inspectView };
+  return { name: 'unknown', view: unknownView };
+}
+
+function routeKey(r) { return [r.name, r.id, r.tab, r.path].join('|'); }
+
+// ------------------------------------------------------------ refresh & paint
+
+let timer = 0;
+let generation = 0;
+let current = null;          // builds the current view's DOM from the last data
+let shownKey = '';           // route whose data the view shows
+let deferred = false;        // a paint waits for the user to finish a gesture
+let pointerDown = false;
+
+async function refresh() {
+  clearTimeout(timer);
+  const gen = ++generation;
+  try {
+    await update(gen);
+  } catch (e) {
+    console.error(e); // a bug must not stop the polling
+  }
+  if (gen === generation) timer = setTimeout(refresh, REFRESH_MS);
+}
+
+async function update(gen) {
+  const route = parseRoute();
+  let build = null;
+  try {
+    const [, data] = await Promise.all([loadSession(), route.view.load(route)]);
+    if (gen !== generation) return;
+    build = () => route.view.render(route, data);
+    setConnError(null);
+  } catch (e) {
+    if (gen !== generation) return;
+    if (e instanceof NetError) {
+      setConnError(e.message);
+      // Keep showing the last data of this page; a different page has none.
+      if (shownKey !== routeKey(route)) build = () => h('p', { class: 'loading' }, 'Waiting for the daemon…');
+    } else {
+      setConnError(null);
+      build = () => errorView(e);
+    }
+  }
+  renderLogin();
+  markNav(route);
+  if (build) {
+    current = build;
+    shownKey = routeKey(route);
+    paint();
+  }
+}
+
+// Replacing the DOM under a pressed mouse button swallows the click, and
+// replacing selected text loses the selection (the copy buttons' fallback
+// relies on it), so such paints wait until the gesture ends.
+function userBusy() {
+  if (pointerDown) return true;
+  const sel = window.getSelection();
+  return !!(sel && !sel.isCollapsed && sel.rangeCount &&
+    $('view').contains(sel.getRangeAt(0).commonAncestorContainer));
+}
+
+function paint(force) {
+  if (!current) return;
+  if (!force && userBusy()) { deferred = true; return; }
+  deferred = false;
+  const view = $('view');
+  const focused = view.contains(document.activeElement) ? document.activeElement.id : '';
+  let node;
+  try {
+    node = current();
+  } catch (e) {
+    console.error(e);
+    node = errorView(new ApiError(0, 'render', 'cannot show this page: ' + e.message));
+  }
+  view.replaceChildren(node);
+  if (focused && $(focused)) $(focused).focus();
+}
+
+document.addEventListener('pointerdown', () => { pointerDown = true; }, true);
+function gestureEnded() {
+  pointerDown = false;
+  // After this task, so that the click following pointerup reaches its target.
+  if (deferred) setTimeout(paint, 0);
+}
+document.addEventListener('pointerup', gestureEnded, true);
+document.addEventListener('pointercancel', gestureEnded, true);
+window.addEventListener('blur', gestureEnded);
+document.addEventListener('selectionchange', () => { if (deferred && !userBusy()) paint(); });
+
+function setConnError(msg) {
+  let el = $('conn-error');
+  if (msg == null) { if (el) el.remove(); return; }
+  if (!el) {
+    el = h('div', { id: 'conn-error', class: 'banner', role: 'alert' });
+    $('view').before(el);
+  }
+  el.textContent = `cannot reach the daemon: ${msg} (retrying)`;
+}
+
+function flash(msg) {
+  const el = h('div', { class: 'banner flash', role: 'alert' }, msg);
+  $('view').before(el);
+  setTimeout(() => el.remove(), 6000);
+}
+
+function markNav(route) {
+  const onJobs = route.name === 'overview' || route.name === 'job';
+  const onSavepoints = route.name === 'savepoints' || route.name === 'inspect';
+  $('nav-overview').classList.toggle('active', onJobs);
+  $('nav-savepoints').classList.toggle('active', onSavepoints);
+  if (route.name !== 'job') document.title = 'flinkgo';
+}
+
+let loginShown = null;
+function renderLogin() {
+  if (loginShown === !!session.loggedIn) return; // keep the button under the mouse
+  loginShown = !!session.loggedIn;
+  const el = $('login-state');
+  el.classList.toggle('logged-in', loginShown);
+  if (loginShown) {
+    el.title = 'This browser may take savepoints, stop and cancel jobs.';
+    el.replaceChildren(h('span', { class: 'login-text' }, 'logged in'),
+      h('button', { id: 'logout', type: 'button', class: 'link-button', onclick: logout }, 'log out'));
+  } else {
+    el.title = "Read-only. Run `flinkgo ui` on the daemon's machine to get a one-time login link.";
+    el.replaceChildren('read-only');
+  }
+}
+
+async function logout() {
+  try {
+    await postJSON('/v1/ui/logout', {});
+  } catch (e) {
+    flash('log out failed: ' + e.message);
+  }
+  refresh();
+}
+
+// ------------------------------------------------------------- copy & confirm
+
+let copied = { key: '', label: '', until: 0 };
+
+function copyButton(text, attrs) {
+  const key = (attrs && attrs.id) || text;
+  const label = copied.key === key && Date.now() < copied.until ? copied.label : 'copy';
+  return h('button', Object.assign({ type: 'button', class: 'copy', title: 'Copy to the clipboard',
+    onclick: e => copyText(text, key, e.currentTarget) }, attrs), label);
+}
+
+// The label is set on the button directly rather than by a repaint, which
+// would replace the text the fallback just selected.
+async function copyText(text, key, btn) {
+  let label = 'copied';
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (e) {
+    // No clipboard API outside secure contexts (plain http on a LAN address)
+    // or without focus: select the text so that Ctrl+C copies it.
+    const el = [...$('view').querySelectorAll('code')].find(c => c.textContent === text);
+    const sel = window.getSelection();
+    label = 'copy failed';
+    if (el) {
+      sel.selectAllChildren(el);
+      let ok = false;
+      try { ok = document.execCommand('copy'); } catch (e2) { /* the selection stays */ }
+      if (ok) sel.removeAllRanges();
+      label = ok ? 'copied' : 'selected: press Ctrl+C';
+    }
+  }
+  copied = { key, label, until: Date.now() + 2000 };
+  btn.textContent = label;
+  setTimeout(paint, 2100);
+}
+
+let confirmOpen = false;
+
+// Resolves true when the user confirms. The modal lives outside #view so the
+// periodic repaint leaves it alone.
+function confirmDialog({ title, text, ok, cancel, danger }) {
+  if (confirmOpen) return Promise.resolve(false);
+  confirmOpen = true;
+  const box = $('confirm'), okBtn = $('confirm-ok'), cancelBtn = $('confirm-cancel');
+  $('confirm-title').textContent = title;
+  $('confirm-text').textContent = text;
+  okBtn.textContent = ok;
+  okBtn.classList.toggle('danger', !!danger);
+  cancelBtn.textContent = cancel || 'Back';
+  box.hidden = false;
+  cancelBtn.focus();
+  return new Promise(resolve => {
+    const ac = new AbortController();
+    const done = v => {
+      ac.abort();
+      box.hidden = true;
+      confirmOpen = false;
+      resolve(v);
+    };
+    const opt = { signal: ac.signal };
+    okBtn.addEventListener('click', () => done(true), opt);
+    cancelBtn.addEventListener('click', () => done(false), opt);
+    box.addEventListener('click', e => { if (e.target === box) done(false); }, opt);
+    document.addEventListener('keydown', e => { if (e.key === 'Escape') done(false); }, opt);
+  });
+}
+
+// -------------------------------------------------------------- job actions
+
+// The last action's outcome, kept across repaints of the job's page.
+let action = null; // {jobId, busy, status: 'pending'|'ok'|'error', content: () => nodes}
+
+function setAction(a) {
+  action = a;
+  paint(true);
+}
+
+// done(r) renders the answer; statusOf(r) is 'ok' or 'warn' (its colour).
+async function runAction(jobId, pending, call, done, statusOf = () => 'ok') {
+  setAction({ jobId, busy: true, status: 'pending', content: () => [pending] });
+  try {
+    const r = (await call()) || {};
+    setAction({ jobId, busy: false, status: statusOf(r), content: () => done(r) });
+  } catch (e) {
+    setAction({ jobId, busy: false, status: 'error', content: () => [e.message] });
+  }
+  refresh();
+}
+
+function savepointResult(path, prefix) {
+  return [
+    h('div', {}, prefix, 'Savepoint written: ', pathCode(path, 'savepoint-path'), ' ', copyButton(path)),
+    h('div', { class: 'restore-hint' }, 'Restore with ', pathCode(runLine(path), 'run-line')),
+  ];
+}
+
+function triggerSavepoint(job) {
+  return runAction(job.id, 'Taking savepoint…',
+    () => postJSON(jobUrl(job.id) + '/savepoints', {}),
+    r => savepointResult(r.path, ''));
+}
+
+async function stopJob(job) {
+  const ok = await confirmDialog({
+    title: `Stop “${job.name || job.id}” with a savepoint?`, text: STOP_TEXT,
+    ok: 'Stop with savepoint', cancel: 'Back',
+  });
+  if (!ok) return;
+  await runAction(job.id, 'Stopping with a savepoint…',
+    () => postJSON(jobUrl(job.id) + '/stop', {}),
+    r => savepointResult(r.path, 'Job stopped. '));
+}
+
+async function cancelJob(job) {
+  const ok = await confirmDialog({
+    title: `Cancel “${job.name || job.id}”?`, text: CANCEL_TEXT,
+    ok: 'Cancel job', cancel: 'Keep running', danger: true,
+  });
+  if (!ok) return;
+  await runAction(job.id, 'Canceling…',
+    () => postJSON(jobUrl(job.id) + '/cancel', {}),
+    r => [
+      h('div', {}, r.state === 'CANCELED' || !r.state ? 'Job canceled.' : `Job is ${r.state}.`),
+      r.warning && h('div', { class: 'warning-text' }, withCode(r.warning)),
+      r.resumeFrom && h('div', { class: 'restore-hint' }, 'Restore with ', pathCode(runLine(r.resumeFrom), 'run-line')),
+    ],
+    r => r.warning ? 'warn' : 'ok');
+}
+
+// ---------------------------------------------------------------------- views
+
+function errorView(e) {
+  const what = e.status === 404 ? 'Not found' : e.status ? `Error ${e.status}` : 'Error';
+  return h('div', { class: 'page' },
+    h('div', { class: 'error-box page-error' }, h('strong', {}, what + ': '), e.message),
+    h('p', {}, link('#/', '← back to the overview')));
+}
+
+const unknownView = {
+  load: async () => null,
+  render: () => h('p', {}, 'There is no such page. ', link('#/', 'Go to the overview.')),
+};
+
+// Overview ---------------------------------------------------------------------
+
+const overviewView = {
+  load: () => getJSON('/v1/overview'),
+  render: (route, ov) => h('div', { class: 'page overview' },
+    stateCounts(ov.states || {}),
+    section('Needs attention', attentionList(ov.attention || [])),
+    section('Jobs', jobsTable(ov.jobs || []))),
+};
+
+function stateCounts(states) {
+  const rank = s => (STATE_ORDER.indexOf(s) + 1) || 99;
+  const entries = Object.entries(states).filter(([, n]) => n > 0).sort((a, b) => rank(a[0]) - rank(b[0]));
+  const total = entries.reduce((t, [, n]) => t + n, 0);
+  return h('div', { id: 'state-counts', class: 'state-counts' },
+    h('span', { class: 'count-item total' }, h('b', {}, total), total === 1 ? ' job' : ' jobs'),
+    entries.map(([s, n]) => h('span', { class: 'count-item', 'data-state': s },
+      stateBadge(s), h('b', { class: 'count' }, n))));
+}
+
+function attentionList(items) {
+  const ul = h('ul', { id: 'attention', class: 'attention' });
+  if (!items.length) ul.append(h('li', { class: 'empty' }, 'Nothing needs attention'));
+  for (const a of items) {
+    ul.append(h('li', { class: 'attention-item ' + token(a.severity) },
+      h('span', { class: 'severity' }, a.severity),
+      a.jobId ? link(jobHref(a.jobId), a.jobName || shortId(a.jobId), 'attention-job')
+        : h('span', { class: 'attention-job' }, a.jobName),
+      h('span', { class: 'message' }, a.message),
+      isTime(a.time) && h('time', { class: 'ago', title: fmtTime(a.time) }, fmtAgo(a.time))));
+  }
+  return ul;
+}
+
+function lastCheckpoint(cp) {
+  if (!cp) return DASH;
+  if (!isTime(cp.triggerTime)) return `#${cp.id} · ${fmtMs(cp.durationMs)}`;
+  const end = Date.parse(cp.triggerTime) + (cp.durationMs || 0);
+  return `#${cp.id} · ${fmtSpan(Date.now() - end, 1)} ago · ${fmtMs(cp.durationMs)}`;
+}
+
+function jobsTable(jobs) {
+  const rows = jobs.map(j => h('tr', { 'data-job-id': j.id },
+    h('td', { class: 'name' }, link(jobHref(j.id), j.name || j.id, 'job-link')),
+    h('td', { class: 'id' }, h('code', { title: j.id }, shortId(j.id))),
+    h('td', {}, stateBadge(j.state)),
+    num(fmtSpan(j.uptimeMs)),
+    num(fmtRate(j.recordsInPerSec)),
+    num(fmtRate(j.recordsOutPerSec)),
+    h('td', { class: 'last-cp', title: j.failedCheckpoints ? `${j.failedCheckpoints} failed checkpoint(s)` : null },
+      lastCheckpoint(j.lastCheckpoint)),
+    num(j.restarts)));
+  return table({ id: 'jobs', class: 'grid' },
+    ['Name', 'ID', 'State', 'Uptime ', 'Records in/s ', 'Records out/s ', 'Last checkpoint', 'Restarts '],
+    rows, ['No jobs. Submit one with ', code('flinkgo run job.yaml'), '.']);
+}
+
+// Job page ---------------------------------------------------------------------
+
+const jobView = {
+  async load(route) {
+    if (route.tab !== 'checkpoints') return { job: await getJSON(jobUrl(route.id)) };
+    const [job, cps] = await Promise.all([getJSON(jobUrl(route.id)), getJSON(jobUrl(route.id) + '/checkpoints')]);
+    return { job, cps };
+  },
+  render(route, { job, cps }) {
+    document.title = `flinkgo · ${job.name || job.id}`;
+    return h('div', { class: 'page job' },
+      jobHeader(job),
+      jobActions(job),
+      jobError(job),
+      jobTabs(job, route.tab),
+      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : operatorsTab(job));
+  },
+};
+
+function jobHeader(job) {
+  const end = isTime(job.endTime) ? Date.parse(job.endTime) : Date.now();
+  return h('section', { class: 'job-header' },
+    h('div', { class: 'title-row' },
+      h('h1', { class: 'job-name' }, job.name || '(unnamed job)'),
+      stateBadge(job.state, 'job-state')),
+    h('div', { class: 'id-row' }, h('span', { class: 'label' }, 'Job ID'),
+      h('code', { id: 'job-id' }, job.id), copyButton(job.id, { id: 'copy-id' })),
+    infoList({ class: 'info inline' }, [
+      ['Submitted', fmtTime(job.submitTime)],
+      ['Uptime', isTime(job.submitTime) ? fmtSpan(end - Date.parse(job.submitTime)) : DASH],
+      isTime(job.endTime) && ['Ended', fmtTime(job.endTime)],
+      ['Restarts', fmtCount(job.restarts)],
+      job.file && ['File', code(job.file)],
+      job.restoredFrom && ['Restored from', pathCode(job.restoredFrom)],
+      ['Restore point', job.restorePoint
+        ? [pathCode(job.restorePoint), job.restorePointId ? ` (#${job.restorePointId})` : '']
+        : 'none yet'],
+    ]));
+}
+
+function jobActions(job) {
+  const mine = action && action.jobId === job.id ? action : null;
+  const active = ACTIVE_STATES.has(job.state);
+  const enabled = session.loggedIn && active && !(mine && mine.busy);
+  const btn = (id, label, fn, cls) => h('button', { id, type: 'button', class: cls,
+    disabled: !enabled, onclick: () => fn(job) }, label);
+  return h('section', { class: 'actions' },
+    h('div', { class: 'buttons' },
+      btn('btn-savepoint', 'Trigger savepoint', triggerSavepoint),
+      btn('btn-stop', 'Stop with savepoint', stopJob),
+      btn('btn-cancel', 'Cancel job', cancelJob, 'danger')),
+    !session.loggedIn && h('p', { id: 'readonly-hint', class: 'hint' },
+      'Read-only: run ', code('flinkgo ui'), " on the daemon's machine to get a login link."),
+    session.loggedIn && !active && h('p', { class: 'hint' }, `The job is ${job.state}; there is nothing to stop.`),
+    h('div', { id: 'action-result', class: mine ? 'action-result is-' + mine.status : 'action-result', role: 'status' },
+      mine ? mine.content() : null));
+}
+
+function jobError(job) {
+  if (!job.error) return null;
+  return h('section', { id: 'job-error', class: 'error-box' },
+    h('div', { class: 'error-head' }, h('strong', {}, 'Last error'),
+      isTime(job.errorTime) && h('time', { class: 'error-time' },
+        ` · ${fmtTime(job.errorTime)} (${fmtAgo(job.errorTime)})`)),
+    h('pre', { class: 'error-text' }, job.error));
+}
+
+function jobTabs(job, tab) {
+  const t = (id, href, label, on) => h('a', { id, href, class: on ? 'tab active' : 'tab' }, label);
+  return h('nav', { class: 'tabs' },
+    t('tab-overview', jobHref(job.id), 'Overview', tab !== 'checkpoints'),
+    t('tab-checkpoints', jobHref(job.id) + '/checkpoints', 'Checkpoints', tab === 'checkpoints'));
+}
+
+function operatorsTab(job) {
+  const c = job.checkpoints;
+  const rows = (job.operators || []).map(op => h('tr', { 'data-uid': op.uid },
+    h('td', { class: 'uid' }, code(op.uid)),
+    h('td', { class: 'type' }, op.type),
+    num(op.parallelism),
+    num(fmtCount(op.recordsIn)),
+    num(fmtCount(op.recordsOut)),
+    num(fmtRate(op.recordsInPerSec)),
+    num(fmtRate(op.recordsOutPerSec)),
+    h('td', { class: 'metrics' }, Object.keys(op.metrics || {}).sort().map(k =>
+      h('span', { class: 'metric' }, `${k}=${fmtCount(op.metrics[k])}`))),
+    h('td', { class: 'inputs' }, (op.inputs || []).map(i =>
+      h('span', { class: 'input' }, i.uid, i.partitioning ? h('small', {}, ` (${i.partitioning})`) : null)))));
+  const cpOff = isZeroDuration((job.checkpointing || {}).interval) && !(c && c.triggered);
+  return h('div', { class: 'tab-body' },
+    cpOff ? h('p', { class: 'summary-line' }, 'Periodic checkpointing is off for this job.')
+      : c && h('p', { class: 'summary-line' },
+        `Checkpoints: ${c.completed} completed, ${c.failed} failed, ${c.inProgress} in progress · latest `,
+        lastCheckpoint(job.latestCheckpoint), ' · ', link(jobHref(job.id) + '/checkpoints', 'details')),
+    section('Operators',
+      table({ id: 'operators', class: 'grid' },
+        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Metrics', 'Reads from'],
+        rows, 'No operators reported yet.')));
+}
+
+// Checkpoints tab ----------------------------------------------------------------
+
+function checkpointsTab(job, cps) {
+  return h('div', { class: 'tab-body' },
+    cpCounts(cps.counts || {}),
+    section('Latest', cpLatest(cps.latest || {})),
+    h('div', { class: 'columns' },
+      section('Summary of completed checkpoints', cpSummary(cps.summary || {}, (cps.counts || {}).completed)),
+      section('Configuration', cpConfig(job))),
+    section('History', cpHistory(cps.history || [])));
+}
+
+function cpCounts(c) {
+  const stat = (key, label) => h('div', { class: c[key] ? 'stat nonzero' : 'stat', 'data-key': key },
+    h('div', { class: 'stat-value' }, fmtCount(c[key] || 0)), h('div', { class: 'stat-label' }, label));
+  return h('div', { id: 'cp-counts', class: 'stats' },
+    stat('triggered', 'Triggered'), stat('inProgress', 'In progress'), stat('completed', 'Completed'),
+    stat('failed', 'Failed'), stat('restored', 'Restored'));
+}
+
+function cpLine(cp, withReason) {
+  if (!cp) return 'none';
+  return [
+    h('b', {}, `#${cp.id}`), ` · ${cp.kind} · ${fmtTime(cp.triggerTime)} (${fmtAgo(cp.triggerTime)})`,
+    cp.status === 'COMPLETED' ? ` · ${fmtMs(cp.durationMs)} · ${fmtBytes(cp.size)}` : '',
+    cp.path && [' · ', pathCode(cp.path)],
+    withReason && cp.failureReason && h('div', { class: 'failure' }, cp.failureReason),
+  ];
+}
+
+function cpLatest(l) {
+  const row = (key, label, content) => h('tr', { 'data-key': key }, h('th', {}, label), h('td', {}, content));
+  const r = l.restored;
+  return h('table', { id: 'cp-latest', class: 'kv' }, h('tbody', {},
+    row('completed', 'Latest completed', cpLine(l.completed)),
+    row('savepoint', 'Latest savepoint', cpLine(l.savepoint)),
+    row('failed', 'Latest failed', cpLine(l.failed, true)),
+    row('restored', 'Latest restore', r
+      ? [h('b', {}, `#${r.id}`), ` · ${r.kind} · ${fmtTime(r.restoreTime)} · `, pathCode(r.path)]
+      : 'none')));
+}
+
+// Like Flink's web.checkpoints.history, the page shows the newest entries;
+// the daemon keeps up to 100 (flinkgo checkpoints -o json lists them all).
+const HISTORY_SHOWN = 20;
+let historyShowAll = false;
+
+function cpHistory(history) {
+  const shown = historyShowAll ? history : history.slice(0, HISTORY_SHOWN);
+  const rows = shown.map(cp => {
+    const pending = cp.status === 'IN_PROGRESS';
+    return h('tr', { 'data-cp-id': cp.id, class: cp.discarded ? 'discarded' : null },
+      num(cp.id),
+      h('td', { class: 'kind' }, cp.kind),
+      h('td', { class: 'status' }, h('span', { class: 'cp-status status-' + token(cp.status) }, cp.status)),
+      h('td', { class: 'time', title: fmtAgo(cp.triggerTime) }, fmtTime(cp.triggerTime)),
+      num(pending && !cp.durationMs ? '…' : fmtMs(cp.durationMs)),
+      num(pending && !cp.size ? '…' : cp.status === 'FAILED' && !cp.size ? DASH : fmtBytes(cp.size)),
+      h('td', { class: 'path' }, cp.path && pathCode(cp.path),
+        cp.discarded && h('span', { class: 'tag', title: 'its files were deleted; it cannot be restored' }, 'discarded')),
+      h('td', { class: 'failure' }, cp.failureReason || ''));
+  });
+  const grid = table({ id: 'cp-history', class: 'grid' },
+    ['ID ', 'Kind', 'Status', 'Triggered', 'Duration ', 'Size ', 'Path', 'Failure reason'],
+    rows, 'No checkpoints yet.');
+  if (history.length <= HISTORY_SHOWN) return grid;
+  const toggle = h('button', { id: 'history-toggle', class: 'copy', type: 'button' },
+    historyShowAll ? `show the newest ${HISTORY_SHOWN}` : `show all ${history.length}`);
+  toggle.addEventListener('click', () => { historyShowAll = !historyShowAll; paint(true); });
+  return h('div', {}, grid, h('p', { class: 'hint' },
+    `${shown.length} of ${history.length} shown · `, toggle));
+}
+
+function cpSummary(s, completed) {
+  const cols = ['min', 'median', 'max', 'avg'];
+  const row = (key, label, stat, fmt) => h('tr', { 'data-key': key }, h('th', {}, label),
+    cols.map(c => num(completed && stat ? fmt(stat[c]) : DASH)));
+  return table({ id: 'cp-summary', class: 'grid' }, ['', 'Min ', 'Median ', 'Max ', 'Avg '], [
+    row('duration', 'End-to-end duration', s.durationMs, fmtMs),
+    row('size', 'Checkpointed size', s.size, fmtBytes),
+  ]);
+}
+
+const RESTART_FIELDS = [
+  ['attempts', 'Attempts'], ['delay', 'Delay', fmtGoDuration], ['initialBackoff', 'Initial backoff', fmtGoDuration],
+  ['maxBackoff', 'Max backoff', fmtGoDuration], ['multiplier', 'Multiplier'], ['jitter', 'Jitter'],
+  ['resetThreshold', 'Reset threshold', fmtGoDuration], ['maxFailures', 'Max failures'],
+  ['interval', 'Failure-rate interval', fmtGoDuration],
+];
+
+function cpConfig(job) {
+  const c = job.checkpointing || {};
+  const r = job.restartStrategy || {};
+  const kv = (key, label, value) => h('tr', { 'data-key': key }, h('th', {}, label), h('td', {}, value));
+  const unlimited = r.type === 'exponential-delay' && (!r.attempts || r.attempts >= 2147483647);
+  const restartRows = RESTART_FIELDS.filter(([k]) => r[k] != null).map(([k, label, fmt]) =>
+    kv(k, label, k === 'attempts' && unlimited ? 'unlimited' : fmt ? fmt(r[k]) : String(r[k])));
+  if (unlimited && r.attempts == null) restartRows.unshift(kv('attempts', 'Attempts', 'unlimited'));
+  return h('div', { id: 'cp-config' },
+    h('h3', {}, 'Checkpointing'),
+    h('table', { class: 'kv', 'data-section': 'checkpointing' }, h('tbody', {},
+      kv('interval', 'Interval', isZeroDuration(c.interval) ? 'off (no periodic checkpoints)' : fmtGoDuration(c.interval)),
+      kv('mode', 'Mode', c.mode || DASH),
+      kv('timeout', 'Timeout', fmtGoDuration(c.timeout)),
+      kv('minPause', 'Min pause', fmtGoDuration(c.minPause)),
+      kv('maxConcurrent', 'Max concurrent', c.maxConcurrent ?? DASH),
+      kv('tolerableFailures', 'Tolerable failures', c.tolerableFailures ?? DASH),
+      kv('externalized', 'Externalized', c.externalized || DASH),
+      kv('retained', 'Retained', c.retained ?? DASH))),
+    h('h3', {}, 'Restart strategy'),
+    h('table', { class: 'kv', 'data-section': 'restart' }, h('tbody', {},
+      kv('type', 'Type', r.type || DASH), restartRows)));
+}
+
+// Savepoints -------------------------------------------------------------------
+
+function completeBadge(e) {
+  return e.complete ? h('span', { class: 'ok' }, 'complete')
+    : h('span', { class: 'bad' }, 'problem', e.problem && h('span', { class: 'problem' }, ': ' + e.problem));
+}
+
+function runLineWithCopy(path) {
+  const line = runLine(path);
+  return h('span', { class: 'run' }, pathCode(line, 'run-line'), ' ', copyButton(line));
+}
+
+const savepointsView = {
+  load: () => getJSON('/v1/savepoints'),
+  render: (route, list) => h('div', { class: 'page savepoints' },
+    section('Savepoints', savepointsTable(list || []))),
+};
+
+function savepointsTable(list) {
+  const rows = list.map(e => h('tr', { 'data-path': e.path },
+    h('td', { class: 'time', title: fmtAgo(e.time) }, fmtTime(e.time)),
+    h('td', { class: 'job' }, e.jobId ? link(jobHref(e.jobId), e.jobName || shortId(e.jobId), 'job-link') : e.jobName || DASH),
+    num(e.checkpointId),
+    h('td', { class: 'kind' }, e.kind),
+    num(fmtBytes(e.size)),
+    h('td', { class: 'complete' }, completeBadge(e)),
+    h('td', {}, link(inspectHref(e.path), 'inspect', 'inspect-link')),
+    h('td', { class: 'restore' }, runLineWithCopy(e.path))));
+  return table({ id: 'savepoints', class: 'grid' },
+    ['Time', 'Job', 'Checkpoint ', 'Kind', 'Size ', 'Status', '', 'Restore'],
+    rows, ['No savepoints yet. Take one with ', code('flinkgo savepoint <job-id>'), " or from a job's page."]);
+}
+
+// A savepoint does not change once written, so it is read once per visit
+// rather than re-verified on every refresh.
+let inspectCache = { path: null, data: null };
+
+const inspectView = {
+  async load(route) {
+    if (!route.path) throw new ApiError(400, 'invalid', 'no savepoint path given');
+    if (inspectCache.path !== route.path) {
+      const data = await getJSON('/v1/savepoints/inspect?path=' + encodeURIComponent(route.path));
+      inspectCache = { path: route.path, data };
+    }
+    return inspectCache.data;
+  },
+  render: (route, d) => h('div', { class: 'page' },
+    h('p', { class: 'crumbs' }, link('#/savepoints', '← Savepoints')),
+    h('section', { id: 'inspect', class: 'card' },
+      h('h2', {}, 'Savepoint'),
+      infoList({}, [
+        ['Path', [pathCode(d.path, 'savepoint-path'), ' ', copyButton(d.path)]],
+        ['Job', d.jobId ? [link(jobHref(d.jobId), d.jobName || d.jobId, 'job-link'), ' ', code(shortId(d.jobId))] : d.jobName || DASH],
+        ['Kind', d.kind],
+        ['Checkpoint ID', d.checkpointId],
+        ['Time', `${fmtTime(d.time)} (${fmtAgo(d.time)})`],
+        ['Size', fmtBytes(d.size)],
+        ['Max parallelism', d.maxParallelism],
+        ['Status', completeBadge(d)],
+        d.specFingerprint && ['Spec fingerprint', code(d.specFingerprint)],
+        ['Restore', runLineWithCopy(d.path)],
+      ]),
+      h('h3', {}, 'Operator state'),
+      table({ id: 'inspect-operators', class: 'grid' }, ['UID', 'Type', 'Parallelism ', 'Bytes ', 'Keys '],
+        (d.operators || []).map(op => h('tr', { 'data-uid': op.uid },
+          h('td', { class: 'uid' }, code(op.uid)), h('td', {}, op.type), num(op.parallelism),
+          num(fmtBytes(op.bytes)), num(op.keys ? fmtCount(op.keys) : DASH))),
+        'No operator state.'),
+      h('h3', {}, 'Job spec'),
+      d.spec ? h('pre', { class: 'spec' }, d.spec) : h('p', { class: 'hint' }, 'The savepoint stores no spec.'))),
+};
+
+// ----------------------------------------------------------------------- boot
+
+window.addEventListener('hashchange', () => {
+  window.scrollTo(0, 0);
+  refresh();
+});
+refresh();

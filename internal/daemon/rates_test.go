@@ -1,0 +1,82 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+func TestRateMeter(t *testing.T) {
+	now := time.Unix(1000, 0)
+	m := newRateMeter(func() time.Time { return now })
+	info := func(in, out int64, state api.JobState) *api.JobInfo {
+		return &api.JobInfo{ID: "j", State: state, Operators: []api.OperatorInfo{{RecordsIn: in, RecordsOut: out}}}
+	}
+	first := info(0, 100, api.StateRunning)
+	m.apply(first)
+	require.Zero(t, first.Operators[0].RecordsOutPerSec, "one sample has no rate")
+
+	now = now.Add(2 * time.Second)
+	x := info(50, 1100, api.StateRunning)
+	m.apply(x)
+	require.Equal(t, 25.0, x.Operators[0].RecordsInPerSec)
+	require.Equal(t, 500.0, x.Operators[0].RecordsOutPerSec)
+
+	// Within the window the last rate stands (the dashboard polls often).
+	now = now.Add(300 * time.Millisecond)
+	x = info(60, 5000, api.StateRunning)
+	m.apply(x)
+	require.Equal(t, 500.0, x.Operators[0].RecordsOutPerSec)
+
+	// A counter that went down (a restart) gives no negative rate.
+	now = now.Add(time.Second)
+	x = info(0, 0, api.StateRunning)
+	m.apply(x)
+	require.Zero(t, x.Operators[0].RecordsOutPerSec)
+
+	// A job that ended moves no records.
+	now = now.Add(time.Second)
+	x = info(10, 10, api.StateFinished)
+	m.apply(x)
+	require.Zero(t, x.Operators[0].RecordsInPerSec)
+}
+
+func TestAttention(t *testing.T) {
+	at := time.Unix(2000, 0)
+	failed := api.JobInfo{ID: "a", Name: "a", State: api.StateFailed, Error: "boom", EndTime: &at}
+	got := attention(failed, api.CheckpointsInfo{})
+	require.Equal(t, []api.Attention{{JobID: "a", JobName: "a", Severity: "error", Message: "job FAILED: boom", Time: at}}, got)
+
+	restarting := api.JobInfo{ID: "b", State: api.StateRunning, Restarts: 2, Error: "disk", ErrorTime: &at}
+	got = attention(restarting, api.CheckpointsInfo{})
+	require.Len(t, got, 1)
+	require.Contains(t, got[0].Message, "restarted 2 time(s); last failure: disk")
+
+	ok := &api.CheckpointInfo{ID: 4, Kind: "checkpoint"}
+	bad := &api.CheckpointInfo{ID: 5, Kind: "checkpoint", FailureReason: "timeout", TriggerTime: at}
+	running := api.JobInfo{ID: "c", State: api.StateRunning}
+	got = attention(running, api.CheckpointsInfo{Counts: api.CheckpointCounts{Failed: 3}, Latest: api.LatestCheckpoints{Completed: ok, Failed: bad}})
+	require.Len(t, got, 1)
+	require.Equal(t, "checkpoint 5 failed (3 failed in all, none completed since): timeout", got[0].Message)
+	// A failure followed by a completed checkpoint needs no attention.
+	got = attention(running, api.CheckpointsInfo{Latest: api.LatestCheckpoints{Completed: &api.CheckpointInfo{ID: 6}, Failed: bad}})
+	require.Empty(t, got)
+}
+
+func TestSummarizeRatesBySourcesAndSinks(t *testing.T) {
+	sub := time.Unix(0, 0)
+	end := sub.Add(90 * time.Second)
+	s := summarize(api.JobInfo{SubmitTime: sub, EndTime: &end, Operators: []api.OperatorInfo{
+		{UID: "k", RecordsOutPerSec: 100},
+		{UID: "n", RecordsOutPerSec: 7},
+		{UID: "u", Inputs: []api.OperatorInput{{UID: "k"}, {UID: "n"}}, RecordsInPerSec: 107, RecordsOutPerSec: 50},
+		{UID: "f", Inputs: []api.OperatorInput{{UID: "u"}}, RecordsInPerSec: 50},
+		{UID: "p", Inputs: []api.OperatorInput{{UID: "u"}}, RecordsInPerSec: 50},
+	}}, time.Now())
+	require.Equal(t, 107.0, s.RecordsInPerSec, "two sources")
+	require.Equal(t, 100.0, s.RecordsOutPerSec, "two sinks")
+	require.Equal(t, int64(90000), s.UptimeMs, "uptime stops at the end")
+}
