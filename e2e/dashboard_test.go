@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,6 +254,30 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.do("back to the overview", chromedp.Click(chromedp.CSS("#nav-overview")))
 	b.waitTrue("the job's records per second in the overview", fmt.Sprintf(`parseFloat(document.querySelector(%s)?.textContent) > 0`, js(row+" td:nth-child(5)")))
 	b.screenshot("overview")
+	b.checkStayedHome(base)
+
+	// A page of another server on this host, in the same logged-in browser,
+	// tries to cancel the job: the browser sends the session cookie along
+	// (cookies ignore ports), but not the token, and says the request is
+	// not same-origin.
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><iframe name="sink"></iframe>
+<form id="f" method="POST" action="%[1]s/v1/jobs/%[2]s/cancel" target="sink" enctype="text/plain"><input name="{}" value=""></form>
+<script>
+document.getElementById('f').submit();
+Promise.allSettled([
+  fetch('%[1]s/v1/jobs/%[2]s/cancel', {method: 'POST', mode: 'no-cors', credentials: 'include', body: '{}'}),
+  fetch('%[1]s/v1/jobs/%[2]s/stop', {method: 'POST', mode: 'no-cors', credentials: 'include', body: '{}'}),
+]).then(() => setTimeout(() => { document.title = 'tried'; }, 500));
+</script>`, base, id)
+	}))
+	defer attacker.Close()
+	b.do("visit another server's page", chromedp.Navigate(attacker.URL))
+	b.waitTrue("its attempts made", `document.title === 'tried'`)
+	require.Equal(t, api.StateRunning, e.info(id).State, "another page of this host changed the job")
+	require.GreaterOrEqual(t, b.sent(base+"/v1/jobs/"+id+"/cancel"), 2, "the browser sent the form and the fetch to the daemon")
+	b.forget()
 
 	// Cancel asks first, and says what is lost.
 	b.do("back to the job", chromedp.Navigate(base+"/#/jobs/"+id))
@@ -265,12 +291,80 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.waitTrue("the job is CANCELED", `(document.querySelector('#job-state')?.textContent || '').trim() === 'CANCELED'`)
 	require.Equal(t, api.StateCanceled, e.info(id).State)
 	b.screenshot("job-canceled")
+	b.checkStayedHome(base)
+}
 
+// checkStayedHome asserts that the pages made requests to the daemon only
+// and logged no error (CSP violations included).
+func (b *browser) checkStayedHome(base string) {
+	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	require.NotEmpty(t, b.requests)
+	require.NotEmpty(b.t, b.requests)
 	for _, u := range b.requests {
-		require.True(t, strings.HasPrefix(u, base+"/") || strings.HasPrefix(u, "data:"), "a request left the daemon: %s", u)
+		require.True(b.t, strings.HasPrefix(u, base+"/") || strings.HasPrefix(u, "data:"), "a request left the daemon: %s", u)
 	}
-	require.Empty(t, b.complaints, "the page logged errors")
+	require.Empty(b.t, b.complaints, "the page logged errors")
+}
+
+// sent counts the requests made to url.
+func (b *browser) sent(url string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, u := range b.requests {
+		if u == url {
+			n++
+		}
+	}
+	return n
+}
+
+// forget drops what was recorded so far (another site's page was shown).
+func (b *browser) forget() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.requests, b.complaints = nil, nil
+}
+
+// Without a TCP listener there is no dashboard, and `flinkgo ui` says how
+// to turn it on rather than printing a link that cannot work.
+func TestUIWithoutRESTListener(t *testing.T) {
+	e := newEnv(t)
+	e.spawnDaemon("--rest-address=")
+	e.waitReady(20 * time.Second)
+	r := e.run("ui", "--no-browser")
+	require.Equal(t, 7, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "set rest.address")
+	require.Empty(t, r.stdout)
+	require.NotContains(t, e.stderr.String(), "login", "no login link is logged without a listener")
+}
+
+// `flinkgo ui` opens the browser on a private file that redirects to the
+// login link: the one-time code must not show on a command line, which any
+// local user can read.
+func TestUIOpensBrowserWithoutCodeOnCommandLine(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	bin := t.TempDir()
+	argv := filepath.Join(bin, "argv")
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\necho \"$@\" > "+argv+"\n"), 0o755))
+	e.extra = []string{"DISPLAY=:99", "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	out := e.mustRun("ui")
+	require.Contains(t, out, "/ui/login?code=", "the terminal shows the link")
+
+	var opened string
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(argv)
+		opened = strings.TrimSpace(string(b))
+		return err == nil && opened != ""
+	}, 10*time.Second, 20*time.Millisecond)
+	page := filepath.Join(e.home, "ui-login.html")
+	require.Equal(t, "file://"+page, opened)
+	fi, err := os.Stat(page)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	body, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.Contains(t, string(body), "http://"+e.restAddress()+"/ui/login?code=")
 }

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -35,7 +37,7 @@ once, for 10 minutes; the session it opens lasts 12 hours or until the daemon re
 				fmt.Fprintf(cmd.OutOrStdout(), "dashboard:  %s\nlogin link: %s\n", link.Dashboard, link.URL)
 				fmt.Fprintf(cmd.ErrOrStderr(), "the login link works once, until %s\n", link.Expires.Local().Format(time.Kitchen))
 				if !noBrowser {
-					if err := openBrowser(link.URL); err != nil {
+					if err := openBrowser(g.home(), link.URL); err != nil {
 						fmt.Fprintf(cmd.ErrOrStderr(), "no browser opened (%v): open the login link yourself\n", err)
 					}
 				}
@@ -48,7 +50,10 @@ once, for 10 minutes; the session it opens lasts 12 hours or until the daemon re
 }
 
 // openBrowser starts the desktop's browser on url without waiting for it.
-func openBrowser(url string) error {
+// The login code must not appear on a command line, which every local user
+// can read in /proc: the browser opens a 0600 file in the 0700 home that
+// redirects to url (as Jupyter does).
+func openBrowser(home, url string) error {
 	var name string
 	switch {
 	case runtime.GOOS == "darwin":
@@ -62,7 +67,16 @@ func openBrowser(url string) error {
 	if err != nil {
 		return err
 	}
-	c := exec.Command(path, url)
+	page := filepath.Join(home, "ui-login.html")
+	body := `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=` + html.EscapeString(url) +
+		`"><title>flinkgo</title><p><a href="` + html.EscapeString(url) + `">Open the flinkgo dashboard</a></p>`
+	if err := os.WriteFile(page, []byte(body), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(page, 0o600); err != nil {
+		return err
+	}
+	c := exec.Command(path, "file://"+page)
 	if err := c.Start(); err != nil {
 		return err
 	}

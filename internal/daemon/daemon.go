@@ -89,7 +89,7 @@ func Start(o Options) (_ *Daemon, err error) {
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
 		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{},
-		rates: newRateMeter(nil), sessions: dashboard.NewSessions(nil)}
+		rates: newRateMeter(nil)}
 	defer func() {
 		if err != nil {
 			d.closeListeners()
@@ -111,6 +111,8 @@ func Start(o Options) (_ *Daemon, err error) {
 	if err := d.listen(); err != nil {
 		return nil, err
 	}
+	_, port, _ := net.SplitHostPort(d.RestAddr())
+	d.sessions = dashboard.NewSessions(nil, port)
 	if addr := d.RestAddr(); addr != "" {
 		// Tell local tools where the REST API ended up (rest.address may
 		// name port 0).
@@ -122,10 +124,13 @@ func Start(o Options) (_ *Daemon, err error) {
 	}
 	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", d.RestAddr()).
 		Str("checkpoints", cfg.CheckpointsDir).Msg("daemon started")
-	if d.RestAddr() != "" {
-		link := d.LoginLink()
-		d.log.Info().Str("url", link.Dashboard).Str("login", link.URL).
-			Msg("dashboard: open the url to watch jobs; the one-time login link (or `flinkgo ui`) enables its buttons")
+	if addr := d.RestAddr(); addr != "" {
+		// No login link here: logs outlive the link and are read by others.
+		d.log.Info().Str("url", "http://"+dashboardHost(addr)+"/").
+			Msg("dashboard: open the url to watch jobs; `flinkgo ui` gives a one-time login link that enables its buttons")
+		if !isLoopbackAddr(addr) {
+			d.log.Warn().Str("rest", addr).Msg("rest.address is not a loopback address: anyone who reaches it can read jobs, specs and savepoint listings (changes still need the token or a dashboard login)")
+		}
 	}
 	return d, nil
 }
@@ -351,4 +356,14 @@ func dashboardHost(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// isLoopbackAddr reports whether a listener address is on loopback only.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,27 +110,40 @@ func (x *dash) state(id string) api.JobState {
 	return info.State
 }
 
+var csrfMeta = regexp.MustCompile(`<meta name="flinkgo-csrf" content="([0-9a-f]{64})">`)
+
 // login follows a fresh one-time link and returns the session cookie and
-// its CSRF token.
+// its CSRF token, which only the login page carries (the page keeps it in
+// the origin's localStorage and replaces itself with the dashboard).
 func (x *dash) login() (cookie, csrf string) {
 	x.t.Helper()
 	link := x.d.LoginLink()
 	u, err := url.Parse(link.URL)
 	require.NoError(x.t, err)
 	code, h, body := x.do(http.MethodGet, u.RequestURI())
-	require.Equal(x.t, http.StatusSeeOther, code, body)
-	require.Equal(x.t, "/", h.Get("Location"), "the code must not stay in the address bar")
+	require.Equal(x.t, http.StatusOK, code, body)
+	require.Contains(x.t, body, `<script src="/assets/login.js">`)
+	require.Equal(x.t, "no-store", h.Get("Cache-Control"))
+	m := csrfMeta.FindStringSubmatch(body)
+	require.NotNil(x.t, m, body)
 	set := h.Get("Set-Cookie")
+	_, port, _ := strings.Cut(x.d.RestAddr(), ":")
+	require.True(x.t, strings.HasPrefix(set, "flinkgo_session_"+port+"="), "the cookie is named after the port: %s", set)
 	require.Contains(x.t, set, "HttpOnly")
 	require.Contains(x.t, set, "SameSite=Strict")
 	cookie = strings.SplitN(set, ";", 2)[0]
+	require.True(x.t, x.session(cookie, m[1]))
+	return cookie, m[1]
+}
+
+// session asks whether a cookie and token make a live session.
+func (x *dash) session(cookie, csrf string) bool {
+	x.t.Helper()
 	var s api.SessionInfo
-	code, _, body = x.do(http.MethodGet, "/v1/ui/session", "Cookie: "+cookie)
+	code, _, body := x.do(http.MethodGet, "/v1/ui/session", "Cookie: "+cookie, dashboard.CSRFHeader+": "+csrf)
 	require.Equal(x.t, http.StatusOK, code)
 	require.NoError(x.t, json.Unmarshal([]byte(body), &s))
-	require.True(x.t, s.LoggedIn)
-	require.NotEmpty(x.t, s.CSRF)
-	return cookie, s.CSRF
+	return s.LoggedIn
 }
 
 func TestDashboardPagesAndReadAPIs(t *testing.T) {
@@ -182,6 +197,14 @@ func TestDashboardPagesAndReadAPIs(t *testing.T) {
 	require.Positive(t, cps.Counts.Completed)
 	require.NotEmpty(t, cps.History)
 
+	// Savepoint directories may be shared: what else lies there is skipped,
+	// and a FIFO or /dev/zero posing as _metadata neither blocks the list
+	// nor fills the daemon's memory.
+	for _, name := range []string{"savepoint-zero", "savepoint-fifo", "savepoint-empty"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(x.sp, name), 0o755))
+	}
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(x.sp, "savepoint-zero", "_metadata")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(x.sp, "savepoint-fifo", "_metadata"), 0o600))
 	var sps []api.SavepointEntry
 	x.getJSON("/v1/savepoints", &sps)
 	require.Empty(t, sps)
@@ -252,7 +275,7 @@ func TestDashboardStateChangesNeedLoginAndSameOrigin(t *testing.T) {
 	require.Contains(t, body, "flinkgo ui")
 	link, _ := url.Parse(x.d.LoginLink().URL)
 	code, _, _ = x.do(http.MethodGet, link.RequestURI())
-	require.Equal(t, http.StatusSeeOther, code)
+	require.Equal(t, http.StatusOK, code)
 	code, _, _ = x.do(http.MethodGet, link.RequestURI())
 	require.Equal(t, http.StatusForbidden, code, "a login link works once")
 
@@ -260,6 +283,15 @@ func TestDashboardStateChangesNeedLoginAndSameOrigin(t *testing.T) {
 	withCookie := "Cookie: " + cookie
 	withCSRF := dashboard.CSRFHeader + ": " + csrf
 	sameOrigin := "Sec-Fetch-Site: same-origin"
+
+	// Browsers send the cookie to every server on this host, whatever its
+	// port: the cookie alone must neither reveal the token nor count as a
+	// session.
+	code, _, body = x.do(http.MethodGet, "/v1/ui/session", withCookie)
+	require.Equal(t, http.StatusOK, code)
+	require.NotContains(t, body, csrf)
+	require.False(t, x.session(cookie, ""))
+	require.False(t, x.session(cookie, strings.Repeat("0", len(csrf))))
 
 	// The cookie alone is not enough: a cross-site form could send it in
 	// an older browser without SameSite.
@@ -273,9 +305,13 @@ func TestDashboardStateChangesNeedLoginAndSameOrigin(t *testing.T) {
 	require.Contains(t, body, "cross-origin")
 	code, _, body = x.do(http.MethodPost, cancel, ctJSON, withCookie, withCSRF, "Origin: http://evil.example")
 	require.Equal(t, http.StatusUnauthorized, code, body)
-	// A session cannot mint more login links.
+	// A session presses the page's buttons and nothing else: no login
+	// links, no submissions.
 	code, _, body = x.do(http.MethodPost, "/v1/ui/login-links", ctJSON, withCookie, withCSRF, sameOrigin)
 	require.Equal(t, http.StatusUnauthorized, code, body)
+	code, _, body = x.do(http.MethodPost, "/v1/jobs", ctJSON, withCookie, withCSRF, sameOrigin)
+	require.Equal(t, http.StatusUnauthorized, code, body)
+	require.Contains(t, body, "may only take savepoints, stop and cancel")
 	require.Equal(t, api.StateRunning, x.state(id), "no refused request changed the job")
 	var sps []api.SavepointEntry
 	x.getJSON("/v1/savepoints", &sps)

@@ -1,12 +1,13 @@
 package daemon
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,17 +59,13 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 	// The dashboard: its page, the browser's session, and login links,
 	// which only a token holder (or the unix socket) may create.
 	mux.Handle("GET /v1/ui/session", d.wrap(func(r *http.Request) (any, error) {
-		csrf, ok := d.sessions.CSRF(r)
-		return api.SessionInfo{LoggedIn: ok, CSRF: csrf}, nil
+		return api.SessionInfo{LoggedIn: d.sessions.Authorized(r)}, nil
 	}))
 	mux.HandleFunc("POST /v1/ui/logout", func(w http.ResponseWriter, r *http.Request) {
 		d.sessions.Logout(w, r)
 		writeJSONStatus(w, http.StatusOK, api.SessionInfo{})
 	})
 	mux.Handle("POST /v1/ui/login-links", d.wrap(func(r *http.Request) (any, error) {
-		if byCookie(r) {
-			return nil, api.Errorf(api.CodeUnauthorized, "a dashboard session cannot create login links: run `flinkgo ui`")
-		}
 		if d.RestAddr() == "" {
 			return nil, api.Errorf(api.CodeConflict, "the dashboard is off: set rest.address in the daemon config (%s) and restart the daemon", d.configName())
 		}
@@ -88,18 +85,21 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 	return dashboard.SecureHeaders(limitBody(h))
 }
 
-type authKey struct{}
-
-// byCookie reports whether a request was let in by a dashboard session
-// rather than the token.
-func byCookie(r *http.Request) bool { return r.Context().Value(authKey{}) == "cookie" }
+// sessionRoutes are the state changes a dashboard session may make: the
+// page's buttons. Everything else (submitting jobs, login links) needs the
+// token.
+var sessionRoutes = []*regexp.Regexp{
+	regexp.MustCompile(`^/v1/jobs/[^/]+/(savepoints|stop|cancel)$`),
+	regexp.MustCompile(`^/v1/ui/logout$`),
+}
 
 // authorize lets a request that changes state through when it carries the
 // bearer token, or comes from a dashboard page: a live session cookie
 // (SameSite=Strict, so other sites' pages cannot send it), the session's
 // anti-CSRF token echoed in a header (which other origins can neither read
-// nor send without a preflight the daemon never grants), and a same-origin
-// request by the browser's own account (Sec-Fetch-Site, Origin).
+// nor send without a preflight the daemon never grants), a same-origin
+// request by the browser's own account (Sec-Fetch-Site, Origin), and one of
+// the dashboard's own actions.
 func (d *Daemon) authorize(next http.Handler) http.Handler {
 	crossOrigin := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,13 +112,17 @@ func (d *Daemon) authorize(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-		} else if _, err := r.Cookie(dashboard.CookieName); err == nil {
+		} else if d.sessions.HasCookie(r) {
 			if err := crossOrigin.Check(r); err != nil {
 				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "cross-origin request refused: the dashboard changes state only from its own pages"})
 				return
 			}
+			if !slices.ContainsFunc(sessionRoutes, func(re *regexp.Regexp) bool { return re.MatchString(r.URL.Path) }) {
+				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "a dashboard session may only take savepoints, stop and cancel jobs; this request needs the bearer token"})
+				return
+			}
 			if d.sessions.Authorized(r) {
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, "cookie")))
+				next.ServeHTTP(w, r)
 				return
 			}
 			writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "dashboard session expired or CSRF token missing: reload the page, or run `flinkgo ui` for a new login link"})

@@ -248,11 +248,10 @@ type SavepointEntry struct {
 }
 
 // SessionInfo is GET /v1/ui/session: whether the browser holds a session
-// that may change state, and the anti-CSRF token its requests must echo in
-// the X-Flinkgo-CSRF header.
+// that may change state (its cookie, and its anti-CSRF token echoed in the
+// X-Flinkgo-CSRF header).
 type SessionInfo struct {
-	LoggedIn bool   `json:"loggedIn"`
-	CSRF     string `json:"csrf,omitempty"`
+	LoggedIn bool `json:"loggedIn"`
 }
 
 // LoginLink is POST /v1/ui/login-links: a one-time dashboard login URL.

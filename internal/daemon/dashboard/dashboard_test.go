@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSessionsOneTimeCodesAndExpiry(t *testing.T) {
 	now := time.Unix(0, 0)
-	s := NewSessions(func() time.Time { return now })
+	s := NewSessions(func() time.Time { return now }, "8081")
 	code, exp := s.NewLoginCode()
 	require.Equal(t, now.Add(LoginCodeTTL), exp)
 
@@ -26,17 +26,18 @@ func TestSessionsOneTimeCodesAndExpiry(t *testing.T) {
 		return w
 	}
 	w := login(code)
-	require.Equal(t, http.StatusSeeOther, w.Code)
+	require.Equal(t, http.StatusOK, w.Code)
 	cookie := w.Result().Cookies()[0]
+	require.Equal(t, "flinkgo_session_8081", cookie.Name)
 	require.True(t, cookie.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, cookie.SameSite)
+	csrf := regexp.MustCompile(`content="([0-9a-f]+)"`).FindStringSubmatch(w.Body.String())[1]
 	require.Equal(t, http.StatusForbidden, login(code).Code, "one time only")
 	require.Equal(t, http.StatusForbidden, login("").Code)
 
 	req := httptest.NewRequest(http.MethodPost, "/v1/x", nil)
 	req.AddCookie(cookie)
-	csrf, ok := s.CSRF(req)
-	require.True(t, ok)
+	require.True(t, s.HasCookie(req))
 	require.False(t, s.Authorized(req), "no CSRF header")
 	req.Header.Set(CSRFHeader, csrf)
 	require.True(t, s.Authorized(req))
@@ -52,17 +53,17 @@ func TestSessionsOneTimeCodesAndExpiry(t *testing.T) {
 
 func TestSessionsAreBounded(t *testing.T) {
 	now := time.Unix(0, 0)
-	s := NewSessions(func() time.Time { now = now.Add(time.Millisecond); return now })
+	s := NewSessions(func() time.Time { now = now.Add(time.Millisecond); return now }, "8081")
 	first, _ := s.NewLoginCode()
 	for range 3 * maxEntries {
 		s.NewLoginCode()
 	}
 	require.Len(t, s.codes, maxEntries)
-	_, ok := s.redeem(first)
+	_, _, ok := s.redeem(first)
 	require.False(t, ok, "the oldest code was evicted")
 	for range 3 * maxEntries {
 		code, _ := s.NewLoginCode()
-		_, ok := s.redeem(code)
+		_, _, ok := s.redeem(code)
 		require.True(t, ok)
 	}
 	require.Len(t, s.sessions, maxEntries)
@@ -108,6 +109,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 	require.Contains(t, names, "assets/index.html")
 	require.Contains(t, names, "assets/app.js")
 	require.Contains(t, names, "assets/style.css")
+	require.Contains(t, names, "assets/login.js")
 	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@import|url\(\s*['"]?(https?:|//)`)
 	for _, n := range names {
 		data, err := ReadAsset(n)

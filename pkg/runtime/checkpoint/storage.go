@@ -129,7 +129,7 @@ func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	data, err := vfs.ReadFile(fsys, filepath.Join(dir, MetadataFile))
+	data, err := readRegular(fsys, filepath.Join(dir, MetadataFile), MaxMetadataSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", nil, fmt.Errorf("%s has no %s: %w (an incomplete snapshot, or not a snapshot directory)", dir, MetadataFile, ErrNotSnapshot)
@@ -165,7 +165,7 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 		return nil, fmt.Errorf("state file name %q in _metadata is not a plain file name: the metadata is corrupt or was tampered with", h.File)
 	}
 	path := filepath.Join(dir, h.File)
-	data, err := vfs.ReadFile(fsys, path)
+	data, err := readRegular(fsys, path, h.Size)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("state file %s listed in _metadata is missing: the snapshot is incomplete (was it copied partially?)", path)
@@ -181,6 +181,43 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 		return nil, fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
 	}
 	return data, nil
+}
+
+// MaxMetadataSize bounds a _metadata file; real ones are a few KiB per
+// operator and subtask.
+const MaxMetadataSize = 64 << 20
+
+// readRegular reads a regular file of at most limit bytes. Snapshot paths
+// come from users (run -s, the savepoints the dashboard lists): a _metadata
+// or state file that is a FIFO, a device such as /dev/zero, or a huge file
+// must fail at once rather than block or exhaust memory.
+func readRegular(fsys vfs.FS, path string, limit int64) ([]byte, error) {
+	fi, err := fsys.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): not part of a snapshot", path, fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s has %d bytes, more than the %d expected: the snapshot is corrupt", path, fi.Size(), limit)
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, data)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF { // shrank: the caller's checks fail
+		return nil, err
+	}
+	// The file may have changed since Stat: never read past the limit.
+	var extra [1]byte
+	if m, _ := f.Read(extra[:]); m > 0 && int64(n) == limit {
+		return nil, fmt.Errorf("%s grew past %d bytes while being read: the snapshot is corrupt", path, limit)
+	}
+	return data[:n], nil
 }
 
 // Dispose deletes a snapshot: _metadata first (so a crash midway leaves an

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -389,4 +392,42 @@ func TestDisposeDeletesMetadataFirst(t *testing.T) {
 			assert.NoError(t, Verify(after, d, m), "%s at %s: a complete-looking snapshot with missing files", model, cp.LastOp())
 		}
 	}
+}
+
+// Snapshot paths come from users and from directories others may write to
+// (the dashboard lists savepoint directories): special or oversized files
+// must fail at once, not block on a FIFO or read /dev/zero forever.
+func TestLoadRefusesSpecialAndHugeFiles(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string) string {
+		dir := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		return dir
+	}
+	zero := mk("zero")
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(zero, MetadataFile)))
+	fifo := mk("fifo")
+	require.NoError(t, syscall.Mkfifo(filepath.Join(fifo, MetadataFile), 0o600))
+	huge := mk("huge")
+	require.NoError(t, os.WriteFile(filepath.Join(huge, MetadataFile), nil, 0o600))
+	require.NoError(t, os.Truncate(filepath.Join(huge, MetadataFile), MaxMetadataSize+1))
+
+	for dir, want := range map[string]string{zero: "is not a regular file", fifo: "is not a regular file", huge: "more than the"} {
+		done := make(chan error, 1)
+		go func() { _, _, err := Load(vfs.Default, dir); done <- err }()
+		select {
+		case err := <-done:
+			require.ErrorContains(t, err, want, dir)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) blocked", dir)
+		}
+	}
+
+	state := mk("state")
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(state, "op-0.state")))
+	_, err := ReadStateFile(vfs.Default, state, Handle{File: "op-0.state", Size: 100})
+	require.ErrorContains(t, err, "is not a regular file")
+	require.NoError(t, os.WriteFile(filepath.Join(state, "big.state"), make([]byte, 200), 0o600))
+	_, err = ReadStateFile(vfs.Default, state, Handle{File: "big.state", Size: 100})
+	require.ErrorContains(t, err, "has 200 bytes, more than the 100 expected")
 }

@@ -168,10 +168,20 @@ class ApiError extends Error {
   }
 }
 
-let session = { loggedIn: false, csrf: '' };
+let session = { loggedIn: false };
+
+// The anti-CSRF token lives in this origin's localStorage, put there by the
+// login page. Unlike the cookie, which the browser also sends to other
+// servers on the same host at other ports, storage is per origin (port
+// included), so nothing else on this machine can read it.
+const CSRF_KEY = 'flinkgo.csrf';
+function csrfToken() {
+  try { return localStorage.getItem(CSRF_KEY) || ''; } catch (e) { return ''; }
+}
 
 async function request(method, url, body) {
-  const opts = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } };
+  const opts = { method, credentials: 'same-origin', cache: 'no-store',
+    headers: { Accept: 'application/json', 'X-Flinkgo-CSRF': csrfToken() } };
   let timer = 0;
   if (method === 'GET') {
     const ac = new AbortController();
@@ -180,7 +190,6 @@ async function request(method, url, body) {
   } else {
     // Savepoints can take long, so state-changing requests have no timeout.
     opts.headers['Content-Type'] = 'application/json';
-    opts.headers['X-Flinkgo-CSRF'] = session.csrf || '';
     opts.body = JSON.stringify(body || {});
   }
   let res, text;
@@ -211,7 +220,7 @@ async function loadSession() {
     session = (await getJSON('/v1/ui/session')) || { loggedIn: false };
   } catch (e) {
     if (e instanceof NetError) throw e;
-    session = { loggedIn: false, csrf: '' };
+    session = { loggedIn: false };
   }
 }
 
@@ -370,6 +379,7 @@ async function logout() {
   } catch (e) {
     flash('log out failed: ' + e.message);
   }
+  try { localStorage.removeItem(CSRF_KEY); } catch (e) { /* nothing kept */ }
   refresh();
 }
 
