@@ -166,6 +166,9 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 	}
 	path := filepath.Join(dir, h.File)
 	data, err := readRegular(fsys, path, h.Size)
+	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, tl.size, h.Size)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("state file %s listed in _metadata is missing: the snapshot is incomplete (was it copied partially?)", path)
@@ -200,7 +203,7 @@ func readRegular(fsys vfs.FS, path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular file (%s): not part of a snapshot", path, fi.Mode().Type())
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s has %d bytes, more than the %d expected: the snapshot is corrupt", path, fi.Size(), limit)
+		return nil, &tooLargeError{path: path, size: fi.Size(), limit: limit}
 	}
 	f, err := fsys.Open(path)
 	if err != nil {
@@ -218,6 +221,15 @@ func readRegular(fsys vfs.FS, path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s grew past %d bytes while being read: the snapshot is corrupt", path, limit)
 	}
 	return data[:n], nil
+}
+
+type tooLargeError struct {
+	path        string
+	size, limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s has %d bytes, more than the %d expected: the snapshot is corrupt", e.path, e.size, e.limit)
 }
 
 // Dispose deletes a snapshot: _metadata first (so a crash midway leaves an

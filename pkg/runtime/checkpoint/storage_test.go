@@ -429,5 +429,5 @@ func TestLoadRefusesSpecialAndHugeFiles(t *testing.T) {
 	require.ErrorContains(t, err, "is not a regular file")
 	require.NoError(t, os.WriteFile(filepath.Join(state, "big.state"), make([]byte, 200), 0o600))
 	_, err = ReadStateFile(vfs.Default, state, Handle{File: "big.state", Size: 100})
-	require.ErrorContains(t, err, "has 200 bytes, more than the 100 expected")
+	require.ErrorContains(t, err, "has 200 bytes, _metadata says 100")
 }
