@@ -197,9 +197,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "daemon.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("state.savepoints.dir: "+savepoints+"\n"), 0o600))
 	e.startDaemon("--config", conf)
-	require.Contains(t, e.stderr.String(), "dashboard", "the daemon's start-up log names the dashboard")
 	id := e.mustRun("run", e.writeSpec("clicks.yaml", dashboardSpec))
 	base := "http://" + e.restAddress()
+	require.Eventually(t, func() bool { return strings.Contains(e.stderr.String(), base+"/") }, 10*time.Second, 10*time.Millisecond,
+		"the daemon's start-up log names the dashboard's URL: %s", e.stderr.String())
 
 	var link api.LoginLink
 	require.NoError(t, json.Unmarshal([]byte(e.mustRun("ui", "--no-browser", "-o", "json")), &link))
