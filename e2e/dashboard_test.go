@@ -360,12 +360,21 @@ func TestUIOpensBrowserWithoutCodeOnCommandLine(t *testing.T) {
 		opened = strings.TrimSpace(string(b))
 		return err == nil && opened != ""
 	}, 10*time.Second, 20*time.Millisecond)
-	page := filepath.Join(e.home, "ui-login.html")
-	require.Equal(t, "file://"+page, opened)
+	page, ok := strings.CutPrefix(opened, "file://")
+	require.True(t, ok, opened)
+	require.Equal(t, e.home, filepath.Dir(page))
+	require.NotContains(t, opened, "code=")
 	fi, err := os.Stat(page)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	body, err := os.ReadFile(page)
 	require.NoError(t, err)
 	require.Contains(t, string(body), "http://"+e.restAddress()+"/ui/login?code=")
+
+	// The next run replaces it: spent codes do not pile up.
+	e.mustRun("ui")
+	pages, err := filepath.Glob(filepath.Join(e.home, "ui-login-*.html"))
+	require.NoError(t, err)
+	require.Len(t, pages, 1)
+	require.NotEqual(t, page, pages[0])
 }

@@ -175,7 +175,7 @@ func (l *killLoop) await(mode killMode, point string) killMode {
 	e := l.e
 	switch mode {
 	case killFaultExit:
-		if !waitFor(5*time.Second, func() bool { return strings.Contains(e.stderr.String(), "injected fault: "+point+" exit") }) {
+		if !waitFor(10*time.Second, func() bool { return strings.Contains(e.stderr.String(), "injected fault: "+point+" exit") }) {
 			return killFallback // counted in the fallback mode
 		}
 		l.fired[point] = true

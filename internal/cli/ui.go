@@ -51,8 +51,9 @@ once, for 10 minutes; the session it opens lasts 12 hours or until the daemon re
 
 // openBrowser starts the desktop's browser on url without waiting for it.
 // The login code must not appear on a command line, which every local user
-// can read in /proc: the browser opens a 0600 file in the 0700 home that
-// redirects to url (as Jupyter does).
+// can read in /proc: the browser opens a new 0600 file in the 0700 home
+// that redirects to url (as Jupyter does). The files of earlier runs, whose
+// codes are spent or expired, are removed first.
 func openBrowser(home, url string) error {
 	var name string
 	switch {
@@ -67,16 +68,26 @@ func openBrowser(home, url string) error {
 	if err != nil {
 		return err
 	}
-	page := filepath.Join(home, "ui-login.html")
+	old, _ := filepath.Glob(filepath.Join(home, "ui-login-*.html"))
+	for _, p := range old {
+		_ = os.Remove(p)
+	}
+	// CreateTemp: a new file (O_EXCL), so a link planted at the name is
+	// not followed, with mode 0600.
+	f, err := os.CreateTemp(home, "ui-login-*.html")
+	if err != nil {
+		return err
+	}
 	body := `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=` + html.EscapeString(url) +
 		`"><title>flinkgo</title><p><a href="` + html.EscapeString(url) + `">Open the flinkgo dashboard</a></p>`
-	if err := os.WriteFile(page, []byte(body), 0o600); err != nil {
+	_, err = f.WriteString(body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(page, 0o600); err != nil {
-		return err
-	}
-	c := exec.Command(path, "file://"+page)
+	c := exec.Command(path, "file://"+f.Name())
 	if err := c.Start(); err != nil {
 		return err
 	}

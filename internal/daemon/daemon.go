@@ -56,7 +56,7 @@ type Daemon struct {
 	reg            *registry
 	token          string
 	rates          *rateMeter
-	verified       verifyCache
+	catalog        savepointCatalog
 	// sessions are the dashboard's browser logins.
 	sessions *dashboard.Sessions
 

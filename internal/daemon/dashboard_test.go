@@ -223,6 +223,38 @@ func TestDashboardPagesAndReadAPIs(t *testing.T) {
 	require.Len(t, detail.Operators, 3)
 	require.Contains(t, detail.Spec, "datagen")
 
+	// A state file swapped for a FIFO is reported, not waited for, and a
+	// huge _metadata is listed with a problem, not read.
+	var stateFile string
+	for _, op := range detail.Operators {
+		if op.Bytes > 0 {
+			names, _ := filepath.Glob(filepath.Join(sp.Path, op.UID+"*"))
+			require.NotEmpty(t, names, op.UID)
+			stateFile = names[0]
+			break
+		}
+	}
+	require.NoError(t, os.Remove(stateFile))
+	require.NoError(t, syscall.Mkfifo(stateFile, 0o600))
+	x.getJSON("/v1/savepoints/inspect?path="+url.QueryEscape(sp.Path), &detail)
+	require.False(t, detail.Complete)
+	require.Contains(t, detail.Problem, "is not a regular file")
+	huge := filepath.Join(x.sp, "savepoint-huge")
+	require.NoError(t, os.MkdirAll(huge, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(huge, "_metadata"), nil, 0o600))
+	require.NoError(t, os.Truncate(filepath.Join(huge, "_metadata"), 1<<30))
+	x.getJSON("/v1/savepoints", &sps)
+	require.Len(t, sps, 2)
+	var hugeEntry api.SavepointEntry
+	for _, s := range sps {
+		if s.Path == huge {
+			hugeEntry = s
+		}
+	}
+	require.Contains(t, hugeEntry.Problem, "more than the")
+	code, _, _ = x.do(http.MethodGet, "/v1/savepoints/inspect?path="+url.QueryEscape(huge))
+	require.Equal(t, http.StatusNotFound, code)
+
 	// Inspect reads only listed savepoints, never an arbitrary path.
 	code, _, body = x.do(http.MethodGet, "/v1/savepoints/inspect?path="+url.QueryEscape("/etc"))
 	require.Equal(t, http.StatusNotFound, code)

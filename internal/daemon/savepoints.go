@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
@@ -29,9 +31,28 @@ func (d *Daemon) savepointDirs(known []string) []string {
 	return out
 }
 
+// listMetadataLimit bounds the _metadata files the listing reads (real
+// ones are KiBs); a larger one is listed with a problem, not read.
+const listMetadataLimit = 4 << 20
+
+// savepointCatalog remembers what listing read. The dashboard lists every
+// two seconds and savepoint directories may be shared with other users:
+// each _metadata is decoded once per version (size, modification time),
+// and one listing runs at a time, so concurrent requests cannot multiply
+// the memory it takes.
+type savepointCatalog struct {
+	mu   sync.Mutex
+	seen map[string]catalogEntry // directory -> what its _metadata held
+}
+
+type catalogEntry struct {
+	size  int64
+	mtime time.Time
+	entry *api.SavepointEntry // nil: not a savepoint
+}
+
 // Savepoints lists the savepoints the daemon knows, newest first. Listing
-// reads only each _metadata; whether the state files verify is checked by
-// Inspect.
+// reads only each _metadata; Inspect checks the state files.
 func (d *Daemon) Savepoints() []api.SavepointEntry {
 	var known []string
 	d.mu.Lock()
@@ -50,16 +71,21 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 			}
 		}
 	}
-	seen := map[string]bool{}
+	c := &d.catalog
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	listed := map[string]catalogEntry{}
 	out := []api.SavepointEntry{}
-	add := func(path string) {
-		dir, m, err := checkpoint.Load(d.fs, path)
-		if err != nil || seen[dir] || !isSavepoint(m.Kind) {
+	add := func(dir string) {
+		dir = filepath.Clean(dir)
+		if _, done := listed[dir]; done {
 			return
 		}
-		seen[dir] = true
-		out = append(out, api.SavepointEntry{Path: dir, JobID: m.JobID, JobName: m.JobName, CheckpointID: m.CheckpointID,
-			Kind: m.Kind, Time: m.Timestamp, Size: m.Size(), Complete: true})
+		ce := d.catalogEntry(dir, c.seen[dir])
+		listed[dir] = ce
+		if ce.entry != nil {
+			out = append(out, *ce.entry)
+		}
 	}
 	for _, p := range known {
 		add(p)
@@ -75,13 +101,40 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 			}
 		}
 	}
+	c.seen = listed // forget directories that are gone
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out
 }
 
-// Inspect describes one savepoint of the list, verifying its files. Only
-// savepoints the daemon lists can be read this way: the API must not read
-// arbitrary paths for whoever reaches it.
+// catalogEntry describes the savepoint in dir, reusing old when its
+// _metadata did not change.
+func (d *Daemon) catalogEntry(dir string, old catalogEntry) catalogEntry {
+	fi, err := d.fs.Stat(filepath.Join(dir, checkpoint.MetadataFile))
+	if err != nil || !fi.Mode().IsRegular() {
+		return catalogEntry{}
+	}
+	ce := catalogEntry{size: fi.Size(), mtime: fi.ModTime()}
+	if old.size == ce.size && old.mtime.Equal(ce.mtime) && (old.entry != nil || !old.mtime.IsZero()) {
+		return old
+	}
+	if ce.size > listMetadataLimit {
+		ce.entry = &api.SavepointEntry{Path: dir, Time: ce.mtime,
+			Problem: fmt.Sprintf("_metadata has %d bytes, more than the %d the dashboard reads: use `flinkgo inspect %s`", ce.size, listMetadataLimit, dir)}
+		return ce
+	}
+	dir, m, err := checkpoint.Load(d.fs, dir)
+	if err != nil || !isSavepoint(m.Kind) {
+		return ce
+	}
+	ce.entry = &api.SavepointEntry{Path: dir, JobID: m.JobID, JobName: m.JobName, CheckpointID: m.CheckpointID,
+		Kind: m.Kind, Time: m.Timestamp, Size: m.Size(), Complete: true}
+	return ce
+}
+
+// Inspect describes one savepoint of the list. Only savepoints the daemon
+// lists can be read this way: the API must not read arbitrary paths for
+// whoever reaches it. Its state files are checked by type and size only
+// (no file is opened or read); `flinkgo inspect` also checks checksums.
 func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 	var found *api.SavepointEntry
 	for _, s := range d.Savepoints() {
@@ -90,48 +143,25 @@ func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 			break
 		}
 	}
-	if found == nil {
+	if found == nil || found.JobID == "" {
 		return nil, api.Errorf(api.CodeNotFound, "%q is not a savepoint this daemon lists (GET /v1/savepoints); `flinkgo inspect PATH` reads any path", path)
 	}
+	d.catalog.mu.Lock() // one read of savepoint files at a time
+	defer d.catalog.mu.Unlock()
 	dir, m, err := checkpoint.Load(d.fs, found.Path)
 	if err != nil {
 		return nil, api.Errorf(api.CodeNotFound, "%v", err)
 	}
 	out := &api.SavepointDetail{SavepointEntry: *found, MaxParallelism: m.MaxParallelism,
 		SpecFingerprint: m.SpecFingerprint, Spec: m.Spec, Operators: []api.SnapshotOperator{}}
-	if verr := d.verified.check(d, dir, m); verr != "" {
-		out.Complete, out.Problem = false, verr
+	if err := checkpoint.VerifySizes(d.fs, dir, m); err != nil {
+		out.Complete, out.Problem = false, err.Error()
 	}
 	for _, op := range m.Operators {
 		out.Operators = append(out.Operators, api.SnapshotOperator{UID: op.UID, Type: op.Type, Parallelism: op.Parallelism,
 			Bytes: op.Size(), Keys: op.Keys()})
 	}
 	return out, nil
-}
-
-// verifyCache remembers verification results: a savepoint never changes
-// after its _metadata is written, and verifying reads every state file,
-// which the dashboard's refresh must not repeat every two seconds.
-type verifyCache struct {
-	mu  sync.Mutex
-	res map[string]string // dir -> problem ("" when it verifies)
-}
-
-func (c *verifyCache) check(d *Daemon, dir string, m *checkpoint.Metadata) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.res[dir]; ok {
-		return p
-	}
-	if c.res == nil || len(c.res) > 1000 {
-		c.res = map[string]string{}
-	}
-	p := ""
-	if err := checkpoint.Verify(d.fs, dir, m); err != nil {
-		p = err.Error()
-	}
-	c.res[dir] = p
-	return p
 }
 
 func isSavepoint(kind string) bool {

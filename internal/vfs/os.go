@@ -1,6 +1,9 @@
 package vfs
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 // Default is the operating system's filesystem. Its files are *os.File.
 var Default FS = osFS{}
@@ -9,7 +12,13 @@ type osFS struct{}
 
 func (osFS) Create(name string) (File, error) { return wrapOSFile(os.Create(name)) }
 
-func (osFS) Open(name string) (File, error) { return wrapOSFile(os.Open(name)) }
+// Open opens read-only with O_NONBLOCK, which changes nothing for files and
+// directories but keeps the open of a FIFO planted where a snapshot file
+// is expected from blocking until some writer appears; readers check the
+// opened file's type (File.Stat) before reading.
+func (osFS) Open(name string) (File, error) {
+	return wrapOSFile(os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0))
+}
 
 func (osFS) OpenReadWrite(name string) (File, error) {
 	return wrapOSFile(os.OpenFile(name, os.O_RDWR, 0))

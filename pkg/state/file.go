@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"sort"
@@ -241,3 +242,6 @@ func decodeKeyed(d *decoder, s *Snapshot) {
 		s.Tables = append(s.Tables, t)
 	}
 }
+
+// NewChecksum streams what Checksum computes.
+func NewChecksum() hash.Hash32 { return crc32.New(castagnoli) }

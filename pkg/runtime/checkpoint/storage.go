@@ -144,14 +144,67 @@ func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
 }
 
 // Verify checks that every state file listed in m exists in dir with its
-// size and checksum: a snapshot is complete iff this and Load succeed.
+// size and checksum: a snapshot is complete iff this and Load succeed. It
+// streams each file through the checksum, so verifying needs no memory for
+// the state.
 func Verify(fsys vfs.FS, dir string, m *Metadata) error {
+	return eachStateFile(dir, m, func(path string, h Handle) error {
+		f, size, err := openRegular(fsys, path, h.Size)
+		if err != nil {
+			return stateFileError(path, h, err)
+		}
+		defer f.Close()
+		if size != h.Size {
+			return fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, size, h.Size)
+		}
+		if size < 4 {
+			return fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
+		}
+		crc := state.NewChecksum()
+		if _, err := io.CopyN(crc, f, size-4); err != nil {
+			return err
+		}
+		var footer [4]byte
+		if _, err := io.ReadFull(f, footer[:]); err != nil {
+			return err
+		}
+		if crc.Sum32() != h.Checksum || binary.LittleEndian.Uint32(footer[:]) != h.Checksum {
+			return fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
+		}
+		return nil
+	})
+}
+
+// VerifySizes checks that every state file listed in m is a regular file
+// of its recorded size, without opening any: a quick check for listings
+// (the dashboard's), which Verify completes with the checksums.
+func VerifySizes(fsys vfs.FS, dir string, m *Metadata) error {
+	return eachStateFile(dir, m, func(path string, h Handle) error {
+		fi, err := fsys.Stat(path)
+		switch {
+		case err != nil:
+			return stateFileError(path, h, err)
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s is not a regular file (%s): not part of a snapshot", path, fi.Mode().Type())
+		case fi.Size() != h.Size:
+			return fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, fi.Size(), h.Size)
+		}
+		return nil
+	})
+}
+
+// eachStateFile calls fn for each state file m lists, after checking its
+// name is a plain file name in dir.
+func eachStateFile(dir string, m *Metadata, fn func(path string, h Handle) error) error {
 	for _, op := range m.Operators {
 		for _, h := range op.Subtasks {
 			if h.File == "" {
 				continue
 			}
-			if _, err := ReadStateFile(fsys, dir, h); err != nil {
+			if err := checkFileName(h.File); err != nil {
+				return err
+			}
+			if err := fn(filepath.Join(dir, h.File), h); err != nil {
 				return err
 			}
 		}
@@ -159,21 +212,33 @@ func Verify(fsys vfs.FS, dir string, m *Metadata) error {
 	return nil
 }
 
+func checkFileName(name string) error {
+	if strings.Contains(name, "/") || strings.Contains(name, `\`) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("state file name %q in _metadata is not a plain file name: the metadata is corrupt or was tampered with", name)
+	}
+	return nil
+}
+
+// stateFileError words a failure to open a listed state file.
+func stateFileError(path string, h Handle, err error) error {
+	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+		return fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, tl.size, h.Size)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state file %s listed in _metadata is missing: the snapshot is incomplete (was it copied partially?)", path)
+	}
+	return err
+}
+
 // ReadStateFile reads a listed state file and checks its size and checksum.
 func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
-	if strings.Contains(h.File, "/") || strings.Contains(h.File, `\`) || strings.HasPrefix(h.File, ".") {
-		return nil, fmt.Errorf("state file name %q in _metadata is not a plain file name: the metadata is corrupt or was tampered with", h.File)
+	if err := checkFileName(h.File); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, h.File)
 	data, err := readRegular(fsys, path, h.Size)
-	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
-		return nil, fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, tl.size, h.Size)
-	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("state file %s listed in _metadata is missing: the snapshot is incomplete (was it copied partially?)", path)
-		}
-		return nil, err
+		return nil, stateFileError(path, h, err)
 	}
 	if int64(len(data)) != h.Size {
 		return nil, fmt.Errorf("state file %s has %d bytes, _metadata says %d: the file is truncated or was modified", path, len(data), h.Size)
@@ -193,34 +258,42 @@ const MaxMetadataSize = 64 << 20
 // readRegular reads a regular file of at most limit bytes. Snapshot paths
 // come from users (run -s, the savepoints the dashboard lists): a _metadata
 // or state file that is a FIFO, a device such as /dev/zero, or a huge file
-// must fail at once rather than block or exhaust memory.
+// must fail at once rather than block or exhaust memory. The type and size
+// are those of the opened file (the OS filesystem opens without blocking),
+// so swapping the path between a check and the open changes nothing.
 func readRegular(fsys vfs.FS, path string, limit int64) ([]byte, error) {
-	fi, err := fsys.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): not part of a snapshot", path, fi.Mode().Type())
-	}
-	if fi.Size() > limit {
-		return nil, &tooLargeError{path: path, size: fi.Size(), limit: limit}
-	}
-	f, err := fsys.Open(path)
+	f, size, err := openRegular(fsys, path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data := make([]byte, fi.Size())
+	data := make([]byte, size)
 	n, err := io.ReadFull(f, data)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF { // shrank: the caller's checks fail
 		return nil, err
 	}
-	// The file may have changed since Stat: never read past the limit.
-	var extra [1]byte
-	if m, _ := f.Read(extra[:]); m > 0 && int64(n) == limit {
-		return nil, fmt.Errorf("%s grew past %d bytes while being read: the snapshot is corrupt", path, limit)
-	}
 	return data[:n], nil
+}
+
+// openRegular opens path if it is a regular file of at most limit bytes.
+func openRegular(fsys vfs.FS, path string, limit int64) (vfs.File, int64, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("%s is not a regular file (%s): not part of a snapshot", path, fi.Mode().Type())
+	case fi.Size() > limit:
+		err = &tooLargeError{path: path, size: fi.Size(), limit: limit}
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
 }
 
 type tooLargeError struct {

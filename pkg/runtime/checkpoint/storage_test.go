@@ -430,4 +430,17 @@ func TestLoadRefusesSpecialAndHugeFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(state, "big.state"), make([]byte, 200), 0o600))
 	_, err = ReadStateFile(vfs.Default, state, Handle{File: "big.state", Size: 100})
 	require.ErrorContains(t, err, "has 200 bytes, _metadata says 100")
+
+	// Verify opens without blocking and checks the opened file; VerifySizes
+	// opens nothing, so a huge sparse file costs nothing.
+	require.NoError(t, syscall.Mkfifo(filepath.Join(state, "fifo.state"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(state, "sparse.state"), nil, 0o600))
+	require.NoError(t, os.Truncate(filepath.Join(state, "sparse.state"), 1<<40))
+	meta := func(file string, size int64) *Metadata {
+		return &Metadata{Operators: []OperatorState{{UID: "op", Subtasks: []Handle{{File: file, Size: size}}}}}
+	}
+	require.ErrorContains(t, Verify(vfs.Default, state, meta("fifo.state", 10)), "is not a regular file")
+	require.ErrorContains(t, VerifySizes(vfs.Default, state, meta("fifo.state", 10)), "is not a regular file")
+	require.NoError(t, VerifySizes(vfs.Default, state, meta("sparse.state", 1<<40)))
+	require.ErrorContains(t, VerifySizes(vfs.Default, state, meta("sparse.state", 5)), "_metadata says 5")
 }
