@@ -166,6 +166,18 @@ func waitStarted(j *runtime.Job, timeout time.Duration) api.JobState {
 	}
 }
 
+// entries returns the jobs the daemon knows, in no order, for reading
+// without holding d.mu.
+func (d *Daemon) entries() []*entry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*entry, 0, len(d.jobs))
+	for _, e := range d.jobs {
+		out = append(out, e)
+	}
+	return out
+}
+
 // lookup finds a job by id or unique id prefix.
 func (d *Daemon) lookup(ref string) (*entry, error) {
 	if ref == "" {
@@ -198,12 +210,7 @@ func (d *Daemon) lookup(ref string) (*entry, error) {
 
 // List returns jobs, newest first: active and recent ones, or all.
 func (d *Daemon) List(all bool) []api.JobInfo {
-	d.mu.Lock()
-	entries := make([]*entry, 0, len(d.jobs))
-	for _, e := range d.jobs {
-		entries = append(entries, e)
-	}
-	d.mu.Unlock()
+	entries := d.entries()
 	var out []api.JobInfo
 	recent := time.Now().Add(-time.Hour)
 	for _, e := range entries {

@@ -59,12 +59,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 // allInfo returns the info of every job that is active or in this daemon.
 func (d *Daemon) allInfo() []api.JobInfo {
-	d.mu.Lock()
-	entries := make([]*entry, 0, len(d.jobs))
-	for _, e := range d.jobs {
-		entries = append(entries, e)
-	}
-	d.mu.Unlock()
+	entries := d.entries()
 	out := make([]api.JobInfo, 0, len(entries))
 	for _, e := range entries {
 		out = append(out, e.info())

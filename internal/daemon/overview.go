@@ -17,12 +17,7 @@ func (d *Daemon) liveInfo(e *entry) api.JobInfo {
 
 // Overview summarises every job the daemon knows, and what needs a look.
 func (d *Daemon) Overview() *api.Overview {
-	d.mu.Lock()
-	entries := make([]*entry, 0, len(d.jobs))
-	for _, e := range d.jobs {
-		entries = append(entries, e)
-	}
-	d.mu.Unlock()
+	entries := d.entries()
 	now := time.Now()
 	ov := &api.Overview{Jobs: []api.JobSummary{}, Attention: []api.Attention{}, States: map[api.JobState]int{}}
 	for _, e := range entries {

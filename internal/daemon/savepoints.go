@@ -55,12 +55,7 @@ type catalogEntry struct {
 // reads only each _metadata; Inspect checks the state files.
 func (d *Daemon) Savepoints() []api.SavepointEntry {
 	var known []string
-	d.mu.Lock()
-	entries := make([]*entry, 0, len(d.jobs))
-	for _, e := range d.jobs {
-		entries = append(entries, e)
-	}
-	d.mu.Unlock()
+	entries := d.entries()
 	for _, e := range entries {
 		if e.job == nil {
 			continue
