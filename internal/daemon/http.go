@@ -72,8 +72,9 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 		return d.LoginLink(), nil
 	}))
 	mux.HandleFunc("GET /ui/login", d.sessions.Login)
-	mux.Handle("GET /{$}", dashboard.Assets())
-	mux.Handle("GET /assets/", dashboard.Assets())
+	assets := dashboard.Assets()
+	mux.Handle("GET /{$}", assets)
+	mux.Handle("GET /assets/", assets)
 	mux.Handle("GET /v1/health", d.wrap(func(*http.Request) (any, error) { return map[string]string{"status": "ok"}, nil }))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{d: d})
