@@ -37,18 +37,3 @@ func Assets() http.Handler {
 		}
 	})
 }
-
-// AssetNames lists the embedded files (for tests that check them).
-func AssetNames() ([]string, error) {
-	var names []string
-	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			names = append(names, p)
-		}
-		return err
-	})
-	return names, err
-}
-
-// ReadAsset returns an embedded file by its name from AssetNames.
-func ReadAsset(name string) ([]byte, error) { return assets.ReadFile(name) }
