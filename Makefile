@@ -35,7 +35,7 @@ chaos: build
 FUZZTIME ?= 500000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseJob -fuzztime $(FUZZTIME) ./pkg/api/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeMetadata -fuzztime $(FUZZTIME) ./pkg/runtime/checkpoint/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMetadata -fuzztime $(FUZZTIME) ./internal/checkpoint/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./pkg/state/
 
 test-short:

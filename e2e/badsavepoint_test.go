@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 )
 
 // restoreSpec is the job the savepoints are taken of: a keyed count whose

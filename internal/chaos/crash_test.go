@@ -13,9 +13,9 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // The crash suite crashes a datagen → keyBy → file job at a hit of a fault

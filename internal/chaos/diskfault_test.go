@@ -15,12 +15,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // The disk fault suite fails the k-th write, sync (of a file or a

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // finalFault fails the publication of a bounded job's final checkpoint,

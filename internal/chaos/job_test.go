@@ -10,14 +10,14 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen" // register
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/file"    // register
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 	_ "github.com/flinkgo/flinkgo/pkg/runtime/runtimetest" // register test-fail, test-collect
 	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"   // register
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // The jobs of the suites write their output to outDir and their

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // metadataSyncFault fails (EIO) the directory sync that follows the

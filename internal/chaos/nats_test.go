@@ -14,9 +14,9 @@ import (
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/nats" // register
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // TestNATSSinkPublishFaults covers nats.publish, the one connector fault

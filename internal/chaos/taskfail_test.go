@@ -11,9 +11,9 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // The task failure suite fails a subtask of a keyed stage (test-fail after

@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func newDisposeCmd(g *globals) *cobra.Command {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func newInspectCmd(g *globals) *cobra.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 )
 
 // Version is set at build time (-ldflags "-X .../internal/cli.Version=...").

@@ -24,9 +24,9 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/config"
 	"github.com/flinkgo/flinkgo/internal/daemon/dashboard"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Options configure a daemon.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 )
 
 // recover loads the registry: finished jobs become history; jobs that were

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Record is a job's entry in the registry ($FLINKGO_HOME/jobs/<id>/job.json):

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 )
 
 // savepointDirs are the directories the daemon looks in for savepoints:

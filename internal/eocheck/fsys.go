@@ -4,7 +4,7 @@ import (
 	"io/fs"
 	"path"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // FS returns the directory dir of fsys (a vfs.MemFS, say) as a read-only

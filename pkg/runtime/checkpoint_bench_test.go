@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func keyedPipeline(count int, checkpointing string) string {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 )
 
 // EventKind says what travels in an input channel. Control events share the

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 )
 
 // historySize bounds the checkpoint history kept per job.

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 )
 
 // outcome is how an attempt ended.

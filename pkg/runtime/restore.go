@@ -5,10 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Restore is a complete snapshot chosen to start a job from: a savepoint

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // countingSpec is keyedSpec with 50ms checkpoints.

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
-	"github.com/flinkgo/flinkgo/pkg/runtime/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 

@@ -11,10 +11,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func skipPerf(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 const eoRecords = 40000 // 4 subtasks × 10,000

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"time"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // partFile is an open in-progress part file of one bucket. Writes go

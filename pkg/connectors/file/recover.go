@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Ownership: subtask i only creates, deletes or renumbers files named with

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/eocheck"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // A script drives Writers on a MemFS, without goroutines. Each command is

@@ -8,9 +8,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // openSink configures a file sink from options and opens subtask 0 of 1

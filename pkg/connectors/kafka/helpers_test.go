@@ -20,12 +20,12 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	_ "github.com/flinkgo/flinkgo/pkg/connectors/kafka"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func TestMain(m *testing.M) {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // bookmarkJob reads stream b into a collector (or the sink given).

@@ -13,7 +13,7 @@ import (
 // input's body first, so the fuzzer gets past them into the JSON. The seed
 // corpus in testdata/fuzz/FuzzDecodeMetadata runs with every `go test`:
 //
-//	go test ./pkg/runtime/checkpoint -run '^$' -fuzz FuzzDecodeMetadata -fuzztime 1m
+//	go test ./internal/checkpoint -run '^$' -fuzz FuzzDecodeMetadata -fuzztime 1m
 func FuzzDecodeMetadata(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, reframe bool) {
 		if reframe && len(data) >= len(metaMagic)+6 {

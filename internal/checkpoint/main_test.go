@@ -10,7 +10,7 @@ import (
 // rewrite regenerates the expected output of the script tests in
 // testdata/coordinator from what the coordinator decides now:
 //
-//	go test ./pkg/runtime/checkpoint -run TestCoordinatorScripts -rewrite
+//	go test ./internal/checkpoint -run TestCoordinatorScripts -rewrite
 //
 // Review the diff: it is the behavior change.
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata from the current output")

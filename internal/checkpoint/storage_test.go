@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 const (

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flinkgo/flinkgo/internal/vfs"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Layout (DESIGN.md section 7):
