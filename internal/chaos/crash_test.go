@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -60,7 +60,7 @@ type crashHook struct {
 	model  vfs.CrashModel
 	counts func() bool
 
-	job     atomic.Pointer[runtime.Job]
+	job     atomic.Pointer[engine.Job]
 	mu      sync.Mutex
 	hits    int
 	clone   *vfs.MemFS
@@ -181,7 +181,7 @@ func restoreBase() (*vfs.MemFS, string, error) {
 
 // awaitCrash waits for the crash (or the end of the job), then cancels
 // the job: the process is gone.
-func awaitCrash(j *runtime.Job, h *crashHook) {
+func awaitCrash(j *engine.Job, h *crashHook) {
 	select {
 	case <-h.crashed:
 	case <-j.Done():

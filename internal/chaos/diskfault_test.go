@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -110,7 +110,7 @@ var chkIDPattern = regexp.MustCompile(`/chk-(\d+)(/|$)`)
 type diskFault struct {
 	c   diskCase
 	mem *vfs.MemFS
-	job atomic.Pointer[runtime.Job]
+	job atomic.Pointer[engine.Job]
 
 	mu        sync.Mutex
 	counting  bool // the sources emitted c.after of the input
@@ -178,7 +178,7 @@ func (d *diskFault) MaybeError(op vfs.Op) error {
 // onUpdate runs on the job's goroutine after every state change and
 // completed checkpoint: it notes the completed checkpoints and checks
 // that neither the job nor the disk calls a failed one complete.
-func (d *diskFault) onUpdate(j *runtime.Job) {
+func (d *diskFault) onUpdate(j *engine.Job) {
 	cps := j.Checkpoints()
 	_, onDisk, _ := latestComplete(d.mem, j)
 	d.mu.Lock()
@@ -206,7 +206,7 @@ func (d *diskFault) violate(id int64, format string, args ...any) {
 
 // awaitDisk waits for the job to end; timedOut when it did not within a
 // minute (it is canceled then).
-func (d *diskFault) awaitDisk(j *runtime.Job) (timedOut bool) {
+func (d *diskFault) awaitDisk(j *engine.Job) (timedOut bool) {
 	select {
 	case <-j.Done():
 		return false

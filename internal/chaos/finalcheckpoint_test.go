@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // finalFault fails the publication of a bounded job's final checkpoint,
 // once.
 type finalFault struct {
-	job   atomic.Pointer[runtime.Job]
+	job   atomic.Pointer[engine.Job]
 	mu    sync.Mutex
 	fired int64 // the failed checkpoint's id
 }

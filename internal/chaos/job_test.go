@@ -11,12 +11,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen" // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/file"    // register
+	_ "github.com/flinkgo/flinkgo/pkg/connectors/file" // register
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	_ "github.com/flinkgo/flinkgo/pkg/runtime/runtimetest" // register test-fail, test-collect
-	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"   // register
+	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform" // register
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -56,31 +55,31 @@ type job struct {
 	fs       vfs.FS
 	restore  string // snapshot directory to start from ("" fresh)
 	faults   runtime.FaultHook
-	onUpdate func(*runtime.Job)
+	onUpdate func(*engine.Job)
 	log      zerolog.Logger // zero: no logging
 }
 
 // start compiles and starts the job.
-func (o job) start() (*runtime.Job, error) {
-	g, err := runtime.Compile("chaos.yaml", []byte(o.spec), runtime.Defaults{})
+func (o job) start() (*engine.Job, error) {
+	g, err := engine.Compile(testRegistry, "chaos.yaml", []byte(o.spec), engine.Defaults{})
 	if err != nil {
 		return nil, err
 	}
-	var r *runtime.Restore
+	var r *engine.Restore
 	if o.restore != "" {
-		if r, err = runtime.LoadRestore(o.fs, o.restore); err != nil {
+		if r, err = engine.LoadRestore(o.fs, o.restore); err != nil {
 			return nil, fmt.Errorf("load restore %s: %w", o.restore, err)
 		}
 	}
 	id := fmt.Sprintf("chaos%d-%d", time.Now().UnixNano()%1e9, jobSeq.Add(1))
-	return runtime.StartJob(runtime.JobOptions{ID: id, Graph: g, Env: &runtime.Env{FS: o.fs, Faults: o.faults},
+	return engine.StartJob(engine.JobOptions{ID: id, Graph: g, Env: &engine.Env{FS: o.fs, Faults: o.faults},
 		CheckpointsDir: chkDir, Restore: r, OnUpdate: o.onUpdate, Log: o.log}), nil
 }
 
 // awaitEnd waits for a job that should end by itself, cancelling it after
 // d (t.Fatal cannot be used off the test goroutine); timedOut reports the
 // cancel.
-func awaitEnd(j *runtime.Job, d time.Duration) (timedOut bool) {
+func awaitEnd(j *engine.Job, d time.Duration) (timedOut bool) {
 	select {
 	case <-j.Done():
 		return false
@@ -93,7 +92,7 @@ func awaitEnd(j *runtime.Job, d time.Duration) (timedOut bool) {
 
 // latestComplete is the newest complete checkpoint of job id on fsys
 // ("" when none).
-func latestComplete(fsys vfs.FS, j *runtime.Job) (string, int64, error) {
+func latestComplete(fsys vfs.FS, j *engine.Job) (string, int64, error) {
 	// As the daemon's recovery does: only checkpoints up to the newest the
 	// job recorded as completed count.
 	dir, m, _, err := checkpoint.LatestCompleteAtMost(fsys, chkDir, j.ID(), checkpoint.RecordedBound(j.Info().RestorePointID))

@@ -15,7 +15,6 @@ import (
 	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/nats" // register
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 

@@ -48,7 +48,7 @@ it from that savepoint (--restore-on-start).`,
 		if err != nil {
 			return api.Errorf(api.CodeInvalid, "%v", err)
 		}
-		d, err := daemon.Start(daemon.Options{Config: cfg, Log: log, Stdout: cmd.OutOrStdout(), Faults: faults, RestoreOnStart: *restoreOnStart})
+		d, err := daemon.Start(daemon.Options{Config: cfg, Log: log, Stdout: cmd.OutOrStdout(), Faults: faults, RestoreOnStart: *restoreOnStart, Registry: g.types})
 		if err != nil {
 			return err
 		}

@@ -18,23 +18,26 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/config"
 	"github.com/flinkgo/flinkgo/internal/daemon"
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/all" // every operator type
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // globals are the flags every command takes.
 type globals struct {
+	// types are the operator types of this binary.
+	types    *runtime.Registry
 	address  string
 	config   string
 	output   string
 	logLevel string
 }
 
-// NewRoot builds the command tree.
-func NewRoot() *cobra.Command {
-	g := &globals{}
+// NewRoot builds the command tree of a binary that knows the operator types
+// of reg.
+func NewRoot(reg *runtime.Registry) *cobra.Command {
+	g := &globals{types: reg}
 	root := &cobra.Command{
 		Use:           "flinkgo",
 		Short:         "Flink-style streaming jobs with exactly-once checkpoints, on one machine",
@@ -77,12 +80,12 @@ func (g *globals) home() string { return config.DefaultHome() }
 // defaults are the job defaults of the local config, so a spec validated
 // here is judged as the daemon will judge it (an unreadable config is the
 // daemon's problem to report; validation then uses Flink's defaults).
-func (g *globals) defaults() runtime.Defaults {
+func (g *globals) defaults() engine.Defaults {
 	cfg, err := config.Load(g.home(), g.config, nil)
 	if err != nil {
-		return runtime.Defaults{}
+		return engine.Defaults{}
 	}
-	return runtime.Defaults{Checkpointing: &cfg.Checkpointing, Restart: &cfg.Restart}
+	return engine.Defaults{Checkpointing: &cfg.Checkpointing, Restart: &cfg.Restart}
 }
 
 // client connects to the daemon named by --address, $FLINKGO_ADDRESS or the

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -28,7 +28,7 @@ file, or a retained checkpoint chk-<n> directory; state is matched by operator u
 			if err != nil {
 				return api.Errorf(api.CodeUsage, "read job spec: %v", err)
 			}
-			if _, err := runtime.Compile(a[0], src, g.defaults()); err != nil {
+			if _, err := engine.Compile(g.types, a[0], src, g.defaults()); err != nil {
 				return api.Invalid(err)
 			}
 			sp, err := absPath(savepoint)

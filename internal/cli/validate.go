@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 func newValidateCmd(g *globals) *cobra.Command {
@@ -35,7 +35,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 					results[file] = "unreadable"
 					continue
 				}
-				if _, err := runtime.Compile(file, src, g.defaults()); err != nil {
+				if _, err := engine.Compile(g.types, file, src, g.defaults()); err != nil {
 					var se *api.SpecError
 					if errors.As(err, &se) {
 						all.Errors = append(all.Errors, se.Errors...)
@@ -68,7 +68,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 
 func printTypes(cmd *cobra.Command, g *globals) error {
 	var list []map[string]string
-	for _, d := range runtime.Definitions() {
+	for _, d := range g.types.Definitions() {
 		list = append(list, map[string]string{"type": d.Type, "kind": d.Kind.String(), "doc": d.Doc})
 	}
 	if g.json() {

@@ -42,6 +42,8 @@ type Options struct {
 	// RestoreOnStart resumes the jobs suspended at the last shutdown; when
 	// false they stay SUSPENDED (restore them by hand with run -s).
 	RestoreOnStart bool
+	// Registry holds the operator types jobs may use.
+	Registry *runtime.Registry
 }
 
 // Daemon runs jobs and serves the control API.
@@ -50,6 +52,7 @@ type Daemon struct {
 	log    zerolog.Logger
 	fs     vfs.FS
 	faults runtime.FaultHook
+	types  *runtime.Registry
 	// restoreOnStart: see Options.RestoreOnStart.
 	restoreOnStart bool
 	stdout         *lockedWriter
@@ -87,7 +90,10 @@ func Start(o Options) (_ *Daemon, err error) {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
-	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
+	if o.Registry == nil {
+		return nil, errors.New("daemon: no operator registry (bug)")
+	}
+	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, types: o.Registry, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
 		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{},
 		rates: newRateMeter(nil)}
 	defer func() {

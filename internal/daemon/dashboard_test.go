@@ -22,7 +22,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/daemon"
 	"github.com/flinkgo/flinkgo/internal/daemon/dashboard"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/all" // every operator type
+	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 )
 
 const dashJob = `
@@ -55,7 +55,7 @@ func startDash(t *testing.T) *dash {
 		sp, filepath.Join(home, "chk"))), 0o600))
 	cfg, err := config.Load(home, conf, nil)
 	require.NoError(t, err)
-	d, err := daemon.Start(daemon.Options{Config: cfg, Log: zerolog.Nop()})
+	d, err := daemon.Start(daemon.Options{Config: cfg, Log: zerolog.Nop(), Registry: all.Registry()})
 	require.NoError(t, err)
 	x := &dash{t: t, d: d, base: "http://" + d.RestAddr(), sp: sp,
 		http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // entry is a job known to the daemon: running here (job != nil) or only
@@ -22,7 +22,7 @@ import (
 type entry struct {
 	mu  sync.Mutex // guards rec and out
 	rec Record
-	job *runtime.Job
+	job *engine.Job
 	out *os.File // the job's .out file (print sink)
 }
 
@@ -51,8 +51,8 @@ func newJobID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (d *Daemon) defaults() runtime.Defaults {
-	return runtime.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart}
+func (d *Daemon) defaults() engine.Defaults {
+	return engine.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart}
 }
 
 // Submit validates a job, plans its restore, and starts it.
@@ -61,17 +61,17 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 	if file == "" {
 		file = "job.yaml"
 	}
-	g, err := runtime.Compile(file, []byte(req.Spec), d.defaults())
+	g, err := engine.Compile(d.types, file, []byte(req.Spec), d.defaults())
 	if err != nil {
 		return nil, api.Invalid(err)
 	}
-	var restore *runtime.Restore
+	var restore *engine.Restore
 	resp := &api.SubmitResponse{}
 	if req.SavepointPath != "" {
 		if err := d.checkPath(req.SavepointPath); err != nil {
 			return nil, err
 		}
-		restore, err = runtime.LoadRestore(d.fs, req.SavepointPath)
+		restore, err = engine.LoadRestore(d.fs, req.SavepointPath)
 		if err != nil {
 			code := api.CodeInvalid
 			if errors.Is(err, fs.ErrNotExist) {
@@ -79,7 +79,7 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 			}
 			return nil, api.Errorf(code, "cannot restore from %s: %v", req.SavepointPath, err)
 		}
-		plan := runtime.PlanRestore(g, restore, req.AllowNonRestoredState)
+		plan := engine.PlanRestore(g, restore, req.AllowNonRestoredState)
 		resp.Plan = plan
 		if err := plan.Err(); err != nil {
 			if req.DryRun {
@@ -100,14 +100,14 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 	if err := d.reg.save(&e.rec); err != nil {
 		return nil, fmt.Errorf("save job %s in the registry: %w", id, err)
 	}
-	d.start(e, g, restore, runtime.JobOptions{})
+	d.start(e, g, restore, engine.JobOptions{})
 	resp.ID = id
 	resp.State = waitStarted(e.job, 30*time.Second)
 	return resp, nil
 }
 
 // start runs a job for e, wiring persistence and output.
-func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o runtime.JobOptions) {
+func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o engine.JobOptions) {
 	out, err := os.OpenFile(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		d.log.Warn().Err(err).Msg("cannot open the job's .out file; print output goes to stdout only")
@@ -115,7 +115,7 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 		e.out = out
 	}
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &runtime.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults}
+	o.Env = &engine.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults}
 	if e.out != nil {
 		o.Env.OutFile = &lockedWriter{w: e.out}
 	}
@@ -124,10 +124,10 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 	if o.SubmitTime.IsZero() {
 		o.SubmitTime = e.rec.SubmitTime
 	}
-	o.OnUpdate = func(j *runtime.Job) { d.persist(e, j) }
+	o.OnUpdate = func(j *engine.Job) { d.persist(e, j) }
 	d.mu.Lock()
 	d.jobs[e.rec.ID] = e
-	e.job = runtime.StartJob(o)
+	e.job = engine.StartJob(o)
 	d.mu.Unlock()
 	d.watchers.Add(1)
 	go func() {
@@ -139,7 +139,7 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 }
 
 // persist records a job's latest state in the registry.
-func (d *Daemon) persist(e *entry, j *runtime.Job) {
+func (d *Daemon) persist(e *entry, j *engine.Job) {
 	info := j.Info()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -151,7 +151,7 @@ func (d *Daemon) persist(e *entry, j *runtime.Job) {
 }
 
 // waitStarted waits until the job left CREATED (or the timeout).
-func waitStarted(j *runtime.Job, timeout time.Duration) api.JobState {
+func waitStarted(j *engine.Job, timeout time.Duration) api.JobState {
 	deadline := time.Now().Add(timeout)
 	for {
 		s := j.State()

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // recover loads the registry: finished jobs become history; jobs that were
@@ -41,7 +41,7 @@ func (d *Daemon) recover() {
 
 // finishCancel completes a cancel the previous daemon did not finish.
 func (d *Daemon) finishCancel(e *entry) {
-	g, err := runtime.Compile(e.rec.File, []byte(e.rec.Spec), d.defaults())
+	g, err := engine.Compile(d.types, e.rec.File, []byte(e.rec.Spec), d.defaults())
 	if err == nil && g.Checkpointing.Externalized != api.RetainOnCancellation {
 		_ = d.fs.RemoveAll(filepath.Join(d.cfg.CheckpointsDir, e.rec.ID))
 	}
@@ -65,7 +65,7 @@ func (d *Daemon) resume(e *entry) {
 		_ = d.reg.save(&e.rec)
 		d.jobs[e.rec.ID] = e
 	}
-	g, err := runtime.Compile(e.rec.File, []byte(e.rec.Spec), d.defaults())
+	g, err := engine.Compile(d.types, e.rec.File, []byte(e.rec.Spec), d.defaults())
 	if err != nil {
 		fail(err)
 		return
@@ -81,15 +81,15 @@ func (d *Daemon) resume(e *entry) {
 		log.Warn().Int64("checkpoint_id", s.ID).Err(s.Err).Msg("newest checkpoint is incomplete (torn by the crash); falling back to an older one")
 	}
 	listed, _ := checkpoint.List(d.fs, d.cfg.CheckpointsDir, e.rec.ID)
-	o := runtime.JobOptions{SubmitTime: e.rec.SubmitTime, Restarts: e.rec.Info.Restarts}
+	o := engine.JobOptions{SubmitTime: e.rec.SubmitTime, Restarts: e.rec.Info.Restarts}
 	for _, l := range listed {
 		o.NextCheckpointID = max(o.NextCheckpointID, l.ID+1)
 	}
-	var restore *runtime.Restore
+	var restore *engine.Restore
 	if rp := e.rec.Info.RestorePoint; rp != "" && !strings.HasPrefix(rp, filepath.Join(d.cfg.CheckpointsDir, e.rec.ID)+string(filepath.Separator)) {
 		// A stop-with-savepoint committed after the newest checkpoint:
 		// its output is visible, so the job must resume from it.
-		if r, err := runtime.LoadRestore(d.fs, rp); err == nil && (dir == "" || r.Meta.CheckpointID > checkpointID(dir)) {
+		if r, err := engine.LoadRestore(d.fs, rp); err == nil && (dir == "" || r.Meta.CheckpointID > checkpointID(dir)) {
 			restore = r
 			o.Retained = completeIDs(listed, r.Meta.CheckpointID, skipped)
 			o.NextCheckpointID = max(o.NextCheckpointID, r.Meta.CheckpointID+1)
@@ -100,13 +100,13 @@ func (d *Daemon) resume(e *entry) {
 	switch {
 	case restore != nil:
 	case dir != "":
-		restore, err = runtime.LoadRestore(d.fs, dir)
+		restore, err = engine.LoadRestore(d.fs, dir)
 		if err == nil {
 			o.Retained = completeIDs(listed, restore.Meta.CheckpointID, skipped)
 		}
 	case e.rec.SavepointPath != "":
 		log.Warn().Msg("no complete checkpoint; resuming from the savepoint the job was started from")
-		restore, err = runtime.LoadRestore(d.fs, e.rec.SavepointPath)
+		restore, err = engine.LoadRestore(d.fs, e.rec.SavepointPath)
 	default:
 		log.Warn().Msg("no complete checkpoint; restarting the job from the beginning")
 	}

@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"path"
 	"strings"
+
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 )
 
 const (
@@ -57,7 +59,7 @@ func (c *Checker) File(name string) {
 func (c *Checker) Line(line []byte) {
 	c.line++
 	c.r.Lines++
-	split, seq, err := Parse(line)
+	split, seq, err := datagen.ParseChecked(line)
 	if err != nil {
 		c.r.Corrupt++
 		c.sample("corrupt (%v): %s", err, quote(line))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -14,7 +15,7 @@ import (
 func lines(pairs ...[2]int64) string {
 	var b []byte
 	for _, p := range pairs {
-		b = Append(b, int(p[0]), p[1])
+		b = datagen.AppendChecked(b, int(p[0]), p[1])
 		b = append(b, '\n')
 	}
 	return string(b)
@@ -141,7 +142,7 @@ func TestCheckerOnAStream(t *testing.T) {
 	c := Expect(1, 3).NewChecker()
 	c.File("stream")
 	for _, seq := range []int64{0, 1, 1, 2} {
-		c.Line(Append(nil, 0, seq))
+		c.Line(datagen.AppendChecked(nil, 0, seq))
 	}
 	r := c.Report()
 	require.True(t, r.AtLeastOnce())

@@ -1,7 +1,7 @@
 // Package fault is the fault-point registry: named places in the code paths
 // that matter for correctness where tests make an operation fail, panic,
 // stall, or end the process. In production no injector is installed and
-// every point costs one nil check (runtime.Env.Fire).
+// every point costs one nil check (engine.Env.Fire).
 package fault
 
 // Point is a named place where a fault can be injected. Call sites pass

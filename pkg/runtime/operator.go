@@ -1,54 +1,12 @@
 package runtime
 
-import (
-	"errors"
-	"strconv"
-
-	"github.com/rs/zerolog"
-
-	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/state"
-)
+import "errors"
 
 // Every method below is called on the subtask's own goroutine, one at a
 // time, in this order: Open, then any mix of Poll/Process, SnapshotState
 // and the checkpoint notifications, then Close (always, even after an
 // error, and also when Open failed). Only Source.Poll may block, and only
 // briefly (see Poll).
-
-// Context is what a subtask gives its operator in Open.
-type Context struct {
-	JobID          string
-	JobName        string
-	UID            string
-	Type           string
-	Subtask        int
-	Parallelism    int
-	MaxParallelism int
-	// Attempt counts restarts of the job (0 for the first run).
-	Attempt int
-	Log     zerolog.Logger
-	// State is the operator state, holding restored lists at Open; the
-	// operator replaces them in SnapshotState.
-	State *state.OperatorState
-	// Keyed is the keyed state backend; nil unless the operator's input is
-	// keyed (it follows a keyBy).
-	Keyed *state.KeyedBackend
-	// Restored reports whether the job started from a checkpoint or
-	// savepoint (Context.State may still be empty for a new operator).
-	Restored bool
-	// RestoredCheckpoint is the id of the checkpoint restored from (0: none).
-	RestoredCheckpoint int64
-	// Checkpointing is the job's checkpoint configuration.
-	Checkpointing api.CheckpointConfig
-	// Env gives access to daemon resources (file system, output files).
-	Env *Env
-	// Wakeup receives when the subtask has a control message to handle;
-	// a blocking Poll should return early when it fires.
-	Wakeup <-chan struct{}
-	// Metrics lets an operator publish its own figures (shown by info).
-	Metrics *Gauges
-}
 
 // Source produces records. A source subtask calls Poll in a loop and, between
 // calls, injects barriers and delivers checkpoint notifications.
@@ -75,7 +33,7 @@ type Operator interface {
 	Open(ctx *Context) error
 	// Process handles a batch. Records must not be kept beyond the call
 	// without copying (see Record). out is nil for sinks.
-	Process(b *Batch, out *Output) error
+	Process(b *Batch, out Output) error
 	Close() error
 }
 
@@ -101,7 +59,7 @@ type CheckpointListener interface {
 // timers): Finish is called once when all inputs ended (end of data), and
 // may emit the remaining records.
 type Finisher interface {
-	Finish(out *Output) error
+	Finish(out Output) error
 }
 
 // StateDescriber is implemented by operators that can summarise their
@@ -110,17 +68,3 @@ type Finisher interface {
 type StateDescriber interface {
 	DescribeState() map[string]any
 }
-
-// Failure is an operator error with the position of the record being
-// processed, for the job's error message.
-type Failure struct {
-	UID     string
-	Subtask int
-	Err     error
-}
-
-func (f *Failure) Error() string {
-	return "operator " + f.UID + " subtask " + strconv.Itoa(f.Subtask) + ": " + f.Err.Error()
-}
-
-func (f *Failure) Unwrap() error { return f.Err }

@@ -23,6 +23,10 @@ type Batch struct {
 // per record, small enough to keep latency and memory low.
 const DefaultBatchSize = 512
 
+// NewBatch returns an empty batch of DefaultBatchSize records' capacity
+// (for tests of sources and operators; the engine pools its own).
+func NewBatch() *Batch { return &Batch{Records: make([]Record, 0, DefaultBatchSize)} }
+
 // Len is the number of records.
 func (b *Batch) Len() int { return len(b.Records) }
 

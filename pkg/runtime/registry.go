@@ -3,73 +3,82 @@ package runtime
 import (
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// Definition registers an operator type. Connectors and built-in operators
-// register theirs at init.
-type Definition struct {
-	Type string
-	Kind api.OperatorKind
-	// Doc is a one-line description (shown by `flinkgo validate --types`).
-	Doc string
-	// Configure decodes and checks the operator's options, reporting every
-	// problem through c, and returns how to build its subtasks (nil plan
-	// when it reported problems).
-	Configure func(c *ConfigContext) *Plan
+// Registry is the set of operator types a binary knows: the built-ins and
+// whatever a custom binary adds. It is a value, built once at start-up and
+// handed to the daemon and the CLI; it is read-only once built, so it may be
+// shared between goroutines. A type has at most one definition per kind: a
+// connector such as kafka is both a source (no inputs) and a sink (with
+// inputs).
+type Registry struct {
+	defs map[string]map[api.OperatorKind]Definition
 }
 
-// Plan says how to instantiate a configured operator and how it is wired.
-type Plan struct {
-	// NewSource (sources) or NewOperator (operators, sinks) creates the
-	// instance for one subtask; called once per subtask and attempt.
-	NewSource   func() Source
-	NewOperator func() Operator
-	// KeyedOutput: records leave with Record.Key set and are partitioned
-	// by key group to the downstream operator (keyBy).
-	KeyedOutput bool
-	// KeyedInput: the operator keeps keyed state and must follow a keyBy.
-	KeyedInput bool
-	// Bounded (sources): the source ends by itself.
-	Bounded bool
-	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job
-	// without checkpointing is refused with this explanation.
-	NeedsCheckpointing string
+// NewRegistry returns a registry of defs; see Add for what is refused.
+func NewRegistry(defs ...Definition) (*Registry, error) {
+	r := &Registry{defs: map[string]map[api.OperatorKind]Definition{}}
+	for _, d := range defs {
+		if err := r.Add(d); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
-var (
-	registryMu sync.RWMutex
-	// A type has at most one definition per kind: a connector such as kafka
-	// is both a source (no inputs) and a sink (with inputs).
-	registry = map[string]map[api.OperatorKind]Definition{}
-)
+// MustRegistry is NewRegistry for definitions fixed at compile time: a
+// conflict is a bug and panics.
+func MustRegistry(defs ...Definition) *Registry {
+	r, err := NewRegistry(defs...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
 
-// Register adds an operator type; registering a type and kind twice is a bug.
-func Register(d Definition) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if registry[d.Type] == nil {
-		registry[d.Type] = map[api.OperatorKind]Definition{}
+// Add registers d. It refuses a definition without a type, kind or
+// Configure, a type and kind registered twice, and a type that would pair
+// anything but one source with one sink or operator.
+func (r *Registry) Add(d Definition) error {
+	switch {
+	case d.Type == "":
+		return fmt.Errorf("operator definition without a type")
+	case d.Configure == nil:
+		return fmt.Errorf("operator type %q: definition without Configure", d.Type)
+	case d.Kind != api.KindSource && d.Kind != api.KindOperator && d.Kind != api.KindSink:
+		return fmt.Errorf("operator type %q: unknown kind %d", d.Type, d.Kind)
 	}
-	if _, dup := registry[d.Type][d.Kind]; dup {
-		panic(fmt.Sprintf("runtime: operator type %q registered twice as a %s (bug)", d.Type, d.Kind))
+	have := r.defs[d.Type]
+	if _, dup := have[d.Kind]; dup {
+		return fmt.Errorf("operator type %q is defined twice as a %s", d.Type, d.Kind)
 	}
-	if len(registry[d.Type]) > 0 && (d.Kind != api.KindSource) == (registry[d.Type][api.KindSource].Type == "") {
-		panic(fmt.Sprintf("runtime: operator type %q may only pair a source with a sink or operator (bug)", d.Type))
+	if len(have) > 0 {
+		_, haveSource := have[api.KindSource]
+		if (d.Kind == api.KindSource) == haveSource {
+			return fmt.Errorf("operator type %q: one type may only pair a source with a sink or operator", d.Type)
+		}
 	}
-	registry[d.Type][d.Kind] = d
+	if have == nil {
+		have = map[api.OperatorKind]Definition{}
+		r.defs[d.Type] = have
+	}
+	have[d.Kind] = d
+	return nil
+}
+
+// With returns a new registry holding r's definitions and defs.
+func (r *Registry) With(defs ...Definition) (*Registry, error) {
+	return NewRegistry(append(r.Definitions(), defs...)...)
 }
 
 // Lookup returns the definition of typ for an operator with or without
 // inputs: a source when it has none, an operator or sink when it has some.
 // With only one definition, that one is returned either way (validation
 // then reports the misplaced inputs).
-func Lookup(typ string, hasInputs bool) (Definition, bool) {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	defs := registry[typ]
+func (r *Registry) Lookup(typ string, hasInputs bool) (Definition, bool) {
+	defs := r.defs[typ]
 	if len(defs) == 1 {
 		for _, d := range defs {
 			return d, true
@@ -83,12 +92,10 @@ func Lookup(typ string, hasInputs bool) (Definition, bool) {
 	return Definition{}, false
 }
 
-// Definitions returns every registered definition, by type then kind.
-func Definitions() []Definition {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
+// Definitions returns every definition, by type then kind.
+func (r *Registry) Definitions() []Definition {
 	var out []Definition
-	for _, defs := range registry {
+	for _, defs := range r.defs {
 		for _, d := range defs {
 			out = append(out, d)
 		}
@@ -102,66 +109,26 @@ func Definitions() []Definition {
 	return out
 }
 
-// Catalog is the registry seen by the spec validator.
-type Catalog struct{}
-
 // Kind implements api.Catalog: the kind of a type used without inputs, or
 // its only kind.
-func (Catalog) Kind(typ string) (api.OperatorKind, bool) {
-	d, ok := Lookup(typ, false)
+func (r *Registry) Kind(typ string) (api.OperatorKind, bool) {
+	d, ok := r.Lookup(typ, false)
 	return d.Kind, ok
 }
 
 // KindFor implements api.KindResolver for types that are both a source and
 // a sink.
-func (Catalog) KindFor(typ string, hasInputs bool) (api.OperatorKind, bool) {
-	d, ok := Lookup(typ, hasInputs)
+func (r *Registry) KindFor(typ string, hasInputs bool) (api.OperatorKind, bool) {
+	d, ok := r.Lookup(typ, hasInputs)
 	return d.Kind, ok
 }
 
 // Types implements api.Catalog.
-func (Catalog) Types() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for t := range registry {
+func (r *Registry) Types() []string {
+	out := make([]string, 0, len(r.defs))
+	for t := range r.defs {
 		out = append(out, t)
 	}
 	sort.Strings(out)
 	return out
-}
-
-// ConfigContext is what an operator type sees while configuring.
-type ConfigContext struct {
-	Op  *api.OperatorSpec
-	Job *api.JobSpec
-	// Path is the operator's place in the spec ("operators[2]").
-	Path string
-	Dec  *api.Decoder
-	// Checkpointing is the job's resolved checkpoint configuration.
-	Checkpointing api.CheckpointConfig
-	// KeyedInput reports whether the operator follows a keyBy.
-	KeyedInput bool
-}
-
-// Decode fills out (a pointer to a struct with yaml tags) from the
-// operator's type-specific options; unknown options are reported.
-func (c *ConfigContext) Decode(out any) {
-	c.Dec.DecodeFields(c.Op.Options, c.Path, out)
-}
-
-// Errorf reports a problem with option field (or the operator when field
-// is empty), at its line.
-func (c *ConfigContext) Errorf(field, format string, args ...any) {
-	path := c.Path
-	if field != "" {
-		path += "." + field
-	}
-	c.Dec.ErrorAt(path, format, args...)
-}
-
-// Has reports whether the option field was written in the spec.
-func (c *ConfigContext) Has(field string) bool {
-	_, ok := c.Op.Options[field]
-	return ok
 }

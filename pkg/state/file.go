@@ -169,7 +169,7 @@ func encodeKeyed(e *encoder, kb *KeyedBackend) {
 
 // Snapshot is a decoded state file. Its slices point into the file's bytes.
 type Snapshot struct {
-	Lists          []List
+	Lists          []ItemList
 	Keyed          bool
 	MaxParallelism int
 	Range          KeyGroupRange
@@ -195,7 +195,7 @@ func Decode(data []byte) (*Snapshot, error) {
 	s := &Snapshot{}
 	nl := d.uvarint()
 	for i := uint64(0); i < nl && d.err == nil; i++ {
-		l := List{Name: string(d.bytes()), Mode: Redistribution(d.byte())}
+		l := ItemList{Name: string(d.bytes()), Mode: Redistribution(d.byte())}
 		ni := d.uvarint()
 		for j := uint64(0); j < ni && d.err == nil; j++ {
 			l.Items = append(l.Items, d.bytes())

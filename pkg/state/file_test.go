@@ -110,7 +110,7 @@ func TestEncodeDecodeKeyed(t *testing.T) {
 	// snapshot as it is.
 	pass := NewKeyedBackend(128, KeyGroupRange{0, 128})
 	pass.Restore([]*Snapshot{s})
-	_, err = ValueOf(pass, "counts", Codec[int64](Int64Codec{}))
+	_, err = NewValue(pass, "counts", Codec[int64](Int64Codec{}))
 	require.NoError(t, err)
 	data2, sum2 := Encode(NewOperatorState(), pass)
 	assert.Equal(t, sum.Keys, sum2.Keys)
@@ -252,14 +252,14 @@ func TestDecodeErrors(t *testing.T) {
 func TestRestoreCorruptEntry(t *testing.T) {
 	b := NewKeyedBackend(128, KeyGroupRange{0, 128})
 	b.restoreRaw(&RawTable{Name: "counts", Kind: KindValue, Groups: map[int][]RawGroup{5: {EncodeEntries([]Entry{{Key: []byte("k"), Value: []byte{0xff}}})}}})
-	_, err := ValueOf(b, "counts", Codec[int64](Int64Codec{}))
+	_, err := NewValue(b, "counts", Codec[int64](Int64Codec{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `restore keyed state "counts" key group 5`)
 
 	b = NewKeyedBackend(128, KeyGroupRange{0, 128})
 	b.restoreRaw(&RawTable{Name: "tags", Kind: KindMap, Groups: map[int][]RawGroup{
 		9: {EncodeEntries([]Entry{{Key: []byte("k"), Value: binary.AppendUvarint(nil, 1<<40)}})}}})
-	_, err = MapOf(b, "tags", Codec[[]byte](BytesCodec{}))
+	_, err = NewMap(b, "tags", Codec[string](StringCodec{}), Codec[[]byte](BytesCodec{}))
 	require.Error(t, err, "a map entry claiming 2^40 user keys in 6 bytes")
 	assert.Contains(t, err.Error(), `restore keyed state "tags" key group 9`)
 }

@@ -37,9 +37,9 @@ func FuzzDecode(f *testing.F) {
 		for _, tb := range s.Tables {
 			// Errors are fine (wrong kind, bad values); panics are not.
 			if tb.Kind == KindMap {
-				_, _ = MapOf(b, tb.Name, Codec[[]byte](BytesCodec{}))
+				_, _ = NewMap(b, tb.Name, Codec[string](StringCodec{}), Codec[[]byte](BytesCodec{}))
 			} else {
-				_, _ = ValueOf(b, tb.Name, Codec[int64](Int64Codec{}))
+				_, _ = NewValue(b, tb.Name, Codec[int64](Int64Codec{}))
 			}
 		}
 		again, _ := Encode(NewOperatorState(), b)

@@ -11,18 +11,18 @@ import (
 // states is the keyed state an operator in these tests declares: one of
 // each kind.
 type states struct {
-	counts *ValueState[int64]    // value
-	sums   *ReducingState[int64] // value, by reduction
-	tags   *MapState[[]byte]     // map
+	counts *Value[int64]        // value
+	sums   *Reducing[int64]     // value, by reduction
+	tags   *Map[string, []byte] // map
 }
 
 func declareStates(t testing.TB, b *KeyedBackend) states {
 	t.Helper()
-	counts, err := ValueOf(b, "counts", Codec[int64](Int64Codec{}))
+	counts, err := NewValue(b, "counts", Codec[int64](Int64Codec{}))
 	require.NoError(t, err)
-	sums, err := ReducingOf(b, "sums", Codec[int64](Int64Codec{}), func(acc, v int64) (int64, error) { return acc + v, nil })
+	sums, err := NewReducing(b, "sums", Codec[int64](Int64Codec{}), func(acc, v int64) (int64, error) { return acc + v, nil })
 	require.NoError(t, err)
-	tags, err := MapOf(b, "tags", Codec[[]byte](BytesCodec{}))
+	tags, err := NewMap(b, "tags", Codec[string](StringCodec{}), Codec[[]byte](BytesCodec{}))
 	require.NoError(t, err)
 	return states{counts: counts, sums: sums, tags: tags}
 }

@@ -9,7 +9,7 @@ import (
 // values per key, each partitioned by the key groups the subtask owns.
 // It is used only from the subtask's goroutine.
 //
-// Operators declare their states (ValueOf, MapOf) in Open; state restored
+// Operators declare their states (NewValue, NewMap, NewList) in Open; state restored
 // from a snapshot before the declaration is kept in encoded form and
 // decoded by the declaration's codec.
 type KeyedBackend struct {
@@ -66,6 +66,7 @@ type Kind uint8
 const (
 	KindValue Kind = iota + 1
 	KindMap
+	KindList
 )
 
 func (k Kind) String() string {
@@ -74,6 +75,8 @@ func (k Kind) String() string {
 		return "value"
 	case KindMap:
 		return "map"
+	case KindList:
+		return "list"
 	}
 	return fmt.Sprintf("Kind(%d)", k)
 }

@@ -25,8 +25,8 @@ func (r Redistribution) String() string {
 	return "unknown"
 }
 
-// List is one named list of operator state.
-type List struct {
+// ItemList is one named list of operator state.
+type ItemList struct {
 	Name  string
 	Mode  Redistribution
 	Items [][]byte
@@ -37,11 +37,11 @@ type List struct {
 // when the operator opens; SnapshotState replaces them with Set. Used only
 // from the subtask's goroutine.
 type OperatorState struct {
-	lists map[string]*List
+	lists map[string]*ItemList
 }
 
 // NewOperatorState returns an empty operator state.
-func NewOperatorState() *OperatorState { return &OperatorState{lists: map[string]*List{}} }
+func NewOperatorState() *OperatorState { return &OperatorState{lists: map[string]*ItemList{}} }
 
 // Get returns the items of list name (nil when absent).
 func (o *OperatorState) Get(name string) [][]byte {
@@ -53,12 +53,12 @@ func (o *OperatorState) Get(name string) [][]byte {
 
 // Set replaces list name.
 func (o *OperatorState) Set(name string, mode Redistribution, items [][]byte) {
-	o.lists[name] = &List{Name: name, Mode: mode, Items: items}
+	o.lists[name] = &ItemList{Name: name, Mode: mode, Items: items}
 }
 
 // Lists returns the lists in name order.
-func (o *OperatorState) Lists() []*List {
-	out := make([]*List, 0, len(o.lists))
+func (o *OperatorState) Lists() []*ItemList {
+	out := make([]*ItemList, 0, len(o.lists))
 	for _, l := range o.lists {
 		out = append(out, l)
 	}

@@ -211,17 +211,17 @@ func TestDeclareRestoredWithAnotherKind(t *testing.T) {
 
 	b := NewKeyedBackend(128, KeyGroupRange{0, 128})
 	b.Restore(snaps)
-	_, err := MapOf(b, "counts", Codec[int64](Int64Codec{}))
+	_, err := NewMap(b, "counts", Codec[string](StringCodec{}), Codec[int64](Int64Codec{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `keyed state "counts" was snapshotted as value state but is declared as map state`)
-	_, err = ValueOf(b, "tags", Codec[[]byte](BytesCodec{}))
+	_, err = NewValue(b, "tags", Codec[[]byte](BytesCodec{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `keyed state "tags" was snapshotted as map state but is declared as value state`)
-	_, err = ReducingOf(b, "tags", Codec[int64](Int64Codec{}), nil)
+	_, err = NewReducing(b, "tags", Codec[int64](Int64Codec{}), nil)
 	require.Error(t, err, "a reducing state is a value state")
 
 	// The same kind, even through another constructor, restores.
-	sums, err := ReducingOf(b, "counts", Codec[int64](Int64Codec{}), func(a, v int64) (int64, error) { return a + v, nil })
+	sums, err := NewReducing(b, "counts", Codec[int64](Int64Codec{}), func(a, v int64) (int64, error) { return a + v, nil })
 	require.NoError(t, err)
 	sums.SetKey([]byte("k"))
 	got, err := sums.Add(1)
@@ -231,9 +231,9 @@ func TestDeclareRestoredWithAnotherKind(t *testing.T) {
 
 func TestDeclareTwice(t *testing.T) {
 	b := NewKeyedBackend(8, KeyGroupRange{0, 8})
-	_, err := ValueOf(b, "x", Codec[int64](Int64Codec{}))
+	_, err := NewValue(b, "x", Codec[int64](Int64Codec{}))
 	require.NoError(t, err)
-	_, err = MapOf(b, "x", Codec[int64](Int64Codec{}))
+	_, err = NewMap(b, "x", Codec[string](StringCodec{}), Codec[int64](Int64Codec{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `keyed state "x" declared twice`)
 }
@@ -292,7 +292,7 @@ func TestValueAndMapState(t *testing.T) {
 	_, ok = s.tags.Get("y")
 	assert.False(t, ok)
 
-	reducing, err := ReducingOf(b, "failing", Codec[int64](Int64Codec{}), func(acc, v int64) (int64, error) {
+	reducing, err := NewReducing(b, "failing", Codec[int64](Int64Codec{}), func(acc, v int64) (int64, error) {
 		if v < 0 {
 			return 0, errReduce
 		}

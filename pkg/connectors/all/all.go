@@ -1,13 +1,27 @@
-// Package all registers every built-in operator and connector; the daemon
-// and the CLI import it for its side effects.
+// Package all lists every built-in operator and connector type: what a
+// flinkgo binary knows before a custom binary adds its own.
 package all
 
 import (
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen" // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard" // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/file"    // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/kafka"   // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/nats"    // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/print"   // register
-	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"  // register
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
+	"github.com/flinkgo/flinkgo/pkg/connectors/discard"
+	"github.com/flinkgo/flinkgo/pkg/connectors/file"
+	"github.com/flinkgo/flinkgo/pkg/connectors/kafka"
+	"github.com/flinkgo/flinkgo/pkg/connectors/nats"
+	"github.com/flinkgo/flinkgo/pkg/connectors/print"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/transform"
 )
+
+// Definitions returns the built-in operator types.
+func Definitions() []runtime.Definition {
+	var out []runtime.Definition
+	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(),
+		kafka.Definitions(), nats.Definitions(), print.Definitions(), transform.Definitions()} {
+		out = append(out, defs...)
+	}
+	return out
+}
+
+// Registry returns a registry of the built-in operator types.
+func Registry() *runtime.Registry { return runtime.MustRegistry(Definitions()...) }

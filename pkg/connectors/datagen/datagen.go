@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
@@ -37,9 +36,13 @@ const (
 	formatChecked               // {"split":S,"seq":N,"crc":"…"}
 )
 
-func init() {
-	runtime.Register(runtime.Definition{Type: "datagen", Kind: api.KindSource,
-		Doc: `sequence source: {"idx": N} (format json), N (raw) or {"split":S,"seq":N,"crc":"…"} (checked, for fault tests); count (omit: unbounded), rate, start`, Configure: configure})
+// Definitions returns the operator types of this package, for a
+// runtime.Registry.
+func Definitions() []runtime.Definition {
+	return []runtime.Definition{
+		{Type: "datagen", Kind: api.KindSource,
+			Doc: `sequence source: {"idx": N} (format json), N (raw) or {"split":S,"seq":N,"crc":"…"} (checked, for fault tests); count (omit: unbounded), rate, start`, Configure: configure},
+	}
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
@@ -118,19 +121,19 @@ type source struct {
 
 func (s *source) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	if items := ctx.State.Get(splitsList); items != nil {
+	if items := ctx.OperatorState().Get(splitsList); items != nil {
 		for _, it := range items {
 			sp, err := decodeSplit(it)
 			if err != nil {
 				return err
 			}
-			if int(sp.id)%ctx.Parallelism == ctx.Subtask {
+			if int(sp.id)%ctx.Parallelism() == ctx.Subtask() {
 				s.splits = append(s.splits, sp)
 			}
 		}
-	} else if !ctx.Restored || ctx.State.Empty() {
-		n := int64(ctx.Parallelism)
-		s.splits = []split{{id: int64(ctx.Subtask), of: n, next: s.start + int64(ctx.Subtask)}}
+	} else if !ctx.Restored() || ctx.OperatorState().Empty() {
+		n := int64(ctx.Parallelism())
+		s.splits = []split{{id: int64(ctx.Subtask()), of: n, next: s.start + int64(ctx.Subtask())}}
 	}
 	s.began = time.Now()
 	return nil
@@ -146,13 +149,13 @@ func (s *source) end() int64 {
 func (s *source) Poll(b *runtime.Batch) error {
 	room := cap(b.Records) - len(b.Records)
 	if s.rate > 0 {
-		perSubtask := s.rate / float64(s.ctx.Parallelism)
+		perSubtask := s.rate / float64(s.ctx.Parallelism())
 		due := int64(time.Since(s.began).Seconds()*perSubtask) + 1 - s.emitted
 		if due <= 0 {
 			wait := time.Duration(float64(time.Second) / perSubtask)
 			select {
 			case <-time.After(min(wait, 50*time.Millisecond)):
-			case <-s.ctx.Wakeup:
+			case <-s.ctx.Wakeup():
 			}
 			return nil
 		}
@@ -188,7 +191,7 @@ func (s *source) value(id, v int64) []byte {
 	case formatRaw:
 		return s.arena.Append(20, func(d []byte) []byte { return strconv.AppendInt(d, v, 10) })
 	case formatChecked:
-		return s.arena.Append(eocheck.MaxLen, func(d []byte) []byte { return eocheck.Append(d, int(id), v) })
+		return s.arena.Append(MaxCheckedLen, func(d []byte) []byte { return AppendChecked(d, int(id), v) })
 	}
 	return s.arena.Append(30, func(d []byte) []byte {
 		d = append(d, `{"idx": `...)
@@ -204,7 +207,7 @@ func (s *source) SnapshotState(int64) error {
 	}
 	// Finished splits are kept too (as exhausted), so a restore at another
 	// parallelism does not restart them.
-	s.ctx.State.Set(splitsList, state.Union, items)
+	s.ctx.OperatorState().Set(splitsList, state.Union, items)
 	return nil
 }
 

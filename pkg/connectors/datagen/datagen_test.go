@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flinkgo/flinkgo/internal/eocheck"
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
@@ -21,11 +21,12 @@ func subtasks(t *testing.T, f format, start, count int64, par int, old []*state.
 	t.Helper()
 	out := make([]*source, par)
 	for i := range out {
-		ctx := &runtime.Context{UID: "gen", Subtask: i, Parallelism: par, State: state.NewOperatorState()}
+		o := runtime.ContextOptions{UID: "gen", Subtask: i, Parallelism: par, State: state.NewOperatorState()}
 		if old != nil {
-			ctx.Restored = true
-			ctx.State = state.RestoreOperatorState(old, i, par)
+			o.Restored = true
+			o.State = state.RestoreOperatorState(old, i, par)
 		}
+		ctx := runtime.NewContext(o)
 		out[i] = &source{start: start, count: count, format: f}
 		require.NoError(t, out[i].Open(ctx))
 	}
@@ -58,7 +59,7 @@ func snapshot(t *testing.T, srcs []*source) []*state.Snapshot {
 	out := make([]*state.Snapshot, len(srcs))
 	for i, s := range srcs {
 		require.NoError(t, s.SnapshotState(1))
-		data, _ := state.Encode(s.ctx.State, nil)
+		data, _ := state.Encode(s.ctx.OperatorState(), nil)
 		snap, err := state.Decode(data)
 		require.NoError(t, err)
 		out[i] = snap
@@ -73,7 +74,7 @@ func TestFormats(t *testing.T) {
 	}{
 		{formatJSON, []string{`{"idx": 5}`, `{"idx": 7}`}},
 		{formatRaw, []string{"5", "7"}},
-		{formatChecked, []string{string(eocheck.Append(nil, 0, 5)), string(eocheck.Append(nil, 0, 7))}},
+		{formatChecked, []string{string(AppendChecked(nil, 0, 5)), string(AppendChecked(nil, 0, 7))}},
 	} {
 		s := subtasks(t, c.f, 5, 4, 2, nil)
 		require.Equal(t, c.want, drain(t, s[0], 100))
@@ -81,16 +82,30 @@ func TestFormats(t *testing.T) {
 	require.Equal(t, `{"split":1,"seq":6,"crc":"`, drain(t, subtasks(t, formatChecked, 5, 4, 2, nil)[1], 1)[0][:26])
 }
 
-// check feeds values (in the order one reader saw them) to the checker.
-func check(e eocheck.Expectation, values ...[]string) *eocheck.Report {
-	c := e.NewChecker()
-	for i, vs := range values {
-		c.File(fmt.Sprint("part ", i))
+// requireEachOnce checks values hold every checked record of the sequence
+// start..start+count-1 once, each in its split of splits, and in order
+// within each reader's values (as the checker of the fault tests would).
+func requireEachOnce(t *testing.T, splits int, start, count int64, readers ...[]string) {
+	t.Helper()
+	seen := map[int64]bool{}
+	for _, vs := range readers {
+		last := map[int]int64{}
 		for _, v := range vs {
-			c.Line([]byte(v))
+			split, seq, err := ParseChecked([]byte(v))
+			require.NoError(t, err, v)
+			require.False(t, seen[seq], "duplicate %s", v)
+			seen[seq] = true
+			require.Equal(t, int((seq-start)%int64(splits)), split, "split of %s", v)
+			if prev, ok := last[split]; ok {
+				require.Greater(t, seq, prev, "order within split %d", split)
+			}
+			last[split] = seq
 		}
 	}
-	return c.Report()
+	for seq := start; seq < start+count; seq++ {
+		require.True(t, seen[seq], "lost seq %d", seq)
+	}
+	require.Len(t, seen, int(count))
 }
 
 // A restore continues every split where its snapshot left it, at any
@@ -108,9 +123,7 @@ func TestCheckedRestoreContinuesSplits(t *testing.T) {
 		for _, s := range restored {
 			after = append(after, drain(t, s, 1000))
 		}
-		r := check(eocheck.Datagen(3, 1, 100), append(before, after...)...)
-		require.True(t, r.OK(), "parallelism 3 -> %d: %s", par, r)
-		require.Equal(t, int64(100), r.Records)
+		requireEachOnce(t, 3, 1, 100, append(before, after...)...)
 	}
 }
 
@@ -130,12 +143,12 @@ func TestRestoreAfterEndOfInput(t *testing.T) {
 }
 
 func TestRejectsUnknownFormat(t *testing.T) {
-	_, err := runtime.Compile("t.yaml", []byte(`
+	_, err := engine.Compile(testRegistry, "t.yaml", []byte(`
 name: bad
 operators:
   - {uid: gen, type: datagen, count: 1, format: csv}
   - {uid: out, type: test-collect, from: [gen], name: x}
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.ErrorContains(t, err, "must be json, raw or checked")
 }
 
@@ -155,7 +168,7 @@ operators:
 `, par, rate, name)
 	}
 	sp := t.TempDir()
-	j := runtimetest.Start(t, spec(2, 10000), runtimetest.Options{CheckpointsDir: t.TempDir(), SavepointsDir: sp})
+	j := runtimetest.Start(t, spec(2, 10000), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: sp})
 	require.Eventually(t, func() bool { return len(runtimetest.Values(name)) > 300 }, 20*time.Second, 5*time.Millisecond)
 	path, _, err := j.Stop("", false)
 	require.NoError(t, err)
@@ -163,10 +176,8 @@ operators:
 	before := runtimetest.Values(name)
 	require.Less(t, len(before), 3000, "stopped before the end")
 
-	j = runtimetest.Start(t, spec(3, 0), runtimetest.Options{CheckpointsDir: t.TempDir(), Restore: path})
+	j = runtimetest.Start(t, spec(3, 0), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
 	all := runtimetest.Values(name)
-	r := check(eocheck.Datagen(2, 1, 3000), all[:len(before)], all[len(before):])
-	require.True(t, r.OK(), r.String())
-	t.Logf("%d records before the stop, %d after the restore at parallelism 3: %s", len(before), len(all)-len(before), r)
+	requireEachOnce(t, 2, 1, 3000, all[:len(before)], all[len(before):])
 }

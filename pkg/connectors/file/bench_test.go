@@ -11,9 +11,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -34,7 +34,7 @@ operators:
   - {uid: out, from: [gen], %s}
 `, n, sinkSpec)
 	start := time.Now()
-	j := runtimetest.Start(t, spec, runtimetest.Options{CheckpointsDir: t.TempDir()})
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 5*time.Minute), j.Info().Error)
 	return float64(n) / time.Since(start).Seconds()
 }

@@ -13,9 +13,9 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -117,7 +117,7 @@ func atAnyOp(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher { return vfs.C
 
 // awaitEnd waits for a job that should end by itself, cancelling it
 // after a while (t.Fatal cannot be used off the test goroutine).
-func awaitEnd(j *runtime.Job, d time.Duration) api.JobState {
+func awaitEnd(j *engine.Job, d time.Duration) api.JobState {
 	select {
 	case <-j.Done():
 	case <-time.After(d):
@@ -140,19 +140,19 @@ type crashOutcome struct {
 
 // runCrashJob runs the crash job on fsys, from the snapshot restore (""
 // fresh) at datagen rate rate, until it ends.
-func runCrashJob(fsys vfs.FS, restore string, rate int) (*runtime.Job, error) {
-	g, err := runtime.Compile("crash.yaml", []byte(crashSpec(rate)), runtime.Defaults{})
+func runCrashJob(fsys vfs.FS, restore string, rate int) (*engine.Job, error) {
+	g, err := engine.Compile(testRegistry, "crash.yaml", []byte(crashSpec(rate)), engine.Defaults{})
 	if err != nil {
 		return nil, err
 	}
-	var r *runtime.Restore
+	var r *engine.Restore
 	if restore != "" {
-		if r, err = runtime.LoadRestore(fsys, restore); err != nil {
+		if r, err = engine.LoadRestore(fsys, restore); err != nil {
 			return nil, err
 		}
 	}
-	j := runtime.StartJob(runtime.JobOptions{ID: fmt.Sprintf("crash%d", time.Now().UnixNano()), Graph: g,
-		Env: &runtime.Env{FS: fsys}, CheckpointsDir: crashChk, Restore: r})
+	j := engine.StartJob(engine.JobOptions{ID: fmt.Sprintf("crash%d", time.Now().UnixNano()), Graph: g,
+		Env: &engine.Env{FS: fsys}, CheckpointsDir: crashChk, Restore: r})
 	awaitEnd(j, 30*time.Second)
 	return j, nil
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -66,7 +66,7 @@ func TestExactlyOnceUnderFailures(t *testing.T) {
 				failName = fmt.Sprintf("file-eo-%s-%d", c.name, time.Now().UnixNano())
 				c.fail = "name: " + failName + ", " + c.fail
 			}
-			j := runtimetest.Start(t, eoSpec(dir, c.fail, c.sink), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: hook})
+			j := runtimetest.Start(t, eoSpec(dir, c.fail, c.sink), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: hook})
 			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
 			for _, r := range c.rules {
 				require.Equal(t, r.times, hook.fired()[r.point], "fault %s fired", r.point)
@@ -90,7 +90,7 @@ func TestExactlyOnceDiskFull(t *testing.T) {
 		return op.Kind == vfs.OpWrite && strings.Contains(op.Path, ".inprogress.")
 	}, vfs.ErrNoSpace)
 	j := runtimetest.Start(t, eoSpec(dir, "", "rolling: {maxPartSize: 4KiB}"),
-		runtimetest.Options{FS: vfs.WithFaults(vfs.Default, inj), CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, FS: vfs.WithFaults(vfs.Default, inj), CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
 	require.True(t, inj.Fired())
 	require.GreaterOrEqual(t, j.Info().Restarts, 1)
@@ -113,7 +113,7 @@ operators:
   - {uid: out, type: file, from: [gen], path: %q, bucket: "yyyy-MM-dd--HH-mm", rolling: {maxPartSize: 1KiB}}
 `, 20000, rate, dir)
 	}
-	j := runtimetest.Start(t, spec(8000), runtimetest.Options{CheckpointsDir: chk, SavepointsDir: sp})
+	j := runtimetest.Start(t, spec(8000), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
 	waitCheckpoint(t, j, 2)
 	path, spID, err := j.Savepoint("")
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ operators:
 	require.NoError(t, j.Cancel())
 	require.Equal(t, api.StateCanceled, runtimetest.Wait(t, j, 10*time.Second))
 
-	j2 := runtimetest.Start(t, spec(0), runtimetest.Options{CheckpointsDir: chk, Restore: path})
+	j2 := runtimetest.Start(t, spec(0), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: path})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j2, 30*time.Second), j2.Info().Error)
 	r := requireExactlyOnce(t, dir, nil, 20000)
 	t.Logf("savepoint %d; before cancel %d finished files, %d of them committed after the savepoint; after run -s: %d files, %d records exactly once",
@@ -150,14 +150,14 @@ operators:
 	}
 	restore := ""
 	for i, par := range []int{4, 2, 3} {
-		j := runtimetest.Start(t, spec(par, 10000), runtimetest.Options{CheckpointsDir: chk, SavepointsDir: sp, Restore: restore})
+		j := runtimetest.Start(t, spec(par, 10000), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp, Restore: restore})
 		waitCheckpoint(t, j, 1)
 		path, _, err := j.Stop("", false)
 		require.NoError(t, err, "stop %d", i)
 		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second))
 		restore = path
 	}
-	j := runtimetest.Start(t, spec(4, 0), runtimetest.Options{CheckpointsDir: chk, Restore: restore})
+	j := runtimetest.Start(t, spec(4, 0), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: restore})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
 	requireExactlyOnce(t, dir, nil, 30000)
 }
@@ -170,7 +170,7 @@ parallelism: 3
 operators:
   - {uid: gen, type: datagen, count: 5000}
   - {uid: out, type: file, from: [gen], path: %q, bucket: none, format: json}
-`, dir), runtimetest.Options{})
+`, dir), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
 	files, err := filepath.Glob(filepath.Join(dir, "*"))
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ operators:
 	require.Equal(t, 5000, lines)
 }
 
-func waitCheckpoint(t *testing.T, j *runtime.Job, atLeast int64) {
+func waitCheckpoint(t *testing.T, j *engine.Job, atLeast int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -206,7 +206,7 @@ func waitCheckpoint(t *testing.T, j *runtime.Job, atLeast int64) {
 // part counter the snapshot at spPath recorded for their subtask index.
 func committedAfter(t *testing.T, dir, spPath string) int {
 	t.Helper()
-	r, err := runtime.LoadRestore(vfs.Default, spPath)
+	r, err := engine.LoadRestore(vfs.Default, spPath)
 	require.NoError(t, err)
 	next := map[int]int64{}
 	for _, h := range r.Meta.Operator("out").Subtasks {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 // A bounded job that fails right after its final checkpoint committed must
@@ -23,7 +23,7 @@ restartStrategy: {type: fixed-delay, attempts: 3, delay: 10ms}
 operators:
   - {uid: gen, type: datagen, count: 1000}
   - {uid: out, type: file, from: [gen], path: %s, bucket: none}
-`, dir), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: hook})
+`, dir), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: hook})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
 	require.Equal(t, 1, hook.fired()["file.commit-done"])
 	require.Equal(t, 1, j.Info().Restarts)

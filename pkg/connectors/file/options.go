@@ -35,11 +35,15 @@ type Rolling struct {
 const needsCheckpointing = "the file sink makes part files visible only when a checkpoint completes: " +
 	"without checkpointing an unbounded job would leave every file hidden in progress or pending forever"
 
-func init() {
-	runtime.Register(runtime.Definition{Type: "file", Kind: api.KindSink,
-		Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
-			"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json), maxOpenFiles",
-		Configure: configure})
+// Definitions returns the operator types of this package, for a
+// runtime.Registry.
+func Definitions() []runtime.Definition {
+	return []runtime.Definition{
+		{Type: "file", Kind: api.KindSink,
+			Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
+				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json), maxOpenFiles",
+			Configure: configure},
+	}
 }
 
 // settings are validated options, shared read-only by the subtasks.

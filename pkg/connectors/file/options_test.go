@@ -4,15 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/stretchr/testify/require"
-
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen" // register
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard" // register
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 func TestOptionsErrorsAtTheirLines(t *testing.T) {
-	_, err := runtime.Compile("job.yaml", []byte(`name: bad
+	_, err := engine.Compile(testRegistry, "job.yaml", []byte(`name: bad
 checkpointing: {interval: 1s}
 operators:
   - {uid: gen, type: datagen}
@@ -32,7 +29,7 @@ operators:
     partSuffix: a/b
     format: csv
     maxOpenFiles: 0
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.Error(t, err)
 	msg := err.Error()
 	t.Log(msg)
@@ -55,40 +52,40 @@ operators:
 }
 
 func TestOptionsRequirePathAndCheckpointing(t *testing.T) {
-	_, err := runtime.Compile("job.yaml", []byte(`name: nopath
+	_, err := engine.Compile(testRegistry, "job.yaml", []byte(`name: nopath
 operators:
   - {uid: gen, type: datagen}
   - {uid: out, type: file, from: [gen]}
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.ErrorContains(t, err, `missing required field "path"`)
 
-	_, err = runtime.Compile("job.yaml", []byte(`name: unbounded
+	_, err = engine.Compile(testRegistry, "job.yaml", []byte(`name: unbounded
 operators:
   - {uid: gen, type: datagen}
   - {uid: out, type: file, from: [gen], path: /tmp/x}
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.ErrorContains(t, err, "job.yaml:4:")
 	require.ErrorContains(t, err, "without checkpointing an unbounded job would leave every file hidden")
 	require.ErrorContains(t, err, "enable checkpointing")
 
 	// A bounded job commits at its end: no checkpointing needed.
-	_, err = runtime.Compile("job.yaml", []byte(`name: bounded
+	_, err = engine.Compile(testRegistry, "job.yaml", []byte(`name: bounded
 operators:
   - {uid: gen, type: datagen, count: 10}
   - {uid: out, type: file, from: [gen], path: /tmp/x}
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.NoError(t, err)
 }
 
 func TestOptionsRefuseTwoSinksWithTheSameFiles(t *testing.T) {
-	_, err := runtime.Compile("job.yaml", []byte(`name: twice
+	_, err := engine.Compile(testRegistry, "job.yaml", []byte(`name: twice
 checkpointing: {interval: 1s}
 operators:
   - {uid: gen, type: datagen}
   - {uid: a, type: file, from: [gen], path: /tmp/x}
   - {uid: b, type: file, from: [gen], path: /tmp/x/}
   - {uid: c, type: file, from: [gen], path: /tmp/x, partPrefix: other}
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.ErrorContains(t, err, `job.yaml:5:`)
 	require.ErrorContains(t, err, `operator "b" writes part files to the same path`)
 	require.ErrorContains(t, err, `job.yaml:6:`)
@@ -96,13 +93,13 @@ operators:
 }
 
 func TestOptionsDefaults(t *testing.T) {
-	g, err := runtime.Compile("job.yaml", []byte(`name: ok
+	g, err := engine.Compile(testRegistry, "job.yaml", []byte(`name: ok
 checkpointing: {interval: 1s}
 operators:
   - {uid: gen, type: datagen}
   - {uid: out, type: file, from: [gen], path: /tmp/x, timezone: UTC,
      rolling: {maxPartSize: 1MiB, rolloverInterval: 5m, onCheckpoint: true}}
-`), runtime.Defaults{})
+`), engine.Defaults{})
 	require.NoError(t, err)
 	s := g.Vertices[1].Plan.NewOperator().(*sink).set
 	require.Equal(t, DefaultBucket, s.bucket)

@@ -24,7 +24,7 @@ var (
 	_ runtime.StateDescriber     = (*sink)(nil)
 )
 
-// Open restores the writer from ctx.State (re-commit, resume, clean up)
+// Open restores the writer from ctx.OperatorState() (re-commit, resume, clean up)
 // or starts it fresh.
 func (s *sink) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
@@ -34,12 +34,12 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	}
 	s.bucketer = b
 	fire := func(point string, attrs ...any) error {
-		return ctx.Env.Fire(point, append([]any{ctx.UID, ctx.Subtask}, attrs...)...)
+		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
-	cfg := Config{Dir: s.set.dir, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, Naming: s.set.naming,
+	cfg := Config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
 		Policy: s.set.policy, Format: s.set.format, MaxOpen: s.set.maxOpen}
-	s.w = NewWriter(ctx.Env.FS, cfg, ctx.Log, fire)
-	restored, ok, err := GetState(ctx.State)
+	s.w = NewWriter(ctx.FS(), cfg, *ctx.Log(), fire)
+	restored, ok, err := GetState(ctx.OperatorState())
 	if err != nil {
 		return err
 	}
@@ -53,8 +53,8 @@ func (s *sink) Open(ctx *runtime.Context) error {
 }
 
 // Process writes a batch into the buckets' in-progress files.
-func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
-	if err := s.ctx.Env.Fire("file.write", s.ctx.UID, s.ctx.Subtask); err != nil {
+func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
+	if err := s.ctx.Fault("file.write", s.ctx.UID(), s.ctx.Subtask()); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -87,7 +87,7 @@ func (s *sink) SnapshotState(id int64) error {
 	if err != nil {
 		return err
 	}
-	PutState(s.ctx.State, snap)
+	PutState(s.ctx.OperatorState(), snap)
 	s.publish()
 	return nil
 }
@@ -102,12 +102,12 @@ func (s *sink) NotifyCheckpointComplete(id int64) error {
 // NotifyCheckpointAborted keeps the pending files: the next completed
 // checkpoint commits them (its id is larger).
 func (s *sink) NotifyCheckpointAborted(id int64) {
-	s.ctx.Log.Debug().Int64("checkpoint_id", id).Int64("pending_files", s.w.Stats().Pending).
+	s.ctx.Log().Debug().Int64("checkpoint_id", id).Int64("pending_files", s.w.Stats().Pending).
 		Msg("checkpoint aborted; pending part files wait for the next one")
 }
 
 // Finish rolls every open file; the final checkpoint commits them.
-func (s *sink) Finish(*runtime.Output) error { return s.w.FinishAll() }
+func (s *sink) Finish(runtime.Output) error { return s.w.FinishAll() }
 
 func (s *sink) Close() error {
 	if s.w == nil {
@@ -123,11 +123,11 @@ func (s *sink) DescribeState() map[string]any {
 }
 
 func (s *sink) publish() {
-	if s.ctx.Metrics == nil || s.w == nil {
+	if s.ctx.Metrics() == nil || s.w == nil {
 		return
 	}
 	st := s.w.Stats()
-	s.ctx.Metrics.Get("openFiles").Store(st.Open)
-	s.ctx.Metrics.Get("pendingFiles").Store(st.Pending)
-	s.ctx.Metrics.Get("committedFiles").Store(st.Committed)
+	s.ctx.Metrics().Gauge("openFiles").Store(st.Open)
+	s.ctx.Metrics().Gauge("pendingFiles").Store(st.Pending)
+	s.ctx.Metrics().Gauge("committedFiles").Store(st.Committed)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -17,19 +18,19 @@ import (
 // on fsys, without a job: the operator contract driven by hand.
 func openSink(t *testing.T, fsys vfs.FS, opts string, st *state.OperatorState) (*sink, *runtime.Context) {
 	t.Helper()
-	g, err := runtime.Compile("job.yaml", []byte(fmt.Sprintf(`name: s
+	g, err := engine.Compile(testRegistry, "job.yaml", []byte(fmt.Sprintf(`name: s
 checkpointing: {interval: 1s}
 operators:
   - {uid: gen, type: datagen}
   - {uid: out, type: file, from: [gen], %s}
-`, opts)), runtime.Defaults{})
+`, opts)), engine.Defaults{})
 	require.NoError(t, err)
 	s := g.Vertices[1].Plan.NewOperator().(*sink)
 	if st == nil {
 		st = state.NewOperatorState()
 	}
-	ctx := &runtime.Context{UID: "out", Parallelism: 1, State: st, Log: zerolog.Nop(),
-		Env: &runtime.Env{FS: fsys}, Metrics: &runtime.Gauges{}}
+	ctx := runtime.NewContext(runtime.ContextOptions{UID: "out", Parallelism: 1, State: st, Log: zerolog.Nop(),
+		FS: fsys, Metrics: &runtime.Metrics{}})
 	require.NoError(t, s.Open(ctx))
 	return s, ctx
 }
@@ -47,7 +48,7 @@ func TestSinkEventTimeBuckets(t *testing.T) {
 	require.NoError(t, s.SnapshotState(1))
 	require.Equal(t, map[string]any{"pendingFiles": int64(3), "inProgressFiles": int64(0), "nextPart": int64(3)}, s.DescribeState())
 	require.NoError(t, s.NotifyCheckpointComplete(1))
-	figures, _ := ctx.Metrics.Snapshot()
+	figures, _ := ctx.Metrics().Snapshot()
 	require.Equal(t, int64(3), figures["committedFiles"])
 	for path, want := range map[string]string{
 		"/out/2024-02-29--10/part-0-0": "a\nc\n",
@@ -71,7 +72,7 @@ func TestSinkRestoresThroughStateFile(t *testing.T) {
 	require.NoError(t, s.SnapshotState(7))
 	require.NoError(t, s.Close())
 
-	data, _ := state.Encode(ctx.State, nil)
+	data, _ := state.Encode(ctx.OperatorState(), nil)
 	snap, err := state.Decode(data)
 	require.NoError(t, err)
 	s2, _ := openSink(t, mem, opts, state.RestoreOperatorState([]*state.Snapshot{snap}, 0, 1))

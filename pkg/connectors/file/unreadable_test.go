@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/eocheck"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -43,7 +43,7 @@ restartStrategy: {type: fixed-delay, attempts: 100, delay: 20ms}
 operators:
   - {uid: gen, type: datagen, count: 20000, rate: 20000}
   - {uid: out, type: file, from: [gen], path: /out, bucket: none, rolling: {onCheckpoint: true}}
-`, name), runtimetest.Options{FS: fsys, CheckpointsDir: "/chk", Faults: hook})
+`, name), runtimetest.Options{Types: testTypes, FS: fsys, CheckpointsDir: "/chk", Faults: hook})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
 	require.Equal(t, 1, hook.fired()["file.commit-done"])
 	require.GreaterOrEqual(t, j.Info().Restarts, 2, "the unreadable checkpoints cost failed restarts")

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 func TestBoundedLatestFinishesWithRecordsPresentAtStart(t *testing.T) {
@@ -20,7 +20,7 @@ parallelism: 2
 operators:
   - {uid: in, type: kafka, brokers: [%s], topic: in, format: json, bounded: latest}
   - {uid: out, type: test-collect, from: [in], name: %s}
-`, b.Addr(), name), runtimetest.Options{})
+`, b.Addr(), name), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	requireExactly(t, idxs(t, runtimetest.Values(name)), 1, 3000)
 }

@@ -28,7 +28,7 @@ func (s *source) discover(known []topicPartition) {
 		ps, err := s.newPartitions(have)
 		if err != nil {
 			if !failing && s.run.Err() == nil {
-				s.ctx.Log.Warn().Err(err).Msg("kafka partition discovery failed; retrying at the next interval")
+				s.ctx.Log().Warn().Err(err).Msg("kafka partition discovery failed; retrying at the next interval")
 			}
 			failing = true
 			continue
@@ -59,7 +59,7 @@ func (s *source) newPartitions(have map[topicPartition]bool) ([]position, error)
 	}
 	var fresh []topicPartition
 	for _, tp := range tps {
-		if !have[tp] && owner(tp, s.ctx.Parallelism) == s.ctx.Subtask {
+		if !have[tp] && owner(tp, s.ctx.Parallelism()) == s.ctx.Subtask() {
 			fresh = append(fresh, tp)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/fault"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 // freeAddr returns a loopback address nothing listens on (yet).
@@ -67,7 +67,7 @@ func TestBrokerUnreachableAtStart(t *testing.T) {
 	addr := freeAddr(t)
 	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitUntil(t, waitFor, "two restarts", func() bool { return j.Info().Restarts >= 2 })
 	assert.Contains(t, j.Info().Error, "kafka source: read metadata of topics [in] from brokers ["+addr+"]")
 
@@ -90,7 +90,7 @@ func TestBrokerRestartMidRun(t *testing.T) {
 	produceIdx(t, addr, "in", 1, 1000)
 	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	waitCounts(t, name, 1000)
 
 	require.NoError(t, b.Close())
@@ -119,7 +119,7 @@ func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
 	produceIdx(t, addr, "in", 1, 1000)
 	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	j := runtimetest.Start(t, countingJob(addr, name, ", retryTimeout: 200ms"), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	j := runtimetest.Start(t, countingJob(addr, name, ", retryTimeout: 200ms"), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	waitCounts(t, name, 1000)
 
 	require.NoError(t, b.Close())
@@ -139,7 +139,7 @@ func TestFaultPoints(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
 	f := fault.Failing(map[string]int{"kafka.poll": 1, "kafka.snapshot": 1})
-	j := runtimetest.Start(t, countingJob(b.Addr(), name, ", bounded: latest"), runtimetest.Options{
+	j := runtimetest.Start(t, countingJob(b.Addr(), name, ", bounded: latest"), runtimetest.Options{Types: testTypes,
 		CheckpointsDir: t.TempDir(), Faults: f})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	assert.Equal(t, 1, f.Fired("kafka.poll"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,11 +21,11 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/kafka"
+	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
-	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -208,7 +209,7 @@ func summary(v []int64) string {
 }
 
 // operator returns the info of operator uid.
-func operator(t testing.TB, j *runtime.Job, uid string) api.OperatorInfo {
+func operator(t testing.TB, j *engine.Job, uid string) api.OperatorInfo {
 	t.Helper()
 	for _, op := range j.Info().Operators {
 		if op.UID == uid {
@@ -219,23 +220,23 @@ func operator(t testing.TB, j *runtime.Job, uid string) api.OperatorInfo {
 	return api.OperatorInfo{}
 }
 
-func compileSpec(spec string) (*runtime.Graph, error) {
-	return runtime.Compile("test.yaml", []byte(spec), runtime.Defaults{})
+func compileSpec(spec string) (*engine.Graph, error) {
+	return engine.Compile(testRegistry, "test.yaml", []byte(spec), engine.Defaults{})
 }
 
 // startLogged is runtimetest.Start with the job's log written to w (JSON
 // lines), for tests that check what the connector logs.
-func startLogged(t testing.TB, spec string, o runtimetest.Options, w io.Writer) *runtime.Job {
+func startLogged(t testing.TB, spec string, o runtimetest.Options, w io.Writer) *engine.Job {
 	t.Helper()
 	g, err := compileSpec(spec)
 	require.NoError(t, err)
-	var restore *runtime.Restore
+	var restore *engine.Restore
 	if o.Restore != "" {
-		restore, err = runtime.LoadRestore(vfs.Default, o.Restore)
+		restore, err = engine.LoadRestore(vfs.Default, o.Restore)
 		require.NoError(t, err)
 	}
-	return runtime.StartJob(runtime.JobOptions{ID: fmt.Sprintf("test%d", time.Now().UnixNano()), Graph: g,
-		Env: &runtime.Env{FS: vfs.Default, Faults: o.Faults}, Log: zerolog.New(w), CheckpointsDir: o.CheckpointsDir,
+	return engine.StartJob(engine.JobOptions{ID: fmt.Sprintf("test%d", time.Now().UnixNano()), Graph: g,
+		Env: &engine.Env{FS: vfs.Default, Faults: o.Faults}, Log: zerolog.New(w), CheckpointsDir: o.CheckpointsDir,
 		SavepointsDir: o.SavepointsDir, Restore: restore})
 }
 
@@ -256,3 +257,9 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// testTypes are the operator types the tests' specs use.
+var testTypes = all.Definitions()
+
+// testRegistry holds testTypes and the test operators of runtimetest.
+var testRegistry = runtime.MustRegistry(slices.Concat(runtimetest.Definitions(), testTypes)...)

@@ -24,8 +24,8 @@ func openSource(t *testing.T, cfg sourceConfig, st *state.OperatorState) (*sourc
 	}
 	wake := make(chan struct{}, 1)
 	s := newSource(cfg)
-	ctx := &runtime.Context{UID: "in", Type: "kafka", Parallelism: 1, Log: zerolog.Nop(), State: st,
-		Wakeup: wake, Metrics: &runtime.Gauges{}}
+	ctx := runtime.NewContext(runtime.ContextOptions{UID: "in", Type: "kafka", Parallelism: 1, Log: zerolog.Nop(), State: st,
+		Wakeup: wake, Metrics: &runtime.Metrics{}})
 	require.NoError(t, s.Open(ctx))
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, wake
@@ -96,9 +96,9 @@ func TestPollSplitsChunksExactly(t *testing.T) {
 	}
 	assert.Len(t, emitted, n)
 	assert.Equal(t, map[string]any{"offsets": map[string]int64{"in/0": n / 2, "in/1": n / 2}}, s.DescribeState())
-	items := s.ctx.State.Get(partitionsList)
+	items := s.ctx.OperatorState().Get(partitionsList)
 	require.Len(t, items, 2)
-	assert.Equal(t, state.Union, s.ctx.State.Lists()[0].Mode)
+	assert.Equal(t, state.Union, s.ctx.OperatorState().Lists()[0].Mode)
 }
 
 // TestRestoreKeepsOwnedPartitions: a subtask keeps the restored positions
@@ -113,7 +113,7 @@ func TestRestoreKeepsOwnedPartitions(t *testing.T) {
 	items = append(items, position{tp: topicPartition{"gone", 0}, next: 5, stop: noStop}.encode())
 	st.Set(partitionsList, state.Union, items)
 	s := newSource(testConfig(addr))
-	ctx := &runtime.Context{UID: "in", Subtask: 1, Parallelism: 3, Log: zerolog.Nop(), State: st, Metrics: &runtime.Gauges{}}
+	ctx := runtime.NewContext(runtime.ContextOptions{UID: "in", Subtask: 1, Parallelism: 3, Log: zerolog.Nop(), State: st, Metrics: &runtime.Metrics{}})
 	require.NoError(t, s.Open(ctx))
 	defer s.Close()
 	var got []position

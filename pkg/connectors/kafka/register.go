@@ -5,11 +5,15 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
-func init() {
-	runtime.Register(runtime.Definition{Type: "kafka", Kind: api.KindSource,
-		Doc:       "Kafka source, offsets in checkpoints (replayable): brokers, topic|topics, groupId, startingOffsets, format, bounded, …",
-		Configure: configureSource})
-	runtime.Register(runtime.Definition{Type: "kafka", Kind: api.KindSink,
-		Doc:       "Kafka sink, at-least-once (flush on checkpoint; no transactions): brokers, topic, key, deliveryTimeout",
-		Configure: configureSink})
+// Definitions returns the operator types of this package, for a
+// runtime.Registry.
+func Definitions() []runtime.Definition {
+	return []runtime.Definition{
+		{Type: "kafka", Kind: api.KindSource,
+			Doc:       "Kafka source, offsets in checkpoints (replayable): brokers, topic|topics, groupId, startingOffsets, format, bounded, …",
+			Configure: configureSource},
+		{Type: "kafka", Kind: api.KindSink,
+			Doc:       "Kafka sink, at-least-once (flush on checkpoint; no transactions): brokers, topic, key, deliveryTimeout",
+			Configure: configureSink},
+	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -73,7 +73,7 @@ func snapshotOffsets(t testing.TB, path, uid string) map[string]int64 {
 // operator uid in a snapshot, merged over its subtasks.
 func snapshotDetails(t testing.TB, path, uid, key string) map[string]int64 {
 	t.Helper()
-	r, err := runtime.LoadRestore(vfs.Default, path)
+	r, err := engine.LoadRestore(vfs.Default, path)
 	require.NoError(t, err)
 	op := r.Meta.Operator(uid)
 	require.NotNil(t, op, "no operator %s in %s", uid, path)
@@ -110,7 +110,7 @@ func TestStopRestoreAcrossParallelism(t *testing.T) {
 	var restore string
 	for i, par := range []int{2, 3, 1} {
 		name := runtimetest.UniqueName(t)
-		j := runtimetest.Start(t, sourceJob(name, b.Addr(), par, ""), runtimetest.Options{
+		j := runtimetest.Start(t, sourceJob(name, b.Addr(), par, ""), runtimetest.Options{Types: testTypes,
 			CheckpointsDir: t.TempDir(), Restore: restore})
 		runtimetest.WaitCollected(t, waitFor, name, 2000)
 		if i < 2 {
@@ -139,7 +139,7 @@ func TestSavepointCancelRestoreStartsAtSavepointOffsets(t *testing.T) {
 	b := startBroker(t, "in:4")
 	prod := startProducer(t, b.Addr(), "in", 20_000)
 	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
-	j := runtimetest.Start(t, sourceJob(first, b.Addr(), 2, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	j := runtimetest.Start(t, sourceJob(first, b.Addr(), 2, ""), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCollected(t, waitFor, first, 2000)
 	path, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestSavepointCancelRestoreStartsAtSavepointOffsets(t *testing.T) {
 	saved := snapshotOffsets(t, path, "in")
 	require.Len(t, saved, 4)
 
-	j = runtimetest.Start(t, sourceJob(second, b.Addr(), 2, ""), runtimetest.Options{
+	j = runtimetest.Start(t, sourceJob(second, b.Addr(), 2, ""), runtimetest.Options{Types: testTypes,
 		CheckpointsDir: t.TempDir(), Restore: path})
 	runtimetest.WaitCollected(t, waitFor, second, 1000)
 	sent := prod.stop(t)
@@ -204,7 +204,7 @@ operators:
   - {uid: cnt, type: count, from: [key]}
   - {uid: counts, type: test-collect, from: [cnt], name: %[2]s-counts, parallelism: 1}
   - {uid: raw, type: test-collect, from: [fail], name: %[2]s}
-`, b.Addr(), name), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, b.Addr(), name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
 	runtimetest.WaitUntil(t, waitFor, "exact counts", func() bool { return total(runtimetest.MaxCounts(t, runtimetest.Values(name+"-counts"))) == n })
 	runtimetest.Cancel(t, waitFor, j)

@@ -101,7 +101,7 @@ type sink struct {
 
 func (s *sink) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	s.faults = ctx.Env != nil && ctx.Env.Faults != nil
+	s.faults = ctx.FaultsArmed()
 	s.acks = newInflight()
 	s.tr = &kafka.Transport{ClientID: clientID, DialTimeout: requestTimeout}
 	if err := s.checkTopic(); err != nil {
@@ -144,7 +144,7 @@ func (s *sink) checkTopic() error {
 	return fmt.Errorf("topic %q does not exist on brokers %v", s.cfg.topic, s.cfg.brokers)
 }
 
-func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
+func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 	if err := s.acks.wait(maxInFlight, s.cfg.deliveryTimeout); err != nil {
 		return s.writeError(err)
 	}
@@ -155,7 +155,7 @@ func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
 		m := kafka.Message{Value: s.arena.Copy(r.Value)}
 		key, err := s.keyOf(r)
 		if err != nil {
-			return fmt.Errorf("kafka sink %q subtask %d, record %d: key: %w", s.ctx.UID, s.ctx.Subtask, s.seq, err)
+			return fmt.Errorf("kafka sink %q subtask %d, record %d: key: %w", s.ctx.UID(), s.ctx.Subtask(), s.seq, err)
 		}
 		if key != nil {
 			m.Key = s.arena.Copy(key)
@@ -202,7 +202,7 @@ func (s *sink) writeError(err error) error {
 // an error after deliveryTimeout.
 func (s *sink) SnapshotState(id int64) error {
 	if s.faults {
-		if err := s.ctx.Env.Fire("kafka.sink.flush", s.ctx.UID, s.ctx.Subtask, id); err != nil {
+		if err := s.ctx.Fault("kafka.sink.flush", s.ctx.UID(), s.ctx.Subtask(), id); err != nil {
 			return err
 		}
 	}
@@ -220,7 +220,7 @@ func (s *sink) SnapshotState(id int64) error {
 func (s *sink) Close() error {
 	if s.w != nil {
 		if err := s.acks.wait(0, min(closeGrace, s.cfg.deliveryTimeout)); err != nil {
-			s.ctx.Log.Warn().Err(err).Str("topic", s.cfg.topic).Msg("kafka sink closed with records not acknowledged")
+			s.ctx.Log().Warn().Err(err).Str("topic", s.cfg.topic).Msg("kafka sink closed with records not acknowledged")
 		}
 		s.abort()
 		s.w.Close()

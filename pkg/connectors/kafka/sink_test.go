@@ -9,9 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/fault"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 // TestSinkWritesKeyedRecords: every record arrives; the key expression
@@ -24,7 +23,7 @@ parallelism: 2
 operators:
   - {uid: gen, type: datagen, count: 1000}
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out, key: "idx %% 3"}
-`, b.Addr()), runtimetest.Options{})
+`, b.Addr()), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	msgs := readTopic(t, b.Addr(), "out")
 	var vals []string
@@ -51,7 +50,7 @@ name: copy
 operators:
   - {uid: in, type: kafka, brokers: [%[1]s], topic: in, bounded: latest}
   - {uid: out, type: kafka, from: [in], brokers: [%[1]s], topic: out}
-`, b.Addr()), runtimetest.Options{})
+`, b.Addr()), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	src := readTopic(t, b.Addr(), "in")
 	got := map[string]string{}
@@ -77,7 +76,7 @@ checkpointing: {interval: 1h}
 operators:
   - {uid: gen, type: datagen, rate: 5000}
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out}
-`, b.Addr()), runtimetest.Options{})
+`, b.Addr()), runtimetest.Options{Types: testTypes})
 	runtimetest.WaitUntil(t, waitFor, "records written", func() bool { return operator(t, j, "out").RecordsIn > 500 })
 	for range 3 {
 		path, _, err := j.Savepoint(t.TempDir())
@@ -110,7 +109,7 @@ restartStrategy: {type: none}
 operators:
   - {uid: gen, type: datagen, rate: 5000}
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out, deliveryTimeout: 300ms}
-`, b.Addr()), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, b.Addr()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCheckpoint(t, waitFor, j)
 	start := time.Now()
 	require.NoError(t, b.Close())
@@ -132,7 +131,7 @@ restartStrategy: {type: fixed-delay, attempts: 3, delay: 10ms}
 operators:
   - {uid: gen, type: datagen, count: 3000, rate: 20000}
   - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out}
-`, b.Addr()), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
+`, b.Addr()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: f})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	assert.Equal(t, 1, f.Fired("kafka.sink.flush"))
 	assert.Equal(t, 1, j.Info().Restarts)

@@ -74,21 +74,18 @@ func newSource(cfg sourceConfig) *source {
 
 func (s *source) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	s.faults = ctx.Env != nil && ctx.Env.Faults != nil
-	if ctx.Metrics == nil {
-		ctx.Metrics = &runtime.Gauges{}
-	}
-	s.pendingGauge, s.assignedGauge = ctx.Metrics.Get(gaugePending), ctx.Metrics.Get(gaugePartitions)
+	s.faults = ctx.FaultsArmed()
+	s.pendingGauge, s.assignedGauge = ctx.Metrics().Gauge(gaugePending), ctx.Metrics().Gauge(gaugePartitions)
 	restored, known, err := s.restored()
 	if err != nil {
 		return err
 	}
 	s.cl = newCluster(s.cfg.brokers, s.cfg.discovery)
 	s.run, s.cancel = context.WithCancel(context.Background())
-	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: ctx.Log, ctx: s.run,
+	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: *ctx.Log(), ctx: s.run,
 		dialer: &kafka.Dialer{ClientID: clientID, Timeout: requestTimeout},
 		out:    make(chan *chunk, chunkQueue), free: make(chan *chunk, chunkQueue+8),
-		skipped: ctx.Metrics.Counter(gaugeSkipped), skippedOOR: ctx.Metrics.Counter(gaugeSkippedOOR)}
+		skipped: ctx.Metrics().Counter(gaugeSkipped), skippedOOR: ctx.Metrics().Counter(gaugeSkippedOOR)}
 	positions, all, err := s.initialPositions(restored, known)
 	if err != nil {
 		return fmt.Errorf("kafka source: %w", err)
@@ -104,9 +101,9 @@ func (s *source) Open(ctx *runtime.Context) error {
 		go s.discover(all)
 	}
 	if s.cfg.group != "" {
-		s.committer = startCommitter(s.cl, s.cfg.group, ctx.Log, ctx.Metrics.Counter(gaugeCommitFails))
+		s.committer = startCommitter(s.cl, s.cfg.group, *ctx.Log(), ctx.Metrics().Counter(gaugeCommitFails))
 	}
-	ctx.Log.Info().Strs("topics", s.cfg.topics).Int("partitions", len(s.parts)).Bool("restored", restored != nil).
+	ctx.Log().Info().Strs("topics", s.cfg.topics).Int("partitions", len(s.parts)).Bool("restored", restored != nil).
 		Msg("kafka source opened")
 	return nil
 }
@@ -135,7 +132,7 @@ func (s *source) assign(pos position) {
 
 func (s *source) Poll(b *runtime.Batch) error {
 	if s.faults {
-		if err := s.ctx.Env.Fire("kafka.poll", s.ctx.UID, s.ctx.Subtask); err != nil {
+		if err := s.ctx.Fault("kafka.poll", s.ctx.UID(), s.ctx.Subtask()); err != nil {
 			return err
 		}
 	}
@@ -174,7 +171,7 @@ func (s *source) nextChunk(wait bool) bool {
 		return true
 	case ps := <-s.discovered:
 		s.assignAll(ps)
-	case <-s.ctx.Wakeup:
+	case <-s.ctx.Wakeup():
 	case <-s.timer.C:
 	}
 	return false
@@ -213,7 +210,7 @@ func (s *source) take(b *runtime.Batch) error {
 
 func (s *source) assignAll(ps []position) {
 	for _, p := range ps {
-		s.ctx.Log.Info().Str("partition", p.tp.String()).Int64("offset", p.next).Msg("kafka partition discovered")
+		s.ctx.Log().Info().Str("partition", p.tp.String()).Int64("offset", p.next).Msg("kafka partition discovered")
 		s.assign(p)
 	}
 }
@@ -223,7 +220,7 @@ func (s *source) assignAll(ps []position) {
 // it keeps the partitions it owns).
 func (s *source) SnapshotState(id int64) error {
 	if s.faults {
-		if err := s.ctx.Env.Fire("kafka.snapshot", s.ctx.UID, s.ctx.Subtask, id); err != nil {
+		if err := s.ctx.Fault("kafka.snapshot", s.ctx.UID(), s.ctx.Subtask(), id); err != nil {
 			return err
 		}
 	}
@@ -233,7 +230,7 @@ func (s *source) SnapshotState(id int64) error {
 		snap[i] = p.pos
 		items[i] = p.pos.encode()
 	}
-	s.ctx.State.Set(partitionsList, state.Union, items)
+	s.ctx.OperatorState().Set(partitionsList, state.Union, items)
 	s.snap = snap
 	if s.committer != nil {
 		s.pending[id] = snap
@@ -255,7 +252,7 @@ func (s *source) NotifyCheckpointComplete(id int64) error {
 		return nil
 	}
 	if s.faults {
-		if err := s.ctx.Env.Fire("kafka.commit-offsets", s.ctx.UID, s.ctx.Subtask, id); err != nil {
+		if err := s.ctx.Fault("kafka.commit-offsets", s.ctx.UID(), s.ctx.Subtask(), id); err != nil {
 			s.committer.failed(id, err)
 			return nil
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/fault"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 func simpleJob(addr, name, options string) string {
@@ -44,7 +44,7 @@ func TestOffsetOutOfRangeOnRestore(t *testing.T) {
 			b := startBroker(t, "in:1")
 			produceIdx(t, b.Addr(), "in", 1, 100)
 			first := runtimetest.UniqueName(t)
-			j := runtimetest.Start(t, simpleJob(b.Addr(), first, "format: json"), runtimetest.Options{CheckpointsDir: t.TempDir()})
+			j := runtimetest.Start(t, simpleJob(b.Addr(), first, "format: json"), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 			runtimetest.WaitCollected(t, waitFor, first, 100)
 			path, _, err := j.Stop(t.TempDir(), false)
 			require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestOffsetOutOfRangeOnRestore(t *testing.T) {
 			}
 			second := runtimetest.UniqueName(t)
 			logs := &syncBuffer{}
-			j = startLogged(t, simpleJob(b.Addr(), second, opts), runtimetest.Options{Restore: path, CheckpointsDir: t.TempDir()}, logs)
+			j = startLogged(t, simpleJob(b.Addr(), second, opts), runtimetest.Options{Types: testTypes, Restore: path, CheckpointsDir: t.TempDir()}, logs)
 			if tc.policy == "" {
 				require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
 				msg := j.Info().Error
@@ -88,7 +88,7 @@ func TestDecodeErrors(t *testing.T) {
 			b := startBroker(t, "in:1")
 			produceTo(t, b.Addr(), "in", 0, `{"idx": 1}`, `not json`, `{"idx": 2}`)
 			name := runtimetest.UniqueName(t)
-			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, bounded: latest, onDecodeError: "+policy), runtimetest.Options{CheckpointsDir: t.TempDir()})
+			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, bounded: latest, onDecodeError: "+policy), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 			if policy == "fail" {
 				require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
 				assert.Contains(t, j.Info().Error, "in/0 offset 1: value is not valid JSON")
@@ -115,7 +115,7 @@ operators:
   - {uid: in, type: kafka, brokers: [%s], topic: in, bounded: latest}
   - {uid: m, type: map, from: [in], expr: 'key + "|" + value + "|" + string(timestamp >= %d)'}
   - {uid: out, type: test-collect, from: [m], name: %s}
-`, b.Addr(), before-1000, name), runtimetest.Options{})
+`, b.Addr(), before-1000, name), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
 	assert.Equal(t, []string{"k1|not json|true", "|plain|true"}, runtimetest.Values(name))
 }
@@ -126,7 +126,7 @@ func TestOffsetsCommittedOnCheckpoint(t *testing.T) {
 	b := startBroker(t, "in:2")
 	produceIdx(t, b.Addr(), "in", 1, 100)
 	name := runtimetest.UniqueName(t)
-	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: lag"), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: lag"), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCollected(t, waitFor, name, 100)
 	runtimetest.WaitUntil(t, waitFor, "committed offsets 50/50", func() bool {
 		c := committed(t, b.Addr(), "lag", "in", 2)
@@ -152,7 +152,7 @@ func TestCommitFailureIsOnlyLogged(t *testing.T) {
 	produceIdx(t, b.Addr(), "in", 1, 10)
 	name := runtimetest.UniqueName(t)
 	f := fault.Failing(map[string]int{"kafka.commit-offsets": 3})
-	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: g"), runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
+	j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, groupId: g"), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: f})
 	runtimetest.WaitUntil(t, waitFor, "a commit", func() bool { return committed(t, b.Addr(), "g", "in", 1)[0] == 10 })
 	assert.Equal(t, 3, f.Fired("kafka.commit-offsets"))
 	assert.Equal(t, int64(3), operator(t, j, "in").Metrics["offsetCommitFailures"])
@@ -191,7 +191,7 @@ func TestStartingOffsets(t *testing.T) {
 	} {
 		t.Run(tc.opts, func(t *testing.T) {
 			name := runtimetest.UniqueName(t)
-			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "bounded: latest, "+tc.opts), runtimetest.Options{CheckpointsDir: t.TempDir()})
+			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "bounded: latest, "+tc.opts), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 			state := runtimetest.Wait(t, j, waitFor)
 			if strings.Contains(tc.opts, "none") {
 				require.Equal(t, api.StateFailed, state)
@@ -220,7 +220,7 @@ checkpointing: {interval: 30ms}
 operators:
   - {uid: in, type: kafka, brokers: [%s], topic: in, format: json, partitionDiscoveryInterval: 50ms}
   - {uid: out, type: test-collect, from: [in], name: %s}
-`, b.Addr(), name), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, b.Addr(), name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCollected(t, waitFor, name, 1)
 	require.NoError(t, b.AddPartitions("in", 3))
 	produceTo(t, b.Addr(), "in", 1, `{"idx": 2}`, `{"idx": 3}`)

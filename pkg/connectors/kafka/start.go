@@ -8,7 +8,7 @@ import (
 // restored returns the positions of the partitions this subtask owns from
 // the restored state (nil when there is none) and the topics it covers.
 func (s *source) restored() ([]position, map[string]bool, error) {
-	items := s.ctx.State.Get(partitionsList)
+	items := s.ctx.OperatorState().Get(partitionsList)
 	if items == nil {
 		return nil, nil, nil
 	}
@@ -21,7 +21,7 @@ func (s *source) restored() ([]position, map[string]bool, error) {
 	for _, it := range items {
 		p, err := decodePosition(it)
 		if err != nil {
-			return nil, nil, fmt.Errorf("restore kafka source %q: %w", s.ctx.UID, err)
+			return nil, nil, fmt.Errorf("restore kafka source %q: %w", s.ctx.UID(), err)
 		}
 		if !subscribed[p.tp.Topic] {
 			dropped[p.tp.Topic] = true
@@ -31,13 +31,13 @@ func (s *source) restored() ([]position, map[string]bool, error) {
 		if !s.cfg.bounded {
 			p.stop = noStop // state of a bounded run restored by an unbounded job
 		}
-		if !seen[p.tp] && owner(p.tp, s.ctx.Parallelism) == s.ctx.Subtask {
+		if !seen[p.tp] && owner(p.tp, s.ctx.Parallelism()) == s.ctx.Subtask() {
 			mine = append(mine, p)
 		}
 		seen[p.tp] = true
 	}
 	for t := range dropped {
-		s.ctx.Log.Warn().Str("topic", t).Msg("restored kafka offsets of a topic no longer subscribed are dropped")
+		s.ctx.Log().Warn().Str("topic", t).Msg("restored kafka offsets of a topic no longer subscribed are dropped")
 	}
 	return mine, known, nil
 }
@@ -62,7 +62,7 @@ func (s *source) initialPositions(restored []position, known map[string]bool) ([
 	}
 	var fresh, added []topicPartition
 	for _, tp := range tps {
-		if have[tp] || owner(tp, s.ctx.Parallelism) != s.ctx.Subtask {
+		if have[tp] || owner(tp, s.ctx.Parallelism()) != s.ctx.Subtask() {
 			continue
 		}
 		all = append(all, tp)

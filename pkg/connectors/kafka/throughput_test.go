@@ -9,9 +9,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 // TestSourceThroughput compares the kafka source (→ discard, bounded) with
@@ -83,7 +82,7 @@ parallelism: %d
 operators:
   - {uid: in, type: kafka, brokers: [%s], topic: %s, bounded: latest, format: %s}
   - {uid: out, type: discard, from: [in]}
-`, par, addr, topic, format), runtimetest.Options{})
+`, par, addr, topic, format), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
 	elapsed := time.Since(start)
 	require.Equal(t, int64(n), operator(t, j, "out").RecordsIn)

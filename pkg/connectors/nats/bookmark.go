@@ -87,11 +87,8 @@ type bookmarkSource struct {
 
 func (s *bookmarkSource) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	if ctx.Metrics == nil {
-		ctx.Metrics = &runtime.Gauges{}
-	}
-	s.dec = decoder{json: s.cfg.json, skip: s.cfg.skipInvalid, skipped: ctx.Metrics.Counter(gaugeSkipped)}
-	s.lag, s.seq = ctx.Metrics.Get(gaugeLag), ctx.Metrics.Get(gaugeNextSeq)
+	s.dec = decoder{json: s.cfg.json, skip: s.cfg.skipInvalid, skipped: ctx.Metrics().Counter(gaugeSkipped)}
+	s.lag, s.seq = ctx.Metrics().Gauge(gaugeLag), ctx.Metrics().Gauge(gaugeNextSeq)
 	restored, err := s.restored()
 	if err != nil {
 		return err
@@ -117,7 +114,7 @@ func (s *bookmarkSource) Open(ctx *runtime.Context) error {
 	if err := s.consume(js); err != nil {
 		return fmt.Errorf("nats source: %w", err)
 	}
-	ctx.Log.Info().Str("stream", s.cfg.stream).Str("subject", s.cfg.subject).Stringer("from", s.pos).Bool("restored", restored).
+	ctx.Log().Info().Str("stream", s.cfg.stream).Str("subject", s.cfg.subject).Stringer("from", s.pos).Bool("restored", restored).
 		Msg("nats bookmark source opened")
 	return nil
 }
@@ -125,19 +122,19 @@ func (s *bookmarkSource) Open(ctx *runtime.Context) error {
 // restored takes the position from the restored state, if it has one for
 // this stream.
 func (s *bookmarkSource) restored() (bool, error) {
-	items := s.ctx.State.Get(bookmarkList)
+	items := s.ctx.OperatorState().Get(bookmarkList)
 	if len(items) == 0 {
-		if s.ctx.Restored && s.ctx.State.Get(queueList) != nil {
-			s.ctx.Log.Warn().Msg("restored nats queue bookkeeping ignored: this source is now in bookmark mode and starts at its bookmark option")
+		if s.ctx.Restored() && s.ctx.OperatorState().Get(queueList) != nil {
+			s.ctx.Log().Warn().Msg("restored nats queue bookkeeping ignored: this source is now in bookmark mode and starts at its bookmark option")
 		}
 		return false, nil
 	}
 	p, err := decodePosition(items[0])
 	if err != nil {
-		return false, fmt.Errorf("restore nats source %q: %w", s.ctx.UID, err)
+		return false, fmt.Errorf("restore nats source %q: %w", s.ctx.UID(), err)
 	}
 	if p.stream != s.cfg.stream {
-		s.ctx.Log.Warn().Str("restored_stream", p.stream).Str("stream", s.cfg.stream).
+		s.ctx.Log().Warn().Str("restored_stream", p.stream).Str("stream", s.cfg.stream).
 			Msg("restored nats bookmark is for another stream; starting at the bookmark option")
 		return false, nil
 	}
@@ -202,7 +199,7 @@ func (s *bookmarkSource) consumeError(_ jetstream.ConsumeContext, err error) {
 		s.fatal.CompareAndSwap(nil, &err)
 		return
 	}
-	s.ctx.Log.Debug().Err(err).Msg("nats ordered consumer error (it recreates itself)")
+	s.ctx.Log().Debug().Err(err).Msg("nats ordered consumer error (it recreates itself)")
 }
 
 func (s *bookmarkSource) Poll(b *runtime.Batch) error {
@@ -213,7 +210,7 @@ func (s *bookmarkSource) Poll(b *runtime.Batch) error {
 		return *p
 	}
 	s.timer.Reset(pollWait)
-	s.msgs = s.in.take(s.msgs[:0], cap(b.Records)-len(b.Records), s.timer, s.ctx.Wakeup)
+	s.msgs = s.in.take(s.msgs[:0], cap(b.Records)-len(b.Records), s.timer, s.ctx.Wakeup())
 	s.timer.Stop()
 	defer clear(s.msgs)
 	for _, d := range s.msgs {
@@ -248,7 +245,7 @@ func (s *bookmarkSource) checkGap(seq uint64) {
 		return
 	}
 	s.gap = true
-	s.ctx.Log.Warn().Uint64("expected", s.pos.next).Uint64("got", seq).
+	s.ctx.Log().Warn().Uint64("expected", s.pos.next).Uint64("got", seq).
 		Msg("nats stream sequences skipped: messages were deleted before they were read (retention limits or a purge)")
 }
 
@@ -257,7 +254,7 @@ func (s *bookmarkSource) SnapshotState(id int64) error {
 	if err := fire(s.ctx, "nats.snapshot", id); err != nil {
 		return err
 	}
-	s.ctx.State.Set(bookmarkList, state.Union, [][]byte{s.pos.encode()})
+	s.ctx.OperatorState().Set(bookmarkList, state.Union, [][]byte{s.pos.encode()})
 	s.snap = s.pos
 	return nil
 }

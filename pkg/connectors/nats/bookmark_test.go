@@ -11,9 +11,9 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -32,7 +32,7 @@ operators:
 // savepointNext reads the bookmark a savepoint holds.
 func savepointNext(t *testing.T, path string) int64 {
 	t.Helper()
-	r, err := runtime.LoadRestore(vfs.Default, path)
+	r, err := engine.LoadRestore(vfs.Default, path)
 	require.NoError(t, err)
 	for _, op := range r.Meta.Operators {
 		if op.UID == "in" {
@@ -70,7 +70,7 @@ func TestBookmarkSavepointCancelRestore(t *testing.T) {
 	}()
 	defer stop()
 	j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", "", "type: test-collect, name: "+first),
-		runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir})
 	runtimetest.WaitCollected(t, waitFor, first, 500)
 	path, _, err := j.Savepoint("")
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestBookmarkSavepointCancelRestore(t *testing.T) {
 	before := idxs(t, runtimetest.Values(first))
 
 	j = runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", "", "type: test-collect, name: "+second),
-		runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
 	defer runtimetest.Cancel(t, waitFor, j)
 	require.Equal(t, int64(total), <-produced)
 	runtimetest.WaitUntil(t, waitFor, "the rest", func() bool { return len(runtimetest.Values(second)) >= total-int(next)+1 })
@@ -111,7 +111,7 @@ operators:
 	}
 	produceIdx(t, srv.URL(), "b.in", 1, 4000)
 	// Failures, recovered from periodic checkpoints; then an atomic stop.
-	j := runtimetest.Start(t, spec("50ms"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
+	j := runtimetest.Start(t, spec("50ms"), runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir})
 	runtimetest.WaitUntil(t, waitFor, "4000 read", func() bool { return gauge(j, "in", "nextSequence") == 4001 })
 	require.Equal(t, int64(2), runtimetest.Fired(failName))
 	path, _, err := j.Stop("", false)
@@ -119,14 +119,14 @@ operators:
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor))
 	// Savepoint then cancel, with no periodic checkpoint in between: the
 	// savepoint's files are committed by the job restored from it.
-	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
+	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
 	produceIdx(t, srv.URL(), "b.in", 4001, 1000)
 	runtimetest.WaitUntil(t, waitFor, "5000 read", func() bool { return gauge(j, "in", "nextSequence") == 5001 })
 	path, _, err = j.Savepoint("")
 	require.NoError(t, err)
 	runtimetest.Cancel(t, waitFor, j)
 	produceIdx(t, srv.URL(), "b.in", 5001, 1000)
-	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
+	j = runtimetest.Start(t, spec("1h"), runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir, Restore: path})
 	runtimetest.WaitUntil(t, waitFor, "6000 read", func() bool { return gauge(j, "in", "nextSequence") == 6001 })
 	_, _, err = j.Stop("", false)
 	require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestBookmarkStartPositions(t *testing.T) {
 	}{{"", 1}, {", bookmark: 4", 4}, {", bookmark: '" + m7.Time.Format(time.RFC3339Nano) + "'", 7}, {", bookmark: now", 11}} {
 		name := runtimetest.UniqueName(t)
 		j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", tc.bookmark, "type: test-collect, name: "+name),
-			runtimetest.Options{CheckpointsDir: t.TempDir()})
+			runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 		runtimetest.WaitUntil(t, waitFor, "open", func() bool { return gauge(j, "in", "nextSequence") > 0 })
 		if tc.from == 11 {
 			produceIdx(t, srv.URL(), "b.in", 11, 5)
@@ -184,12 +184,12 @@ func TestBookmarkDiscardOnEmit(t *testing.T) {
 	spec := func(name string) string {
 		return bookmarkJob(srv.URL(), "", ", discardOn: emit, durable: pos", "type: test-collect, name: "+name)
 	}
-	j := runtimetest.Start(t, spec(first), runtimetest.Options{})
+	j := runtimetest.Start(t, spec(first), runtimetest.Options{Types: testTypes})
 	runtimetest.WaitCollected(t, waitFor, first, 500)
 	runtimetest.Cancel(t, waitFor, j)
 	require.Zero(t, c.consumer(t, "b", "pos").NumAckPending, "acknowledged on emit")
 	produceIdx(t, srv.URL(), "b.in", 501, 300)
-	j = runtimetest.Start(t, spec(second), runtimetest.Options{})
+	j = runtimetest.Start(t, spec(second), runtimetest.Options{Types: testTypes})
 	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitCollected(t, waitFor, second, 300)
 	requireExactly(t, idxs(t, runtimetest.Values(first)), 1, 500)
@@ -206,7 +206,7 @@ func TestBookmarkDecodeErrors(t *testing.T) {
 	}
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", ", onDecodeError: skip", "type: test-collect, name: "+name),
-		runtimetest.Options{CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCollected(t, waitFor, name, 2)
 	require.Equal(t, int64(1), gauge(j, "in", "recordsSkipped"))
 	runtimetest.Cancel(t, waitFor, j)
@@ -219,7 +219,7 @@ restartStrategy: {type: none}
 operators:
   - {uid: in, type: nats, url: `+srv.URL()+`, stream: b, mode: bookmark, format: json}
   - {uid: out, type: discard, from: [in]}
-`, runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
 	require.Contains(t, j.Info().Error, "stream b sequence 2: payload is not valid JSON")
 	require.Contains(t, j.Info().Error, "onDecodeError: skip")
@@ -235,7 +235,7 @@ restartStrategy: {type: none}
 operators:
   - {uid: in, type: nats, url: %s, stream: nope, mode: queue, durable: d, queueSemantics: at-least-once}
   - {uid: out, type: discard, from: [in]}
-`, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, srv.URL()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
 	require.Contains(t, j.Info().Error, `stream "nope" does not exist`)
 }
@@ -262,7 +262,7 @@ operators:
   - {uid: q, type: nats, url: %s, stream: q, mode: queue, durable: d, queueSemantics: at-least-once, subject: q.even}
   - {uid: bout, type: test-collect, from: [b], name: %s}
   - {uid: qout, type: test-collect, from: [q], name: %s}
-`, srv.URL(), srv.URL(), books, queue), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, srv.URL(), srv.URL(), books, queue), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitCollected(t, waitFor, books, 10)
 	runtimetest.WaitCollected(t, waitFor, queue, 10)

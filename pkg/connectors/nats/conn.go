@@ -29,8 +29,8 @@ const (
 // dial connects to url, naming the connection after the subtask so it can
 // be told apart in the server's monitoring.
 func dial(url string, ctx *runtime.Context, role string) (*nats.Conn, error) {
-	log := ctx.Log
-	name := "flinkgo " + role + " " + ctx.JobName + "/" + ctx.UID + "[" + strconv.Itoa(ctx.Subtask) + "]"
+	log := ctx.Log()
+	name := "flinkgo " + role + " " + ctx.JobName() + "/" + ctx.UID() + "[" + strconv.Itoa(ctx.Subtask()) + "]"
 	nc, err := nats.Connect(url, nats.Name(name), nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1), nats.ReconnectWait(reconnectWait),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {

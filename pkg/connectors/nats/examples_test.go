@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/stretchr/testify/require"
-
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/print"
-	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // TestExampleJobsCompile keeps configs/jobs/nats-*.yaml valid.
@@ -19,7 +17,7 @@ func TestExampleJobsCompile(t *testing.T) {
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
-		_, err = runtime.Compile(filepath.Base(f), src, runtime.Defaults{})
+		_, err = engine.Compile(testRegistry, filepath.Base(f), src, engine.Defaults{})
 		require.NoError(t, err, f)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -17,13 +18,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/discard"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/file"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/nats"
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
-	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform"
 )
 
 func TestMain(m *testing.M) {
@@ -224,7 +222,7 @@ func waitDistinct(t testing.TB, name string, n int64) {
 }
 
 // gauge returns the summed gauge of operator uid.
-func gauge(j *runtime.Job, uid, name string) int64 {
+func gauge(j *engine.Job, uid, name string) int64 {
 	for _, op := range j.Info().Operators {
 		if op.UID == uid {
 			return op.Metrics[name]
@@ -233,6 +231,12 @@ func gauge(j *runtime.Job, uid, name string) int64 {
 	return 0
 }
 
-func compileSpec(spec string) (*runtime.Graph, error) {
-	return runtime.Compile("test.yaml", []byte(spec), runtime.Defaults{})
+func compileSpec(spec string) (*engine.Graph, error) {
+	return engine.Compile(testRegistry, "test.yaml", []byte(spec), engine.Defaults{})
 }
+
+// testTypes are the operator types the tests' specs use.
+var testTypes = all.Definitions()
+
+// testRegistry holds testTypes and the test operators of runtimetest.
+var testRegistry = runtime.MustRegistry(slices.Concat(runtimetest.Definitions(), testTypes)...)

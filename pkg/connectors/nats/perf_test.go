@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 )
 
 // perfCount is the messages each reader reads (FLINKGO_NATS_PERF_COUNT
@@ -116,7 +116,7 @@ checkpointing: {interval: 1s}
 operators:
   - {uid: in, type: nats, url: %s, stream: perf, mode: queue, durable: %s, queueSemantics: at-least-once, maxBacklog: %d}
   - {uid: out, type: discard, from: [in]}
-`, url, durable, perfBacklog), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, url, durable, perfBacklog), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "every record", func() bool { return j.Info().Operators[1].RecordsIn >= int64(n) })
 	received := time.Since(start)

@@ -50,10 +50,7 @@ type queueSource struct {
 
 func (s *queueSource) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	if ctx.Metrics == nil {
-		ctx.Metrics = &runtime.Gauges{}
-	}
-	s.dec = decoder{json: s.cfg.json, skip: s.cfg.skipInvalid, skipped: ctx.Metrics.Counter(gaugeSkipped)}
+	s.dec = decoder{json: s.cfg.json, skip: s.cfg.skipInvalid, skipped: ctx.Metrics().Counter(gaugeSkipped)}
 	s.noteRestore()
 	var err error
 	if s.nc, err = dial(s.cfg.url, ctx, "source"); err != nil {
@@ -67,7 +64,7 @@ func (s *queueSource) Open(ctx *runtime.Context) error {
 	if err != nil {
 		return fmt.Errorf("nats source: %w", err)
 	}
-	cons, err := ensureDurable(st, s.cfg, ctx.Log)
+	cons, err := ensureDurable(st, s.cfg, *ctx.Log())
 	if err != nil {
 		return fmt.Errorf("nats source: %w", err)
 	}
@@ -88,11 +85,11 @@ func (s *queueSource) Open(ctx *runtime.Context) error {
 }
 
 func (s *queueSource) newAcker() *acker {
-	m := s.ctx.Metrics
+	m := s.ctx.Metrics()
 	return &acker{nc: s.nc, size: s.cfg.ackBatchSize, timeout: s.cfg.ackTimeout, keepEvery: s.cfg.ackWait / 3,
-		outstanding: s.outstanding, log: s.ctx.Log,
+		outstanding: s.outstanding, log: *s.ctx.Log(),
 		fire: func(point string, n int) error { return fire(s.ctx, point, n) },
-		c:    ackCounters{pending: m.Get(gaugePending), acks: m.Counter(gaugeAcks), naks: m.Counter(gaugeNaks), progress: m.Counter(gaugeProgress)}}
+		c:    ackCounters{pending: m.Gauge(gaugePending), acks: m.Counter(gaugeAcks), naks: m.Counter(gaugeNaks), progress: m.Counter(gaugeProgress)}}
 }
 
 func (s *queueSource) logOpened() {
@@ -100,9 +97,9 @@ func (s *queueSource) logOpened() {
 	if s.cfg.atLeastOnce {
 		semantics = atLeastOnce
 	}
-	ev := s.ctx.Log.Info().Str("stream", s.cfg.stream).Str("consumer", s.cfg.durable).Str("semantics", semantics).
+	ev := s.ctx.Log().Info().Str("stream", s.cfg.stream).Str("consumer", s.cfg.durable).Str("semantics", semantics).
 		Int("max_backlog", s.cfg.maxBacklog).Dur("ack_wait", s.cfg.ackWait)
-	if interval := s.ctx.Checkpointing.Interval; s.cfg.atLeastOnce && interval > 0 {
+	if interval := s.ctx.Checkpointing().Interval; s.cfg.atLeastOnce && interval > 0 {
 		// The backlog is freed only when checkpoints complete.
 		ev = ev.Float64("max_rate_per_s", float64(s.cfg.maxBacklog)/interval.Seconds())
 	}
@@ -111,13 +108,13 @@ func (s *queueSource) logOpened() {
 
 // noteRestore logs what a restore brought: nothing to replay.
 func (s *queueSource) noteRestore() {
-	if !s.ctx.Restored {
+	if !s.ctx.Restored() {
 		return
 	}
-	if s.ctx.State.Get(bookmarkList) != nil {
-		s.ctx.Log.Warn().Msg("restored nats bookmark ignored: this source now reads a durable consumer (mode queue or discardOn: emit)")
+	if s.ctx.OperatorState().Get(bookmarkList) != nil {
+		s.ctx.Log().Warn().Msg("restored nats bookmark ignored: this source now reads a durable consumer (mode queue or discardOn: emit)")
 	}
-	s.ctx.Log.Info().Str("consumer", s.cfg.durable).
+	s.ctx.Log().Info().Str("consumer", s.cfg.durable).
 		Msg("nats queue source restored: nothing to replay, the broker redelivers the messages not acknowledged")
 }
 
@@ -135,7 +132,7 @@ func (s *queueSource) consumeError(_ jetstream.ConsumeContext, err error) {
 	}
 	now := time.Now().Unix()
 	if last := s.logged.Load(); now-last >= 10 && s.logged.CompareAndSwap(last, now) {
-		s.ctx.Log.Warn().Err(err).Str("consumer", s.cfg.durable).Msg("nats consume error")
+		s.ctx.Log().Warn().Err(err).Str("consumer", s.cfg.durable).Msg("nats consume error")
 	}
 }
 
@@ -147,7 +144,7 @@ func (s *queueSource) Poll(b *runtime.Batch) error {
 		return err
 	}
 	s.timer.Reset(pollWait)
-	s.msgs = s.in.take(s.msgs[:0], cap(b.Records)-len(b.Records), s.timer, s.ctx.Wakeup)
+	s.msgs = s.in.take(s.msgs[:0], cap(b.Records)-len(b.Records), s.timer, s.ctx.Wakeup())
 	s.timer.Stop()
 	if len(s.msgs) == 0 {
 		return nil
@@ -233,7 +230,7 @@ func (s *queueSource) SnapshotState(id int64) error {
 	s.held = s.led.len()
 	s.mu.Unlock()
 	note := append([]byte{1}, s.cfg.durable...)
-	s.ctx.State.Set(queueList, state.Split, [][]byte{note})
+	s.ctx.OperatorState().Set(queueList, state.Split, [][]byte{note})
 	return nil
 }
 
@@ -265,7 +262,7 @@ func (s *queueSource) NotifyCheckpointAborted(id int64) {
 	replies := s.led.abort(id)
 	s.mu.Unlock()
 	if len(replies) > 0 {
-		s.ctx.Log.Info().Int64("checkpoint_id", id).Int("messages", len(replies)).Msg("checkpoint aborted; its messages are returned to the queue")
+		s.ctx.Log().Info().Int64("checkpoint_id", id).Int("messages", len(replies)).Msg("checkpoint aborted; its messages are returned to the queue")
 		s.acks.nak(replies)
 	}
 }

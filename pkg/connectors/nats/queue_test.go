@@ -11,9 +11,9 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
 	"github.com/flinkgo/flinkgo/internal/fault"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 // queueJob is a job reading a queue source into a collector, with the
@@ -46,7 +46,7 @@ func TestQueueAcksOnlyAfterCoveringCheckpoint(t *testing.T) {
 	spy := spyAcks(t, c, "q", "d")
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 150ms}",
-		"queueSemantics: at-least-once, ackBatchSize: 50, ackTimeout: 20ms", "", name), runtimetest.Options{CheckpointsDir: t.TempDir()})
+		"queueSemantics: at-least-once, ackBatchSize: 50, ackTimeout: 20ms", "", name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	const total = 4000
 	c.waitConsumer(t, "q", "d")
@@ -100,7 +100,7 @@ func TestQueueSavepointDoesNotAck(t *testing.T) {
 	produceIdx(t, srv.URL(), "q.in", 1, 300)
 	dir := t.TempDir()
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once", "", name),
-		runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir})
 	waitDistinct(t, name, 300)
 	time.Sleep(200 * time.Millisecond)
 	require.Equal(t, 300, c.consumer(t, "q", "d").NumAckPending)
@@ -133,14 +133,14 @@ func TestQueueCancelReturnsMessages(t *testing.T) {
 	produceIdx(t, srv.URL(), "q.in", 1, 300)
 	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once", "", first),
-		runtimetest.Options{CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	waitDistinct(t, first, 300)
 	runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "300 naks", func() bool { return spy.count("-NAK") == 300 }) // the unacknowledged messages were returned
 
 	began := time.Now()
 	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once", "", second),
-		runtimetest.Options{CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, second, 300)
 	require.Less(t, time.Since(began), 5*time.Second, "redelivered at once, not after ackWait (30s)")
@@ -159,7 +159,7 @@ func TestQueueAbortReturnsMessages(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	f := fault.Failing(map[string]int{"checkpoint.publish-metadata": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 300ms, tolerableFailures: 5}", "queueSemantics: at-least-once", "", name),
-		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: f})
 	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "an aborted checkpoint", func() bool { return f.Fired("checkpoint.publish-metadata") == 1 })
 	runtimetest.WaitCheckpoint(t, waitFor, j)
@@ -185,7 +185,7 @@ func atLeastOnceRun(t *testing.T, middle string, f runtime.FaultHook, wantRestar
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}",
 		fmt.Sprintf("queueSemantics: at-least-once, maxBacklog: %d, ackBatchSize: 50, ackTimeout: 10ms", backlog), middle, name),
-		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: f})
 	defer runtimetest.Cancel(t, waitFor, j)
 	go func() {
 		_, _ = natsserver.Produce(context.Background(), natsserver.ProduceConfig{URL: srv.URL(), Subject: "q.in", Count: total, Rate: 10000})
@@ -242,14 +242,14 @@ func TestQueueNakFailureFallsBackToAckWait(t *testing.T) {
 	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	f := fault.Failing(map[string]int{"nats.nak": 1})
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once, ackWait: 1s", "", first),
-		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: f})
 	waitDistinct(t, first, 100)
 	runtimetest.Cancel(t, waitFor, j)
 	require.Equal(t, 1, f.Fired("nats.nak"))
 	require.Zero(t, spy.count("-NAK"))
 	began := time.Now()
 	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, ackWait: 1s", "", second),
-		runtimetest.Options{CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, second, 100)
 	t.Logf("redelivered after %s (ackWait 1s)", time.Since(began).Round(10*time.Millisecond))
@@ -265,7 +265,7 @@ func TestQueueAtMostOnceFailures(t *testing.T) {
 	const total = 5000
 	name, failName := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "", "queueSemantics: at-most-once, maxBacklog: 500, ackBatchSize: 100",
-		fmt.Sprintf("type: test-fail, name: %s, every: 700, times: 3", failName), name), runtimetest.Options{})
+		fmt.Sprintf("type: test-fail, name: %s, every: 700, times: 3", failName), name), runtimetest.Options{Types: testTypes})
 	defer runtimetest.Cancel(t, waitFor, j)
 	produceIdx(t, srv.URL(), "q.in", 1, total)
 	runtimetest.WaitUntil(t, waitFor, "the stream consumed and the failures fired", func() bool {
@@ -295,7 +295,7 @@ func TestQueueMaxBacklog(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}",
 		fmt.Sprintf("queueSemantics: at-least-once, maxBacklog: %d, ackBatchSize: 10", backlog), "", name),
-		runtimetest.Options{CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	c.waitConsumer(t, "q", "d")
 	maxServer, maxGauge, full := 0, int64(0), 0
@@ -325,7 +325,7 @@ func TestQueueAckBatches(t *testing.T) {
 	produceIdx(t, srv.URL(), "q.in", 1, 250)
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1s}",
-		"queueSemantics: at-least-once, ackBatchSize: 100, ackTimeout: 1500ms", "", name), runtimetest.Options{CheckpointsDir: t.TempDir()})
+		"queueSemantics: at-least-once, ackBatchSize: 100, ackTimeout: 1500ms", "", name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, name, 250)
 	require.Nil(t, j.LatestCheckpoint(), "the first checkpoint comes after the messages")
@@ -355,7 +355,7 @@ func TestQueueParallelSubtasksShareTheConsumer(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	var seen sync.Map
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, parallelism: 2", "", name),
-		runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: hookFunc(func(point string, attrs ...any) error {
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: hookFunc(func(point string, attrs ...any) error {
 			if point == "nats.poll" {
 				seen.Store(attrs[1], true)
 			}
@@ -393,7 +393,7 @@ checkpointing: {interval: 1h}
 operators:
   - {uid: in, type: nats, url: %s, stream: q, mode: queue, durable: d, format: json, queueSemantics: at-least-once, ackWait: 1s}
   - {uid: out, type: test-collect, from: [in], name: %s, delay: 300ms}
-`, srv.URL(), name), runtimetest.Options{CheckpointsDir: dir, SavepointsDir: dir})
+`, srv.URL(), name), runtimetest.Options{Types: testTypes, CheckpointsDir: dir, SavepointsDir: dir})
 	runtimetest.WaitCollected(t, waitFor, name, total)
 	time.Sleep(1500 * time.Millisecond) // and waiting for a checkpoint
 	info := c.consumer(t, "q", "d")
@@ -421,7 +421,7 @@ func TestQueueSkippedMessagesAreAcked(t *testing.T) {
 	}
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, onDecodeError: skip", "", name),
-		runtimetest.Options{CheckpointsDir: t.TempDir()})
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitCollected(t, waitFor, name, 2)
 	runtimetest.WaitUntil(t, waitFor, "all acked", func() bool { return c.consumer(t, "q", "d").NumAckPending == 0 && gauge(j, "in", "acksSent") == 3 })

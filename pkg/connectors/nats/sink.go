@@ -127,9 +127,6 @@ type sink struct {
 
 func (s *sink) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	if ctx.Metrics == nil {
-		ctx.Metrics = &runtime.Gauges{}
-	}
 	if err := s.restore(); err != nil {
 		return err
 	}
@@ -157,19 +154,19 @@ func (s *sink) Open(ctx *runtime.Context) error {
 // also keeps those of subtasks that no longer exist, so their ids are not
 // reused if the parallelism grows again.
 func (s *sink) restore() error {
-	for _, it := range s.ctx.State.Get(publisherList) {
+	for _, it := range s.ctx.OperatorState().Get(publisherList) {
 		sub, n := binary.Uvarint(it)
 		if n <= 0 {
-			return fmt.Errorf("restore nats sink %q: corrupt state", s.ctx.UID)
+			return fmt.Errorf("restore nats sink %q: corrupt state", s.ctx.UID())
 		}
 		seq, m := binary.Uvarint(it[n:])
 		if m <= 0 {
-			return fmt.Errorf("restore nats sink %q: corrupt state", s.ctx.UID)
+			return fmt.Errorf("restore nats sink %q: corrupt state", s.ctx.UID())
 		}
 		switch {
-		case int(sub) == s.ctx.Subtask:
+		case int(sub) == s.ctx.Subtask():
 			s.seq = seq
-		case int(sub) >= s.ctx.Parallelism && s.ctx.Subtask == 0:
+		case int(sub) >= s.ctx.Parallelism() && s.ctx.Subtask() == 0:
 			s.keep = append(s.keep, it)
 		}
 	}
@@ -190,7 +187,7 @@ func (s *sink) failure() error {
 	return s.err
 }
 
-func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
+func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 	if err := fire(s.ctx, "nats.publish", len(b.Records)); err != nil {
 		return err
 	}
@@ -202,7 +199,7 @@ func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
 		s.seq++
 		subject, err := s.subjectOf(r)
 		if err != nil {
-			return fmt.Errorf("nats sink %q subtask %d, record %d: %w", s.ctx.UID, s.ctx.Subtask, s.seq, err)
+			return fmt.Errorf("nats sink %q subtask %d, record %d: %w", s.ctx.UID(), s.ctx.Subtask(), s.seq, err)
 		}
 		m := &nats.Msg{Subject: subject, Data: s.arena.Copy(r.Value), Header: nats.Header{}}
 		m.Header[jetstream.MsgIDHeader] = []string{s.msgID()}
@@ -210,14 +207,14 @@ func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
 			return fmt.Errorf("nats sink: publish to %q: %w", subject, err)
 		}
 	}
-	s.ctx.Metrics.Get(gaugePublishPending).Store(int64(s.js.PublishAsyncPending()))
+	s.ctx.Metrics().Gauge(gaugePublishPending).Store(int64(s.js.PublishAsyncPending()))
 	return nil
 }
 
 func (s *sink) msgID() string {
 	s.id = append(s.id[:0], s.cfg.idPrefix...)
 	s.id = append(s.id, '/')
-	s.id = strconv.AppendInt(s.id, int64(s.ctx.Subtask), 10)
+	s.id = strconv.AppendInt(s.id, int64(s.ctx.Subtask()), 10)
 	s.id = append(s.id, '/')
 	s.id = strconv.AppendUint(s.id, s.seq, 10)
 	return string(s.id)
@@ -248,13 +245,13 @@ func (s *sink) SnapshotState(id int64) error {
 	case <-time.After(s.cfg.publishTimeout):
 		return fmt.Errorf("nats sink: checkpoint %d: %d publishes not acknowledged after %s", id, s.js.PublishAsyncPending(), s.cfg.publishTimeout)
 	}
-	s.ctx.Metrics.Get(gaugePublishPending).Store(0)
+	s.ctx.Metrics().Gauge(gaugePublishPending).Store(0)
 	if err := s.failure(); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", id, err)
 	}
-	item := binary.AppendUvarint(nil, uint64(s.ctx.Subtask))
+	item := binary.AppendUvarint(nil, uint64(s.ctx.Subtask()))
 	item = binary.AppendUvarint(item, s.seq)
-	s.ctx.State.Set(publisherList, state.Union, append([][]byte{item}, s.keep...))
+	s.ctx.OperatorState().Set(publisherList, state.Union, append([][]byte{item}, s.keep...))
 	return nil
 }
 

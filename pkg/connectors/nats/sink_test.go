@@ -8,8 +8,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
 // TestSinkDeduplicatesReplaysAfterFailures: bookmark replay → failures →
@@ -29,7 +29,7 @@ operators:
   - {uid: in, type: nats, url: %s, stream: b, mode: bookmark, format: json}
   - {uid: fail, type: test-fail, from: [in], name: %s, every: 1300, times: 2}
   - {uid: out, type: nats, from: [fail], url: %s, subject: out.copy}
-`, srv.URL(), failName, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir(), SavepointsDir: t.TempDir()})
+`, srv.URL(), failName, srv.URL()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: t.TempDir()})
 	runtimetest.WaitUntil(t, waitFor, "the failures and every record in", func() bool {
 		return runtimetest.Fired(failName) == 2 && gauge(j, "in", "nextSequence") == total+1
 	})
@@ -60,7 +60,7 @@ checkpointing: {interval: 1h}
 operators:
   - {uid: in, type: datagen, count: 100}
   - {uid: out, type: nats, from: [in], url: %s, subjectExpr: '"out." + (idx %% 2 == 0 ? "even" : "odd")'}
-`, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, srv.URL()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor))
 	st, err := c.js.Stream(context.Background(), "out")
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ restartStrategy: {type: none}
 operators:
   - {uid: in, type: datagen, rate: 2000}
   - {uid: out, type: nats, from: [in], url: %s, subject: out.x, publishTimeout: 2s}
-`, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, srv.URL()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCheckpoint(t, waitFor, j)
 	// A publish in flight while the stream is deleted may get no answer at
 	// all: it fails after publishTimeout.
@@ -102,7 +102,7 @@ restartStrategy: {type: none}
 operators:
   - {uid: in, type: datagen, count: 1}
   - {uid: out, type: nats, from: [in], url: %s, subject: nowhere}
-`, srv.URL()), runtimetest.Options{CheckpointsDir: t.TempDir()})
+`, srv.URL()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
 	require.Contains(t, j.Info().Error, `no stream captures subject "nowhere"`)
 }

@@ -45,8 +45,8 @@ func newSource(cfg *sourceConfig) runtime.Source {
 
 // fire consults the fault hook of the job's environment.
 func fire(ctx *runtime.Context, point string, attrs ...any) error {
-	if ctx.Env == nil || ctx.Env.Faults == nil {
+	if !ctx.FaultsArmed() {
 		return nil
 	}
-	return ctx.Env.Fire(point, append([]any{ctx.UID, ctx.Subtask}, attrs...)...)
+	return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 }

@@ -15,9 +15,13 @@ type options struct {
 	Prefix string `yaml:"prefix"`
 }
 
-func init() {
-	runtime.Register(runtime.Definition{Type: "print", Kind: api.KindSink,
-		Doc: "writes each record's value as a line to the daemon's stdout and the job's .out file; prefix", Configure: configure})
+// Definitions returns the operator types of this package, for a
+// runtime.Registry.
+func Definitions() []runtime.Definition {
+	return []runtime.Definition{
+		{Type: "print", Kind: api.KindSink,
+			Doc: "writes each record's value as a line to the daemon's stdout and the job's .out file; prefix", Configure: configure},
+	}
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
@@ -34,32 +38,22 @@ type sink struct {
 
 func (s *sink) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	if ctx.Parallelism > 1 {
+	if ctx.Parallelism() > 1 {
 		// Flink prefixes lines with the 1-based subtask when parallel.
-		s.prefix += strconv.Itoa(ctx.Subtask+1) + "> "
+		s.prefix += strconv.Itoa(ctx.Subtask()+1) + "> "
 	}
 	return nil
 }
 
-func (s *sink) Process(b *runtime.Batch, _ *runtime.Output) error {
+func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 	s.buf = s.buf[:0]
 	for _, r := range b.Records {
 		s.buf = append(s.buf, s.prefix...)
 		s.buf = append(s.buf, r.Value...)
 		s.buf = append(s.buf, '\n')
 	}
-	env := s.ctx.Env
-	if env.Stdout != nil {
-		if _, err := env.Stdout.Write(s.buf); err != nil {
-			return err
-		}
-	}
-	if env.OutFile != nil {
-		if _, err := env.OutFile.Write(s.buf); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := s.ctx.Stdout().Write(s.buf)
+	return err
 }
 
 func (s *sink) Close() error { return nil }

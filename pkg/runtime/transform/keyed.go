@@ -11,11 +11,11 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
-func init() {
-	runtime.Register(runtime.Definition{Type: "count", Kind: api.KindOperator,
-		Doc: `counts records per key (after keyBy), emitting {"key": k, "count": n} on every update`, Configure: configureCount})
-	runtime.Register(runtime.Definition{Type: "reduce", Kind: api.KindOperator,
-		Doc: "combines records per key (after keyBy): expr over acc and the record's fields; optional init", Configure: configureReduce})
+var keyedDefs = []runtime.Definition{
+	{Type: "count", Kind: api.KindOperator,
+		Doc: `counts records per key (after keyBy), emitting {"key": k, "count": n} on every update`, Configure: configureCount},
+	{Type: "reduce", Kind: api.KindOperator,
+		Doc: "combines records per key (after keyBy): expr over acc and the record's fields; optional init", Configure: configureReduce},
 }
 
 func configureCount(c *runtime.ConfigContext) *runtime.Plan {
@@ -26,18 +26,18 @@ func configureCount(c *runtime.ConfigContext) *runtime.Plan {
 
 // countOp keeps a count per key in keyed value state.
 type countOp struct {
-	counts *state.ValueState[int64]
+	counts *state.Value[int64]
 	arena  runtime.Arena
 }
 
 func (o *countOp) Open(ctx *runtime.Context) (err error) {
-	o.counts, err = state.ValueOf(ctx.Keyed, "count", state.Int64Codec{})
+	o.counts, err = runtime.NewValue[int64](ctx, "count", state.Int64Codec{})
 	return err
 }
 
 func (o *countOp) Close() error { return nil }
 
-func (o *countOp) Process(b *runtime.Batch, out *runtime.Output) error {
+func (o *countOp) Process(b *runtime.Batch, out runtime.Output) error {
 	kb := o.counts
 	for i := range b.Records {
 		r := b.Records[i]
@@ -108,7 +108,7 @@ type reduceOp struct {
 	ctx     *runtime.Context
 	prog    *expr.Program
 	init    *expr.Program
-	acc     *state.ValueState[any]
+	acc     *state.Value[any]
 	arena   runtime.Arena
 	scratch []byte
 	seq     int64
@@ -116,13 +116,13 @@ type reduceOp struct {
 
 func (o *reduceOp) Open(ctx *runtime.Context) (err error) {
 	o.ctx = ctx
-	o.acc, err = state.ValueOf[any](ctx.Keyed, "acc", jsonCodec{})
+	o.acc, err = runtime.NewValue[any](ctx, "acc", jsonCodec{})
 	return err
 }
 
 func (o *reduceOp) Close() error { return nil }
 
-func (o *reduceOp) Process(b *runtime.Batch, out *runtime.Output) error {
+func (o *reduceOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
 		o.seq++
@@ -154,7 +154,7 @@ func (o *reduceOp) Process(b *runtime.Batch, out *runtime.Output) error {
 	return nil
 }
 
-func (o *reduceOp) emit(out *runtime.Output, r runtime.Record, acc any) error {
+func (o *reduceOp) emit(out runtime.Output, r runtime.Record, acc any) error {
 	if out == nil {
 		return nil
 	}

@@ -10,13 +10,13 @@ type exprOptions struct {
 	Expr string `yaml:"expr,required"`
 }
 
-func init() {
-	runtime.Register(runtime.Definition{Type: "map", Kind: api.KindOperator,
-		Doc: "replaces each record's value by an expression (JSON objects allowed): expr", Configure: configureMap})
-	runtime.Register(runtime.Definition{Type: "filter", Kind: api.KindOperator,
-		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter})
-	runtime.Register(runtime.Definition{Type: "keyBy", Kind: api.KindOperator,
-		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy})
+var mapFilterDefs = []runtime.Definition{
+	{Type: "map", Kind: api.KindOperator,
+		Doc: "replaces each record's value by an expression (JSON objects allowed): expr", Configure: configureMap},
+	{Type: "filter", Kind: api.KindOperator,
+		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter},
+	{Type: "keyBy", Kind: api.KindOperator,
+		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy},
 }
 
 func configureMap(c *runtime.ConfigContext) *runtime.Plan {
@@ -41,7 +41,7 @@ type mapOp struct {
 func (m *mapOp) Open(ctx *runtime.Context) error { m.ctx = ctx; return nil }
 func (m *mapOp) Close() error                    { return nil }
 
-func (m *mapOp) Process(b *runtime.Batch, out *runtime.Output) error {
+func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
 		m.seq++
@@ -77,7 +77,7 @@ type filterOp struct {
 func (f *filterOp) Open(ctx *runtime.Context) error { f.ctx = ctx; return nil }
 func (f *filterOp) Close() error                    { return nil }
 
-func (f *filterOp) Process(b *runtime.Batch, out *runtime.Output) error {
+func (f *filterOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		f.seq++
 		ok, err := f.prog.EvalBool(&b.Records[i])
@@ -113,7 +113,7 @@ type keyByOp struct {
 func (k *keyByOp) Open(ctx *runtime.Context) error { k.ctx = ctx; return nil }
 func (k *keyByOp) Close() error                    { return nil }
 
-func (k *keyByOp) Process(b *runtime.Batch, out *runtime.Output) error {
+func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
 		k.seq++

@@ -16,7 +16,7 @@ func recordError(ctx *runtime.Context, seq int64, r *runtime.Record, err error) 
 	if len(v) > 80 {
 		v = v[:80] + "…"
 	}
-	return fmt.Errorf("%s %q subtask %d, record %d (value %q): %w", ctx.Type, ctx.UID, ctx.Subtask, seq, v, err)
+	return fmt.Errorf("%s %q subtask %d, record %d (value %q): %w", ctx.Type(), ctx.UID(), ctx.Subtask(), seq, v, err)
 }
 
 // compile compiles an expression option, reporting problems at its line.

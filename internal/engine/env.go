@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"io"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
+)
+
+// Env is what the daemon lends to a job's operators.
+type Env struct {
+	// FS is the filesystem for state and sinks (vfs.Default in production).
+	FS vfs.FS
+	// Stdout receives print sink lines (the daemon's stdout); may be nil.
+	Stdout io.Writer
+	// OutFile receives print sink lines too (the job's .out file); may be nil.
+	OutFile io.Writer
+	// Faults is the test hook for injecting failures; nil in production.
+	Faults runtime.FaultHook
+}
+
+// Fire consults the fault hook, if any.
+func (e *Env) Fire(point string, attrs ...any) error {
+	if e == nil || e.Faults == nil {
+		return nil
+	}
+	return e.Faults.Fire(point, attrs...)
+}
+
+// printOut is where print sinks write: both of Stdout and OutFile that are
+// set (nil: neither).
+func (e *Env) printOut() io.Writer {
+	switch {
+	case e.Stdout != nil && e.OutFile != nil:
+		return io.MultiWriter(e.Stdout, e.OutFile)
+	case e.Stdout != nil:
+		return e.Stdout
+	case e.OutFile != nil:
+		return e.OutFile
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// Partitioning decides which downstream subtask receives a record.
+type Partitioning uint8
+
+const (
+	// Forward: subtask i sends to subtask i (same parallelism).
+	Forward Partitioning = iota + 1
+	// Hash: by key group of Record.Key (after keyBy).
+	Hash
+	// Rebalance: round-robin, batch by batch.
+	Rebalance
+)
+
+func (p Partitioning) String() string {
+	switch p {
+	case Forward:
+		return "forward"
+	case Hash:
+		return "hash"
+	case Rebalance:
+		return "rebalance"
+	}
+	return "unknown"
+}
+
+// target is one downstream input channel.
+type target struct {
+	gate    *Gate
+	channel int
+}
+
+var batchPool = sync.Pool{New: func() any {
+	return &runtime.Batch{Records: make([]runtime.Record, 0, runtime.DefaultBatchSize)}
+}}
+
+// newBatch returns an empty batch from the pool.
+func newBatch() *runtime.Batch { return batchPool.Get().(*runtime.Batch) }
+
+// releaseBatch returns a consumed batch to the pool. Payload bytes are not
+// reused (records downstream may still point at them); only the record
+// slice is.
+func releaseBatch(b *runtime.Batch) {
+	if cap(b.Records) != runtime.DefaultBatchSize {
+		return
+	}
+	b.Reset()
+	batchPool.Put(b)
+}
+
+// edge buffers records for the subtasks of one downstream operator.
+type edge struct {
+	part    Partitioning
+	targets []target
+	bufs    []*runtime.Batch
+	rr      int
+	maxPar  int
+}
+
+// output implements runtime.Output. It buffers per downstream channel and
+// sends a batch when it is full, when the subtask is about to wait for
+// input, and before any control event, so records keep their order relative
+// to barriers. Emit blocks while downstream is full (backpressure). Used
+// only from the subtask's goroutine.
+type output struct {
+	edges   []*edge
+	done    <-chan struct{}
+	err     error
+	pending int64 // records emitted since the last publish
+	counter *atomic.Int64
+}
+
+func newOutput(edges []*edge, done <-chan struct{}, counter *atomic.Int64) *output {
+	for _, e := range edges {
+		e.bufs = make([]*runtime.Batch, len(e.targets))
+	}
+	return &output{edges: edges, done: done, counter: counter}
+}
+
+// Emit sends r downstream.
+func (o *output) Emit(r runtime.Record) {
+	o.pending++
+	for _, e := range o.edges {
+		var t int
+		switch e.part {
+		case Hash:
+			t = state.SubtaskForKeyGroup(e.maxPar, len(e.targets), state.KeyGroup(r.Key, e.maxPar))
+		case Rebalance:
+			t = e.rr
+		}
+		b := e.bufs[t]
+		if b == nil {
+			b = newBatch()
+			e.bufs[t] = b
+		}
+		b.Records = append(b.Records, r)
+		if len(b.Records) == cap(b.Records) {
+			o.send(e, t)
+			if e.part == Rebalance {
+				e.rr = (e.rr + 1) % len(e.targets)
+			}
+		}
+	}
+}
+
+// EmitBatch sends every record of b (b stays owned by the caller).
+func (o *output) EmitBatch(b *runtime.Batch) {
+	for i := range b.Records {
+		o.Emit(b.Records[i])
+	}
+}
+
+// Err returns the first error met sending (ErrCanceled when canceled).
+func (o *output) Err() error { return o.err }
+
+func (o *output) send(e *edge, t int) {
+	b := e.bufs[t]
+	e.bufs[t] = nil
+	if o.err != nil {
+		releaseBatch(b)
+		return
+	}
+	if err := e.targets[t].gate.Push(e.targets[t].channel, Event{Kind: EventBatch, Batch: b}, o.done); err != nil {
+		o.err = err
+	}
+}
+
+// Flush sends every non-empty buffer.
+func (o *output) Flush() error {
+	for _, e := range o.edges {
+		for t, b := range e.bufs {
+			if b != nil && len(b.Records) > 0 {
+				o.send(e, t)
+			}
+		}
+	}
+	o.publish()
+	return o.err
+}
+
+func (o *output) publish() {
+	if o.pending > 0 && o.counter != nil {
+		o.counter.Add(o.pending)
+		o.pending = 0
+	}
+}
+
+// Broadcast flushes, then sends a control event to every downstream channel.
+func (o *output) Broadcast(ev Event) error {
+	if err := o.Flush(); err != nil {
+		return err
+	}
+	for _, e := range o.edges {
+		for _, t := range e.targets {
+			if err := t.gate.Push(t.channel, ev, o.done); err != nil {
+				o.err = err
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package runtime
+
+import "github.com/flinkgo/flinkgo/pkg/api"
+
+// Definition is an operator type: its name in job specs, its kind, and how
+// its options are checked and its subtasks built. A binary's operator types
+// are collected in a Registry.
+type Definition struct {
+	Type string
+	Kind api.OperatorKind
+	// Doc is a one-line description (shown by `flinkgo validate --types`).
+	Doc string
+	// Configure decodes and checks the operator's options, reporting every
+	// problem through c, and returns how to build its subtasks (nil plan
+	// when it reported problems). It runs when a spec is validated or
+	// submitted, on the caller's goroutine, and must not do I/O that
+	// changes anything: a spec that is refused leaves no trace.
+	Configure func(c *ConfigContext) *Plan
+}
+
+// Plan says how to instantiate a configured operator and how it is wired.
+type Plan struct {
+	// NewSource (sources) or NewOperator (operators, sinks) creates the
+	// instance for one subtask; called once per subtask and attempt.
+	NewSource   func() Source
+	NewOperator func() Operator
+	// KeyedOutput: records leave with Record.Key set and are partitioned
+	// by key group to the downstream operator (keyBy).
+	KeyedOutput bool
+	// KeyedInput: the operator keeps keyed state and must follow a keyBy.
+	KeyedInput bool
+	// Bounded (sources): the source ends by itself.
+	Bounded bool
+	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job
+	// without checkpointing is refused with this explanation.
+	NeedsCheckpointing string
+}
+
+// ConfigContext is what an operator type sees while configuring.
+type ConfigContext struct {
+	Op  *api.OperatorSpec
+	Job *api.JobSpec
+	// Path is the operator's place in the spec ("operators[2]").
+	Path string
+	Dec  *api.Decoder
+	// Checkpointing is the job's resolved checkpoint configuration.
+	Checkpointing api.CheckpointConfig
+	// KeyedInput reports whether the operator follows a keyBy.
+	KeyedInput bool
+}
+
+// Decode fills out (a pointer to a struct with yaml tags) from the
+// operator's type-specific options; unknown options are reported.
+func (c *ConfigContext) Decode(out any) {
+	c.Dec.DecodeFields(c.Op.Options, c.Path, out)
+}
+
+// Errorf reports a problem with option field (or the operator when field
+// is empty), at its line.
+func (c *ConfigContext) Errorf(field, format string, args ...any) {
+	path := c.Path
+	if field != "" {
+		path += "." + field
+	}
+	c.Dec.ErrorAt(path, format, args...)
+}
+
+// Has reports whether the option field was written in the spec.
+func (c *ConfigContext) Has(field string) bool {
+	_, ok := c.Op.Options[field]
+	return ok
+}
