@@ -28,7 +28,8 @@ scorecard: build
 chaos: build
 	FLINKGO_CHAOS=long $(GO) test -race -count=1 -timeout 60m ./internal/chaos/ ./e2e/
 
-# Fuzz the spec parser and the snapshot decoders for a bounded number of
+# Fuzz the spec parser, the snapshot decoders, the connectors' state
+# decoders and the per-record JSON field scanner for a bounded number of
 # executions each. A count, not a duration: with a duration Go 1.26's fuzz
 # coordinator can report its own stop deadline as a failure
 # ("context deadline exceeded", golang/go#75804, fixed in Go 1.27).
@@ -37,6 +38,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseJob -fuzztime $(FUZZTIME) ./pkg/api/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMetadata -fuzztime $(FUZZTIME) ./internal/checkpoint/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./pkg/state/
+	for p in datagen file kafka nats; do $(GO) test -run '^$$' -fuzz FuzzStateDecoders -fuzztime $(FUZZTIME) ./pkg/connectors/$$p/ || exit 1; done
+	$(GO) test -run '^$$' -fuzz FuzzJSONFields -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
 
 test-short:
 	$(GO) test -short -count=1 ./...

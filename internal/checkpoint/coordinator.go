@@ -151,8 +151,28 @@ type (
 	FailJob struct{ Err error }
 )
 
-// Decision is one of the decision types above.
-type Decision any
+// Event is one of the event types above, and Decision one of the decision
+// types: closed sets (their method is unexported), so the driver's and
+// Step's type switches name only real cases.
+type (
+	Event    interface{ event() }
+	Decision interface{ decision() }
+)
+
+func (Tick) event()           {}
+func (RequestEvent) event()   {}
+func (AckEvent) event()       {}
+func (DeclineEvent) event()   {}
+func (PersistedEvent) event() {}
+func (ShutdownEvent) event()  {}
+
+func (Start) decision()         {}
+func (WriteMetadata) decision() {}
+func (Complete) decision()      {}
+func (Abort) decision()         {}
+func (Discard) decision()       {}
+func (Reject) decision()        {}
+func (FailJob) decision()       {}
 
 // Pending returns the ids of checkpoints in progress, in order.
 func (c *Coordinator) Pending() []int64 {
@@ -195,7 +215,7 @@ func (c *Coordinator) Wake() time.Time {
 
 // Step applies one event and returns the decisions, in the order the
 // driver must carry them out.
-func (c *Coordinator) Step(ev any) []Decision {
+func (c *Coordinator) Step(ev Event) []Decision {
 	switch e := ev.(type) {
 	case Tick:
 		return c.tick(e.Now)

@@ -381,11 +381,12 @@ func (s *script) decision(d Decision) string {
 	return ""
 }
 
-// TestCoordinatorUnknownEventPanics: an event type the coordinator does not
-// know is a bug in the driver, reported loudly.
-func TestCoordinatorUnknownEventPanics(t *testing.T) {
+// TestCoordinatorNilEventPanics: events are a closed set (a string or any
+// other type does not compile); a nil one is a bug in the driver, reported
+// loudly.
+func TestCoordinatorNilEventPanics(t *testing.T) {
 	c := New(Config{}, 1, 0, nil)
-	assert.PanicsWithValue(t, "checkpoint: unknown event string (bug)", func() { c.Step("tick") })
+	assert.PanicsWithValue(t, "checkpoint: unknown event <nil> (bug)", func() { c.Step(nil) })
 }
 
 // TestCoordinatorNewDefaults: New repairs a config that would deadlock or

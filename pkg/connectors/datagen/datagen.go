@@ -9,8 +9,6 @@
 package datagen
 
 import (
-	"encoding/binary"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -86,25 +84,58 @@ type split struct {
 	next   int64 // next value to emit
 }
 
-const splitsList = "splits"
+// Operator state lists. Snapshots hold positionsList: one versioned item
+// per split. Snapshots of flinkgo before the state encoder hold
+// legacySplitsList instead (three varints, no version byte); both are read.
+const (
+	positionsList    = "positions"
+	legacySplitsList = "splits"
+	splitVersion     = 1
+)
 
 func (s split) encode() []byte {
-	b := binary.AppendVarint(nil, s.id)
-	b = binary.AppendVarint(b, s.of)
-	return binary.AppendVarint(b, s.next)
+	e := state.NewEncoder(splitVersion)
+	e.Varint(s.id)
+	e.Varint(s.of)
+	e.Varint(s.next)
+	return e.Encoded()
 }
 
 func decodeSplit(b []byte) (split, error) {
-	var s split
-	var n int
-	for _, dst := range []*int64{&s.id, &s.of, &s.next} {
-		v, k := binary.Varint(b[n:])
-		if k <= 0 {
-			return s, fmt.Errorf("datagen: corrupt split state")
-		}
-		*dst, n = v, n+k
+	d := state.NewDecoder("datagen split", b, splitVersion)
+	s := split{id: d.Varint(), of: d.Varint(), next: d.Varint()}
+	return s, s.check(d)
+}
+
+// decodeLegacySplit reads an item of legacySplitsList.
+func decodeLegacySplit(b []byte) (split, error) {
+	d := state.NewDecoder("datagen split (legacy format)", append([]byte{1}, b...), 1)
+	s := split{id: d.Varint(), of: d.Varint(), next: d.Varint()}
+	return s, s.check(d)
+}
+
+func (s split) check(d *state.Decoder) error {
+	if d.Err() == nil && (s.of < 1 || s.id < 0 || s.id >= s.of) {
+		d.Fail("split %d of %d", s.id, s.of)
 	}
-	return s, nil
+	return d.Finish()
+}
+
+// restoredSplits decodes the splits of a restored state (nil: none).
+func restoredSplits(o *state.OperatorState) ([]split, error) {
+	items, decode := o.Get(positionsList), decodeSplit
+	if items == nil {
+		items, decode = o.Get(legacySplitsList), decodeLegacySplit
+	}
+	var out []split
+	for _, it := range items {
+		sp, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, nil
 }
 
 type source struct {
@@ -121,12 +152,12 @@ type source struct {
 
 func (s *source) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	if items := ctx.OperatorState().Get(splitsList); items != nil {
-		for _, it := range items {
-			sp, err := decodeSplit(it)
-			if err != nil {
-				return err
-			}
+	restored, err := restoredSplits(ctx.OperatorState())
+	if err != nil {
+		return err
+	}
+	if restored != nil {
+		for _, sp := range restored {
 			if int(sp.id)%ctx.Parallelism() == ctx.Subtask() {
 				s.splits = append(s.splits, sp)
 			}
@@ -207,7 +238,7 @@ func (s *source) SnapshotState(int64) error {
 	}
 	// Finished splits are kept too (as exhausted), so a restore at another
 	// parallelism does not restart them.
-	s.ctx.OperatorState().Set(splitsList, state.Union, items)
+	s.ctx.OperatorState().Set(positionsList, state.Union, items)
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package file
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -122,138 +120,91 @@ func GetState(o *state.OperatorState) (r Restored, ok bool, err error) {
 }
 
 func itemErr(list string, i int, err error) error {
-	return fmt.Errorf("file sink state, list %q item %d: %w", list, i, err)
+	return fmt.Errorf("%w (list %q, item %d)", err, list, i)
 }
 
-type enc struct{ b []byte }
-
-func newEnc(kind byte) *enc { return &enc{b: []byte{stateVersion, kind}} }
-
-func (e *enc) str(s string) { e.b = binary.AppendUvarint(e.b, uint64(len(s))); e.b = append(e.b, s...) }
-func (e *enc) int(v int64)  { e.b = binary.AppendVarint(e.b, v) }
+// newEnc starts an item of the given kind.
+func newEnc(kind byte) *state.Encoder {
+	e := state.NewEncoder(stateVersion)
+	e.Byte(kind)
+	return e
+}
 
 func (p Pending) encode() []byte {
 	e := newEnc(kindPending)
-	e.str(p.Bucket)
-	e.str(p.Hidden)
-	e.str(p.Final)
-	e.int(int64(p.Index))
-	e.int(p.Part)
-	e.int(p.Size)
-	e.int(p.Checkpoint)
-	return e.b
+	e.String(p.Bucket)
+	e.String(p.Hidden)
+	e.String(p.Final)
+	e.Varint(int64(p.Index))
+	e.Varint(p.Part)
+	e.Varint(p.Size)
+	e.Varint(p.Checkpoint)
+	return e.Encoded()
 }
 
 func (r Resumable) encode() []byte {
 	e := newEnc(kindInProgress)
-	e.str(r.Bucket)
-	e.str(r.Hidden)
-	e.str(r.Final)
-	e.int(int64(r.Index))
-	e.int(r.Part)
-	e.int(r.Length)
-	return e.b
+	e.String(r.Bucket)
+	e.String(r.Hidden)
+	e.String(r.Final)
+	e.Varint(int64(r.Index))
+	e.Varint(r.Part)
+	e.Varint(r.Length)
+	return e.Encoded()
 }
 
 func (c Counters) encode() []byte {
 	e := newEnc(kindCounters)
-	e.int(int64(c.Subtask))
+	e.Varint(int64(c.Subtask))
 	idx := make([]int, 0, len(c.Next))
 	for i := range c.Next {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
-	e.int(int64(len(idx)))
+	e.Varint(int64(len(idx)))
 	for _, i := range idx {
-		e.int(int64(i))
-		e.int(c.Next[i])
+		e.Varint(int64(i))
+		e.Varint(c.Next[i])
 	}
-	e.int(int64(len(c.Referenced)))
+	e.Varint(int64(len(c.Referenced)))
 	for _, s := range c.Referenced {
-		e.str(s)
+		e.String(s)
 	}
-	return e.b
+	return e.Encoded()
 }
 
-var errTruncated = errors.New("truncated item (the state file is damaged)")
-
-type dec struct {
-	b   []byte
-	err error
-}
-
-func newDec(b []byte, kind byte) *dec {
-	d := &dec{b: b}
-	switch {
-	case len(b) < 2:
-		d.err = errTruncated
-	case b[0] != stateVersion:
-		d.err = fmt.Errorf("format version %d is not supported (this build reads %d): the snapshot was written by another flinkgo version", b[0], stateVersion)
-	case b[1] != kind:
-		d.err = fmt.Errorf("item of kind %q where %q was expected: the state does not belong to a file sink", b[1], kind)
-	default:
-		d.b = b[2:]
+// newDec starts reading an item that must be of the given kind.
+func newDec(b []byte, kind byte) *state.Decoder {
+	d := state.NewDecoder("file sink state", b, stateVersion)
+	if k := d.Byte(); d.Version() != 0 && k != kind {
+		d.Fail("item of kind %q where %q was expected: the state does not belong to a file sink", k, kind)
 	}
 	return d
 }
 
-func (d *dec) int() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errTruncated
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *dec) str() string {
-	if d.err != nil {
-		return ""
-	}
-	n, k := binary.Uvarint(d.b)
-	if k <= 0 || n > uint64(len(d.b)-k) {
-		d.err = errTruncated
-		return ""
-	}
-	s := string(d.b[k : k+int(n)])
-	d.b = d.b[k+int(n):]
-	return s
-}
-
-func (d *dec) done() error {
-	if d.err == nil && len(d.b) != 0 {
-		d.err = fmt.Errorf("%d unexpected trailing bytes", len(d.b))
-	}
-	return d.err
-}
-
 func decodePending(b []byte) (Pending, error) {
 	d := newDec(b, kindPending)
-	p := Pending{Bucket: d.str(), Hidden: d.str(), Final: d.str(), Index: int(d.int()), Part: d.int(), Size: d.int(), Checkpoint: d.int()}
-	return p, d.done()
+	p := Pending{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Size: d.Varint(), Checkpoint: d.Varint()}
+	return p, d.Finish()
 }
 
 func decodeResumable(b []byte) (Resumable, error) {
 	d := newDec(b, kindInProgress)
-	r := Resumable{Bucket: d.str(), Hidden: d.str(), Final: d.str(), Index: int(d.int()), Part: d.int(), Length: d.int()}
-	return r, d.done()
+	r := Resumable{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Length: d.Varint()}
+	return r, d.Finish()
 }
 
 func decodeCounters(b []byte) (Counters, error) {
 	d := newDec(b, kindCounters)
-	c := Counters{Subtask: int(d.int()), Next: map[int]int64{}}
-	n := d.int()
-	for i := int64(0); i < n && d.err == nil; i++ {
-		idx := int(d.int())
-		c.Next[idx] = d.int()
+	c := Counters{Subtask: int(d.Varint()), Next: map[int]int64{}}
+	n := d.Varint()
+	for i := int64(0); i < n && d.Err() == nil; i++ {
+		idx := int(d.Varint())
+		c.Next[idx] = d.Varint()
 	}
-	m := d.int()
-	for i := int64(0); i < m && d.err == nil; i++ {
-		c.Referenced = append(c.Referenced, d.str())
+	m := d.Varint()
+	for i := int64(0); i < m && d.Err() == nil; i++ {
+		c.Referenced = append(c.Referenced, d.String())
 	}
-	return c, d.done()
+	return c, d.Finish()
 }

@@ -34,7 +34,7 @@ func TestStateRejectsUnknownVersionAndDamage(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		"version":   {append([]byte{9}, item[1:]...), "format version 9 is not supported"},
+		"version":   {append([]byte{9}, item[1:]...), "format version 9 is not one this flinkgo reads"},
 		"truncated": {item[:len(item)-3], "truncated"},
 		"trailing":  {append(item, 1), "trailing"},
 		"kind":      {Resumable{}.encode(), "kind"},
@@ -44,7 +44,7 @@ func TestStateRejectsUnknownVersionAndDamage(t *testing.T) {
 		o.Set(listPending, state.Split, [][]byte{c.b})
 		_, _, err := GetState(o)
 		require.ErrorContains(t, err, c.want, name)
-		require.ErrorContains(t, err, `list "pending" item 0`, name)
+		require.ErrorContains(t, err, `(list "pending", item 0)`, name)
 	}
 }
 

@@ -1,11 +1,10 @@
 package kafka
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"strconv"
 	"unicode/utf16"
+
+	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // topicPartition names one partition of a topic.
@@ -64,42 +63,16 @@ const partitionsList = "partitions"
 const positionVersion = 1
 
 func (p position) encode() []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64*4+len(p.tp.Topic))
-	b = append(b, positionVersion)
-	b = binary.AppendUvarint(b, uint64(len(p.tp.Topic)))
-	b = append(b, p.tp.Topic...)
-	b = binary.AppendVarint(b, int64(p.tp.Partition))
-	b = binary.AppendVarint(b, p.next)
-	return binary.AppendVarint(b, p.stop)
+	e := state.NewEncoder(positionVersion)
+	e.String(p.tp.Topic)
+	e.Varint(int64(p.tp.Partition))
+	e.Varint(p.next)
+	e.Varint(p.stop)
+	return e.Encoded()
 }
 
-var errCorruptPosition = errors.New("corrupt kafka source state (partition position)")
-
 func decodePosition(b []byte) (position, error) {
-	var p position
-	if len(b) == 0 {
-		return p, errCorruptPosition
-	}
-	if b[0] != positionVersion {
-		return p, fmt.Errorf("kafka source state has position format version %d, this flinkgo reads version %d (state written by a newer flinkgo?)", b[0], positionVersion)
-	}
-	b = b[1:]
-	n, k := binary.Uvarint(b)
-	if k <= 0 || uint64(len(b)-k) < n {
-		return p, errCorruptPosition
-	}
-	p.tp.Topic, b = string(b[k:k+int(n)]), b[k+int(n):]
-	var part int64
-	for _, dst := range []*int64{&part, &p.next, &p.stop} {
-		v, k := binary.Varint(b)
-		if k <= 0 {
-			return p, errCorruptPosition
-		}
-		*dst, b = v, b[k:]
-	}
-	if len(b) != 0 || part < 0 || part > 1<<31-1 {
-		return p, errCorruptPosition
-	}
-	p.tp.Partition = int(part)
-	return p, nil
+	d := state.NewDecoder("kafka source position", b, positionVersion)
+	p := position{tp: topicPartition{Topic: d.String(), Partition: d.Int(0, 1<<31-1)}, next: d.Varint(), stop: d.Varint()}
+	return p, d.Finish()
 }

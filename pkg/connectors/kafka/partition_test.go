@@ -3,6 +3,7 @@ package kafka
 import (
 	"testing"
 
+	"github.com/flinkgo/flinkgo/pkg/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,7 +57,7 @@ func TestPositionEncoding(t *testing.T) {
 		"topic len": {positionVersion, 200, 'a'},
 	} {
 		_, err := decodePosition(b)
-		assert.ErrorIs(t, err, errCorruptPosition, name)
+		assert.ErrorIs(t, err, state.ErrCorrupt, name)
 	}
 	_, err := decodePosition(append([]byte{9}, good[1:]...))
 	assert.ErrorContains(t, err, "format version 9")

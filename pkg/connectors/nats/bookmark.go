@@ -2,7 +2,6 @@ package nats
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -24,38 +23,36 @@ type position struct {
 	at     time.Time // start time while next is 0
 }
 
-const positionVersion = 1
+// positionVersion is the bookmark's item format: version 2 holds next,
+// at, and the stream as a length-prefixed string; version 1 (before the
+// state encoder) had the stream run to the end of the item.
+const positionVersion = 2
 
 func (p position) encode() []byte {
-	b := []byte{positionVersion}
-	b = binary.AppendUvarint(b, p.next)
+	e := state.NewEncoder(positionVersion)
+	e.Uvarint(p.next)
 	var at int64
 	if p.next == 0 {
 		at = p.at.UnixNano()
 	}
-	b = binary.AppendVarint(b, at)
-	return append(b, p.stream...)
+	e.Varint(at)
+	e.String(p.stream)
+	return e.Encoded()
 }
 
 func decodePosition(b []byte) (position, error) {
-	if len(b) < 1 || b[0] != positionVersion {
-		return position{}, errors.New("unknown bookmark format (state written by a newer flinkgo?)")
+	d := state.NewDecoder("nats bookmark", b, positionVersion)
+	p := position{next: d.Uvarint()}
+	at := d.Varint()
+	if d.Version() == 1 {
+		p.stream = string(d.Rest())
+	} else {
+		p.stream = d.String()
 	}
-	b = b[1:]
-	next, n := binary.Uvarint(b)
-	if n <= 0 {
-		return position{}, errors.New("corrupt bookmark")
-	}
-	b = b[n:]
-	at, n := binary.Varint(b)
-	if n <= 0 {
-		return position{}, errors.New("corrupt bookmark")
-	}
-	p := position{stream: string(b[n:]), next: next}
-	if next == 0 {
+	if p.next == 0 {
 		p.at = time.Unix(0, at)
 	}
-	return p, nil
+	return p, d.Finish()
 }
 
 func (p position) String() string {

@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -139,7 +140,26 @@ func TestPositionRoundTrip(t *testing.T) {
 		require.Equal(t, p, got)
 	}
 	_, err := decodePosition([]byte{9, 1})
-	require.ErrorContains(t, err, "unknown bookmark format")
+	require.ErrorContains(t, err, "format version 9")
 	_, err = decodePosition([]byte{positionVersion})
 	require.ErrorContains(t, err, "corrupt")
+	// Version 1 (snapshots before the state encoder): the stream runs to
+	// the end of the item.
+	v1 := append(binary.AppendVarint(binary.AppendUvarint([]byte{1}, 3001), 0), "orders"...)
+	got, err := decodePosition(v1)
+	require.NoError(t, err)
+	require.Equal(t, position{stream: "orders", next: 3001}, got)
+}
+
+func TestPublisherRoundTripAndLegacy(t *testing.T) {
+	p := publisher{subtask: 2, seq: 1 << 33}
+	got, err := decodePublisher(p.encode(), false)
+	require.NoError(t, err)
+	require.Equal(t, p, got)
+	legacy := binary.AppendUvarint(binary.AppendUvarint(nil, 2), 1<<33)
+	got, err = decodePublisher(legacy, true)
+	require.NoError(t, err)
+	require.Equal(t, p, got)
+	_, err = decodePublisher(append(legacy, 0), true)
+	require.ErrorContains(t, err, "trailing")
 }

@@ -229,8 +229,9 @@ func (s *queueSource) SnapshotState(id int64) error {
 	s.led.snapshot(id)
 	s.held = s.led.len()
 	s.mu.Unlock()
-	note := append([]byte{1}, s.cfg.durable...)
-	s.ctx.OperatorState().Set(queueList, state.Split, [][]byte{note})
+	note := state.NewEncoder(queueNoteVersion)
+	note.String(s.cfg.durable)
+	s.ctx.OperatorState().Set(queueList, state.Split, [][]byte{note.Encoded()})
 	return nil
 }
 

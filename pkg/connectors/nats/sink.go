@@ -2,7 +2,6 @@ package nats
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"sync"
@@ -24,8 +23,12 @@ const (
 	// maxPublishPending bounds the publishes awaiting their ack; Process
 	// waits beyond it (backpressure).
 	maxPublishPending = 4096
-	// publisherList is the sink's state: the sequence of each subtask.
-	publisherList = "publisher"
+	// publishersList is the sink's state: the sequence of each subtask
+	// (versioned items). Snapshots of flinkgo before the state encoder hold
+	// legacyPublisherList instead (two uvarints); both are read.
+	publishersList      = "publishers"
+	legacyPublisherList = "publisher"
+	publisherVersion    = 1
 	// gaugePublishPending: publishes awaiting their ack.
 	gaugePublishPending = "pendingPublishAcks"
 )
@@ -116,7 +119,7 @@ type sink struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	seq   uint64
-	keep  [][]byte // restored sequences of subtasks beyond the parallelism (subtask 0 carries them)
+	keep  []publisher // restored sequences of subtasks beyond the parallelism (subtask 0 carries them)
 	arena runtime.Arena
 	id    []byte
 	sbuf  []byte
@@ -154,23 +157,48 @@ func (s *sink) Open(ctx *runtime.Context) error {
 // also keeps those of subtasks that no longer exist, so their ids are not
 // reused if the parallelism grows again.
 func (s *sink) restore() error {
-	for _, it := range s.ctx.OperatorState().Get(publisherList) {
-		sub, n := binary.Uvarint(it)
-		if n <= 0 {
-			return fmt.Errorf("restore nats sink %q: corrupt state", s.ctx.UID())
-		}
-		seq, m := binary.Uvarint(it[n:])
-		if m <= 0 {
-			return fmt.Errorf("restore nats sink %q: corrupt state", s.ctx.UID())
+	o := s.ctx.OperatorState()
+	items, legacy := o.Get(publishersList), false
+	if items == nil {
+		items, legacy = o.Get(legacyPublisherList), true
+	}
+	for _, it := range items {
+		p, err := decodePublisher(it, legacy)
+		if err != nil {
+			return fmt.Errorf("restore nats sink %q: %w", s.ctx.UID(), err)
 		}
 		switch {
-		case int(sub) == s.ctx.Subtask():
-			s.seq = seq
-		case int(sub) >= s.ctx.Parallelism() && s.ctx.Subtask() == 0:
-			s.keep = append(s.keep, it)
+		case p.subtask == s.ctx.Subtask():
+			s.seq = p.seq
+		case p.subtask >= s.ctx.Parallelism() && s.ctx.Subtask() == 0:
+			s.keep = append(s.keep, p)
 		}
 	}
 	return nil
+}
+
+// publisher is one subtask's entry in the sink's state.
+type publisher struct {
+	subtask int
+	seq     uint64
+}
+
+func (p publisher) encode() []byte {
+	e := state.NewEncoder(publisherVersion)
+	e.Uvarint(uint64(p.subtask))
+	e.Uvarint(p.seq)
+	return e.Encoded()
+}
+
+// decodePublisher reads an item of publishersList, or of
+// legacyPublisherList (the same fields without a version byte).
+func decodePublisher(b []byte, legacy bool) (publisher, error) {
+	if legacy {
+		b = append([]byte{publisherVersion}, b...)
+	}
+	d := state.NewDecoder("nats sink sequence", b, publisherVersion)
+	p := publisher{subtask: int(min(d.Uvarint(), 1<<31-1)), seq: d.Uvarint()}
+	return p, d.Finish()
 }
 
 func (s *sink) failed(_ jetstream.JetStream, m *nats.Msg, err error) {
@@ -249,9 +277,11 @@ func (s *sink) SnapshotState(id int64) error {
 	if err := s.failure(); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", id, err)
 	}
-	item := binary.AppendUvarint(nil, uint64(s.ctx.Subtask()))
-	item = binary.AppendUvarint(item, s.seq)
-	s.ctx.OperatorState().Set(publisherList, state.Union, append([][]byte{item}, s.keep...))
+	items := [][]byte{publisher{subtask: s.ctx.Subtask(), seq: s.seq}.encode()}
+	for _, p := range s.keep {
+		items = append(items, p.encode())
+	}
+	s.ctx.OperatorState().Set(publishersList, state.Union, items)
 	return nil
 }
 

@@ -20,7 +20,10 @@ const (
 // State lists.
 const (
 	bookmarkList = "bookmark" // bookmark mode: the position
-	queueList    = "queue"    // queue mode: bookkeeping only, never replayed
+	queueList    = "queue"    // queue mode: bookkeeping only (the consumer's name), never replayed
+	// queueNoteVersion: version 2 holds the consumer name length-prefixed
+	// (version 1 had it run to the end). Nothing reads it back.
+	queueNoteVersion = 2
 )
 
 const (

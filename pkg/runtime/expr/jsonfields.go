@@ -13,7 +13,10 @@ var errNotObject = errors.New("not a JSON object")
 // Integers become int (so % and integer comparison work), other numbers
 // float64, strings string, true/false bool, null nil; nested objects and
 // arrays are decoded with encoding/json. A value that is not a JSON object
-// is an error.
+// is an error. Every object encoding/json accepts gives the same members
+// (FuzzJSONFields checks it); the scanner is more lenient than
+// encoding/json about what it skips (a malformed number or a raw control
+// character in a member it was not asked for).
 func fields(data []byte, want map[string]bool, dst map[string]any) error {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -21,6 +24,9 @@ func fields(data []byte, want map[string]bool, dst map[string]any) error {
 	}
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
+		if skipSpace(data, i+1) != len(data) {
+			return errNotObject
+		}
 		return nil
 	}
 	for {
@@ -62,6 +68,9 @@ func fields(data []byte, want map[string]bool, dst map[string]any) error {
 			return errNotObject
 		}
 		if data[i] == '}' {
+			if skipSpace(data, i+1) != len(data) {
+				return errNotObject // trailing bytes after the object
+			}
 			return nil
 		}
 		if data[i] != ',' {

@@ -1,0 +1,108 @@
+package expr
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFieldsTable(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want map[string]any
+	}{
+		{`{}`, map[string]any{}},
+		{` { } `, map[string]any{}},
+		{`{"idx": 1}`, map[string]any{"idx": 1}},
+		{`{"idx":-42,"f":1.5,"e":1e3,"big":123456789012345678}`, map[string]any{"idx": -42, "f": 1.5, "e": 1000.0, "big": 123456789012345678}},
+		{`{"s":"a\"b\u00e9","t":true,"n":null,"x":false}`, map[string]any{"s": "a\"bé", "t": true, "n": nil, "x": false}},
+		{`{"o":{"a":[1,2,{"b":"}"}]},"after":1}`, map[string]any{"o": map[string]any{"a": []any{1, 2, map[string]any{"b": "}"}}}, "after": 1}},
+		{`{"a\u0062":1}`, map[string]any{"ab": 1}},
+		{`{"dup":1,"dup":2}`, map[string]any{"dup": 2}},
+		{"{\n\t\"a\" :\r\n 1 \n}", map[string]any{"a": 1}},
+		{`{"huge":1e400}`, nil}, // out of float64 range: an error, as encoding/json says
+	} {
+		got := map[string]any{}
+		err := fields([]byte(c.in), nil, got)
+		if c.want == nil {
+			require.Error(t, err, c.in)
+			continue
+		}
+		require.NoError(t, err, c.in)
+		require.Equal(t, c.want, got, c.in)
+	}
+}
+
+func TestFieldsWantOnlySome(t *testing.T) {
+	got := map[string]any{}
+	require.NoError(t, fields([]byte(`{"a":1,"b":{"deep":[1,2]},"c":"x"}`), map[string]bool{"c": true}, got))
+	require.Equal(t, map[string]any{"c": "x"}, got)
+}
+
+func TestFieldsRejectsNonObjects(t *testing.T) {
+	for _, in := range []string{``, ` `, `[]`, `1`, `"s"`, `null`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`,
+		`{a:1}`, `{"a":1}x`, `{} {}`, `{"a":"unterminated}`, `{"a":[1,2}`, `{"a":tru}`, `{"a":1.2.3}`} {
+		require.Error(t, fields([]byte(in), nil, map[string]any{}), "%q", in)
+	}
+}
+
+// FuzzJSONFields checks the scanner against encoding/json: every object
+// encoding/json accepts yields the same members (numbers compared by
+// value: the scanner keeps integers as int), and no input panics.
+func FuzzJSONFields(f *testing.F) {
+	for _, s := range []string{`{}`, `{"idx": 1}`, `{"a":"x\"y","b":[1,{"c":null}],"d":-1.5e3}`, `{"a":{"b":{"c":[]}}}`,
+		`{"u":"\u00e9\ud83d\ude00"}`, `{"n":123456789012345678}`, `[1]`, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := map[string]any{}
+		err := fields(data, nil, got)
+		var want map[string]any
+		if json.Unmarshal(data, &want) != nil || want == nil || !utf8.Valid(data) {
+			return // not an object encoding/json accepts (or not UTF-8, which it rewrites)
+		}
+		require.NoError(t, err, "%q", data)
+		require.Len(t, got, len(want), "%q", data)
+		for k, w := range want {
+			requireSameJSON(t, w, got[k], data)
+		}
+	})
+}
+
+// requireSameJSON compares a value decoded by encoding/json with the
+// scanner's.
+func requireSameJSON(t *testing.T, want, got any, data []byte) {
+	t.Helper()
+	switch w := want.(type) {
+	case float64:
+		var g float64
+		switch x := got.(type) {
+		case int:
+			g = float64(x)
+		case float64:
+			g = x
+		default:
+			t.Fatalf("%q: number %v decoded as %T", data, w, got)
+		}
+		require.True(t, g == w || (math.IsNaN(g) && math.IsNaN(w)), "%q: %v != %v", data, g, w)
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		require.True(t, ok, "%q: object decoded as %T", data, got)
+		require.Len(t, g, len(w))
+		for k, v := range w {
+			requireSameJSON(t, v, g[k], data)
+		}
+	case []any:
+		g, ok := got.([]any)
+		require.True(t, ok, "%q: array decoded as %T", data, got)
+		require.Len(t, g, len(w))
+		for i := range w {
+			requireSameJSON(t, w[i], g[i], data)
+		}
+	default:
+		require.Equal(t, want, got, "%q", data)
+	}
+}
