@@ -56,11 +56,21 @@ type env struct {
 	stdout *syncWriter // the daemon's stdout (print sink lines)
 	stderr *syncWriter // the daemon's log
 	extra  []string    // extra environment for the daemon
+	// bin is the flinkgo binary this env runs ("" : the one TestMain built).
+	bin string
 }
 
 func newEnv(t *testing.T) *env {
 	home := t.TempDir()
 	return &env{t: t, home: home}
+}
+
+// binary returns the binary the env runs.
+func (e *env) binary() string {
+	if e.bin != "" {
+		return e.bin
+	}
+	return binary
 }
 
 func (e *env) environ() []string {
@@ -123,7 +133,7 @@ type result struct {
 
 // run runs the CLI and returns its exit code and output.
 func (e *env) run(args ...string) result {
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(e.binary(), args...)
 	cmd.Env = e.environ()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

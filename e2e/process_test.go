@@ -27,7 +27,7 @@ import (
 // before the daemon is ready: a kill can then land in its startup.
 func (e *env) spawnDaemon(args ...string) {
 	e.t.Helper()
-	cmd := exec.Command(binary, append([]string{"daemon", "--rest-address", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(e.binary(), append([]string{"daemon", "--rest-address", "127.0.0.1:0"}, args...)...)
 	cmd.Env = e.environ()
 	e.stdout, e.stderr = &syncWriter{}, &syncWriter{}
 	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
