@@ -235,8 +235,10 @@ type collect struct{ got []string }
 
 func (c *collect) Emit(r runtime.Record) { c.got = append(c.got, string(r.Value)) }
 
+func (c *collect) EmitTo(string, runtime.Record) {}
+
 func TestCounterAndFilesWithACrash(t *testing.T) {
-	kb := state.NewKeyedBackend(128, state.KeyGroupRange{Start: 0, End: 127})
+	kb := state.NewKeyedBackend(128, state.AllKeyGroups(128))
 	c := &Counter{}
 	if err := c.Open(runtime.NewContext(runtime.ContextOptions{UID: "c", Keyed: kb, MaxParallelism: 128})); err != nil {
 		t.Fatal(err)

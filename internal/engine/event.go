@@ -21,6 +21,10 @@ const (
 	EventEndOfData
 	// EventEndOfPartition: the upstream subtask is done; nothing follows.
 	EventEndOfPartition
+	// EventWatermark carries the upstream subtask's watermark (Watermark),
+	// or says it is idle (Idle: no records and no watermark until a later
+	// watermark event, which makes it active again).
+	EventWatermark
 )
 
 func (k EventKind) String() string {
@@ -33,15 +37,19 @@ func (k EventKind) String() string {
 		return "end-of-data"
 	case EventEndOfPartition:
 		return "end-of-partition"
+	case EventWatermark:
+		return "watermark"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
 
 // Event is one element of an input channel.
 type Event struct {
-	Kind    EventKind
-	Batch   *runtime.Batch
-	Barrier Barrier
+	Kind      EventKind
+	Batch     *runtime.Batch
+	Barrier   Barrier
+	Watermark int64 // EventWatermark
+	Idle      bool  // EventWatermark
 }
 
 // Barrier marks the point in every stream where checkpoint ID is cut.

@@ -78,6 +78,8 @@ func newExecution(j *Job, attempt int, restore *Restore) (*execution, error) {
 	for _, v := range g.Vertices {
 		for i := 0; i < v.Parallelism; i++ {
 			t := &subtask{exec: e, v: v, index: i, id: len(e.tasks), wake: make(chan struct{}, 1)}
+			t.clock.inWM.Store(runtime.MinWatermark)
+			t.clock.outWM.Store(runtime.MinWatermark)
 			channels := 0
 			for _, in := range v.Inputs {
 				if in.Part == Forward {
@@ -113,7 +115,7 @@ func (e *execution) wire(byVertex [][]*subtask) {
 		for _, in := range v.Inputs {
 			writers := byVertex[in.From.Index]
 			for wi, w := range writers {
-				ed := &edge{part: in.Part, maxPar: e.g.MaxParallelism}
+				ed := &edge{part: in.Part, tag: in.Side, maxPar: e.g.MaxParallelism}
 				if in.Part == Forward {
 					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
 				} else {
@@ -150,7 +152,11 @@ func (e *execution) newContext(t *subtask) *runtime.Context {
 		Subtask: t.index, Parallelism: t.v.Parallelism, MaxParallelism: e.g.MaxParallelism,
 		Attempt: e.attempt, State: t.state, Keyed: t.keyed, Checkpointing: e.g.Checkpointing,
 		FS: j.env.FS, Stdout: j.env.printOut(), Faults: j.env.Faults, Wakeup: t.wake, Metrics: &t.gauges,
-		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
+		Watermark: t.currentWatermark,
+		Log:       e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
+	if t.clock.timers != nil {
+		o.Timers = t.clock.timers
+	}
 	if e.restoreFrom != nil {
 		o.Restored = true
 		o.RestoredCheckpoint = e.restoreFrom.Meta.CheckpointID
@@ -166,7 +172,7 @@ func (e *execution) restoreInto(t *subtask) error {
 	} else {
 		t.state = state.NewOperatorState()
 	}
-	if t.v.Plan.KeyedInput {
+	if t.v.Plan.KeyedInput || t.v.Plan.GlobalKey {
 		kb := state.NewKeyedBackend(e.g.MaxParallelism, state.RangeForSubtask(e.g.MaxParallelism, t.v.Parallelism, t.index))
 		kb.Restore(old)
 		t.keyed = kb

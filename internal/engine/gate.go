@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"sync"
+	"time"
 )
 
 // ErrCanceled is returned by blocking gate operations when the subtask or
@@ -122,6 +123,32 @@ func (g *Gate) Next(done <-chan struct{}) (Item, error) {
 		case <-g.notify:
 		case <-done:
 			return Item{}, ErrCanceled
+		}
+		g.mu.Lock()
+	}
+}
+
+// NextBefore is Next that also returns when wake receives (a timer's
+// deadline): then ok is false and nothing was taken. A nil wake never
+// fires, as in Next.
+func (g *Gate) NextBefore(done <-chan struct{}, wake <-chan time.Time) (it Item, ok bool, err error) {
+	g.mu.Lock()
+	for {
+		if it, ok := g.take(); ok {
+			g.mu.Unlock()
+			return it, true, nil
+		}
+		g.waiting = true
+		g.mu.Unlock()
+		select {
+		case <-g.notify:
+		case <-wake:
+			g.mu.Lock()
+			g.waiting = false
+			g.mu.Unlock()
+			return Item{}, false, nil
+		case <-done:
+			return Item{}, false, ErrCanceled
 		}
 		g.mu.Lock()
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -30,12 +32,15 @@ type Vertex struct {
 	Parallelism int
 	Inputs      []Input
 	Outputs     []*Vertex
+	// eventTime is a source's event-time setup (nil: none).
+	eventTime *eventTime
 }
 
 // Input is an edge into a vertex.
 type Input struct {
 	From *Vertex
 	Part Partitioning
+	Side string // the side output of From it reads ("": the main output)
 }
 
 // Defaults are the daemon-wide settings a spec falls back on.
@@ -78,14 +83,20 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 	for i, v := range g.Vertices {
 		v.Index = i
 	}
+	index := map[string]int{}
+	for i := range p.Spec.Operators {
+		index[p.Spec.Operators[i].UID] = i
+	}
 	for _, v := range g.Vertices {
 		idx := specIndex(p.Spec.Operators, v.Op.UID)
+		path := fmt.Sprintf("operators[%d]", idx)
 		keyed := len(v.Op.From) > 0
-		for _, from := range v.Op.From {
-			u := byUID[from]
+		for j, from := range v.Op.From {
+			ref, _ := api.ResolveFrom(from, index)
+			u := byUID[ref.UID]
 			part := Rebalance
 			switch {
-			case u.Plan != nil && u.Plan.KeyedOutput:
+			case ref.Tag == "" && u.Plan != nil && u.Plan.KeyedOutput:
 				part = Hash
 			case u.Parallelism == v.Parallelism:
 				part = Forward
@@ -93,14 +104,33 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			if part != Hash {
 				keyed = false
 			}
-			v.Inputs = append(v.Inputs, Input{From: u, Part: part})
+			if ref.Tag != "" && u.Plan != nil && !slices.Contains(u.Plan.SideOutputs, ref.Tag) {
+				msg := fmt.Sprintf("operator %q (type %s) has no side output %q", u.Op.UID, u.Op.Type, ref.Tag)
+				if len(u.Plan.SideOutputs) > 0 {
+					msg += fmt.Sprintf(" (it has: %s)", strings.Join(u.Plan.SideOutputs, ", "))
+				}
+				p.Dec.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
+			}
+			v.Inputs = append(v.Inputs, Input{From: u, Part: part, Side: ref.Tag})
 			u.Outputs = append(u.Outputs, v)
 		}
-		c := &runtime.ConfigContext{Op: v.Op, Job: &p.Spec, Path: fmt.Sprintf("operators[%d]", idx), Dec: p.Dec,
+		c := &runtime.ConfigContext{Op: v.Op, Job: &p.Spec, Path: path, Dec: p.Dec,
 			Checkpointing: g.Checkpointing, KeyedInput: keyed}
 		v.Plan = v.Def.Configure(c)
-		if v.Plan != nil && v.Plan.KeyedInput && !keyed {
+		if v.Plan == nil {
+			continue
+		}
+		if v.Plan.KeyedInput && !keyed {
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
+		}
+		if v.Plan.GlobalKey && v.Parallelism != 1 {
+			c.Errorf("parallelism", "%q (type %s) without a keyBy sees the whole stream: its parallelism must be 1, got %d (or read from a keyBy)", v.Op.UID, v.Op.Type, v.Parallelism)
+		}
+		if v.Def.Kind == api.KindSource {
+			v.eventTime = compileEventTime(c, v.Op.EventTime, v.Plan)
+		}
+		if v.Plan.EventTime != "" {
+			g.requireEventTime(p, v, path)
 		}
 	}
 	g.Bounded = true
@@ -118,6 +148,27 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			p.Dec.ErrorAt(fmt.Sprintf("operators[%d]", idx), "%s; enable checkpointing (checkpointing: {interval: 10s})", v.Plan.NeedsCheckpointing)
 		}
 	}
+}
+
+// requireEventTime reports the sources upstream of v that declare no
+// eventTime: their watermark never advances, so v (an event-time operator)
+// would never fire.
+func (g *Graph) requireEventTime(p *api.ParsedJob, v *Vertex, path string) {
+	seen := map[*Vertex]bool{}
+	var walk func(u *Vertex)
+	walk = func(u *Vertex) {
+		if seen[u] {
+			return
+		}
+		seen[u] = true
+		if u.Def.Kind == api.KindSource && u.Op.EventTime == nil {
+			p.Dec.ErrorAt(path, "%s, but source %q declares no eventTime: add eventTime: {timestamp: <field>, maxOutOfOrderness: 5s} to it (or use processing time)", v.Plan.EventTime, u.Op.UID)
+		}
+		for _, in := range u.Inputs {
+			walk(in.From)
+		}
+	}
+	walk(v)
 }
 
 func specIndex(ops []api.OperatorSpec, uid string) int {
@@ -140,8 +191,12 @@ func topoSort(all []*Vertex, byUID map[string]*Vertex) []*Vertex {
 			return
 		}
 		seen[v] = true
-		for _, from := range v.Op.From {
-			visit(byUID[from])
+		for _, in := range v.Op.From {
+			if u := byUID[in]; u != nil {
+				visit(u)
+			} else if i := strings.LastIndexByte(in, '.'); i > 0 && byUID[in[:i]] != nil {
+				visit(byUID[in[:i]]) // a side output
+			}
 		}
 		out = append(out, v)
 	}

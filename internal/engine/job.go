@@ -74,6 +74,7 @@ type jobStatus struct {
 	baseIn       []int64 // records of finished attempts, by vertex
 	baseOut      []int64
 	baseGauges   []map[string]int64
+	lastFigures  *figures // of the last attempt, for its watermarks once it ended
 	nextID       int64
 	retained     []int64 // completed periodic checkpoints on disk, oldest first
 	resumeFrom   string  // latest retained checkpoint or the savepoint started from

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // historySize bounds the checkpoint history kept per job.
@@ -141,11 +142,17 @@ func (j *Job) Info() api.JobInfo {
 		oi := api.OperatorInfo{UID: v.Op.UID, Type: v.Op.Type, Parallelism: v.Parallelism,
 			RecordsIn: s.baseIn[i], RecordsOut: s.baseOut[i]}
 		for _, in := range v.Inputs {
-			oi.Inputs = append(oi.Inputs, api.OperatorInput{UID: in.From.Op.UID, Partitioning: in.Part.String()})
+			oi.Inputs = append(oi.Inputs, api.OperatorInput{UID: in.From.Op.UID, Partitioning: in.Part.String(), SideOutput: in.Side})
 		}
 		m := map[string]int64{}
 		for k, val := range s.baseGauges[i] {
 			m[k] = val
+		}
+		switch {
+		case live != nil:
+			live.watermarks(i, &oi)
+		case s.lastFigures != nil:
+			s.lastFigures.watermarks(i, &oi)
 		}
 		if live != nil {
 			oi.RecordsIn += live.in[i]
@@ -245,14 +252,38 @@ type figures struct {
 	in, out  []int64
 	values   []map[string]int64
 	counters map[string]bool
+	// inWM and outWM are the minimum watermarks over subtasks by vertex.
+	inWM, outWM []int64
+}
+
+// watermarks fills the event-time figures of vertex i (none before its
+// first watermark).
+func (f *figures) watermarks(i int, oi *api.OperatorInfo) {
+	in, out := f.inWM[i], f.outWM[i]
+	if in != runtime.MinWatermark {
+		oi.InputWatermark = &in
+	}
+	if out != runtime.MinWatermark {
+		oi.OutputWatermark = &out
+		if out != runtime.MaxWatermark {
+			lag := max(time.Now().UnixMilli()-out, 0)
+			oi.WatermarkLagMs = &lag
+		}
+	}
 }
 
 // totals sums the records and gauges of an execution's subtasks by vertex.
 func (e *execution) totals() figures {
 	n := len(e.g.Vertices)
-	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{}}
+	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{},
+		inWM: make([]int64, n), outWM: make([]int64, n)}
+	for i := range f.inWM {
+		f.inWM[i], f.outWM[i] = runtime.MaxWatermark, runtime.MaxWatermark
+	}
 	for _, t := range e.tasks {
 		i := t.v.Index
+		f.inWM[i] = min(f.inWM[i], t.clock.inWM.Load())
+		f.outWM[i] = min(f.outWM[i], t.clock.outWM.Load())
 		f.in[i] += t.recordsIn.Load()
 		f.out[i] += t.recordsOut.Load()
 		values, counters := t.gauges.Snapshot()

@@ -271,6 +271,7 @@ func (j *Job) retireExecution(e *execution) {
 			}
 		}
 	}
+	j.status.lastFigures = &f
 	j.status.exec = nil
 }
 

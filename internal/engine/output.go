@@ -59,6 +59,7 @@ func releaseBatch(b *runtime.Batch) {
 // edge buffers records for the subtasks of one downstream operator.
 type edge struct {
 	part    Partitioning
+	tag     string // the side output it carries; "" for the main output
 	targets []target
 	bufs    []*runtime.Batch
 	rr      int
@@ -71,7 +72,9 @@ type edge struct {
 // to barriers. Emit blocks while downstream is full (backpressure). Used
 // only from the subtask's goroutine.
 type output struct {
-	edges   []*edge
+	edges   []*edge // every edge: flushes and control events go to all
+	main    []*edge // the edges of the main output
+	side    map[string][]*edge
 	done    <-chan struct{}
 	err     error
 	pending int64 // records emitted since the last publish
@@ -79,16 +82,34 @@ type output struct {
 }
 
 func newOutput(edges []*edge, done <-chan struct{}, counter *atomic.Int64) *output {
+	o := &output{edges: edges, done: done, counter: counter}
 	for _, e := range edges {
 		e.bufs = make([]*runtime.Batch, len(e.targets))
+		if e.tag == "" {
+			o.main = append(o.main, e)
+			continue
+		}
+		if o.side == nil {
+			o.side = map[string][]*edge{}
+		}
+		o.side[e.tag] = append(o.side[e.tag], e)
 	}
-	return &output{edges: edges, done: done, counter: counter}
+	return o
 }
 
-// Emit sends r downstream.
-func (o *output) Emit(r runtime.Record) {
+// Emit sends r on the main output.
+func (o *output) Emit(r runtime.Record) { o.emit(o.main, r) }
+
+// EmitTo sends r on side output tag (nowhere when nothing reads it).
+func (o *output) EmitTo(tag string, r runtime.Record) {
+	if es := o.side[tag]; es != nil {
+		o.emit(es, r)
+	}
+}
+
+func (o *output) emit(edges []*edge, r runtime.Record) {
 	o.pending++
-	for _, e := range o.edges {
+	for _, e := range edges {
 		var t int
 		switch e.part {
 		case Hash:

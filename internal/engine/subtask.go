@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -32,6 +33,7 @@ type subtask struct {
 	recordsIn  atomic.Int64
 	recordsOut atomic.Int64
 	gauges     runtime.Metrics
+	clock      clock
 
 	dataEnded   []bool // channel delivered end of data
 	dataEndedN  int
@@ -74,6 +76,9 @@ func (t *subtask) open() error {
 	if err := t.exec.restoreInto(t); err != nil {
 		return err
 	}
+	if err := t.setUpTime(); err != nil {
+		return err
+	}
 	t.ctx = t.exec.newContext(t)
 	if err := t.exec.env().Fire("task.open", t.v.Op.UID, t.index); err != nil {
 		return err
@@ -85,6 +90,7 @@ func (t *subtask) open() error {
 }
 
 func (t *subtask) close() error {
+	t.stopTime()
 	if t.src != nil {
 		return t.src.Close()
 	}
@@ -100,6 +106,9 @@ func (t *subtask) runSource() (err error) {
 	}()
 	if err := t.open(); err != nil {
 		return err
+	}
+	if t.clock.gen != nil {
+		t.refreshSplits(time.Now())
 	}
 	direct := t.directEdge()
 	for {
@@ -133,6 +142,12 @@ func (t *subtask) runSource() (err error) {
 		}
 		b := newBatch()
 		perr := t.src.Poll(b)
+		if t.clock.et != nil && len(b.Records) > 0 {
+			if err := t.stampRecords(b, time.Now()); err != nil {
+				releaseBatch(b)
+				return err
+			}
+		}
 		if n := len(b.Records); n > 0 {
 			t.recordsIn.Add(int64(n))
 			if direct != nil && direct.bufs[0] == nil {
@@ -149,6 +164,9 @@ func (t *subtask) runSource() (err error) {
 			releaseBatch(b)
 		}
 		if err := t.out.Err(); err != nil {
+			return err
+		}
+		if err := t.sourceWatermark(time.Now()); err != nil {
 			return err
 		}
 		if errors.Is(perr, runtime.ErrEndOfInput) {
@@ -173,13 +191,27 @@ func (t *subtask) directEdge() *edge {
 	return nil
 }
 
+// sendEndOfData ends the subtask's output: every event-time timer fires
+// (the watermark reaches its maximum), the operator finishes, and the final
+// watermark and end of data go downstream.
 func (t *subtask) sendEndOfData() error {
 	if t.endOfData {
 		return nil
 	}
 	t.endOfData = true
+	c := &t.clock
+	c.inWM.Store(runtime.MaxWatermark)
+	if err := t.fireTimers(runtime.EventTime, runtime.MaxWatermark); err != nil {
+		return err
+	}
 	if f, ok := t.op.(runtime.Finisher); ok {
-		if err := f.Finish(t.out); err != nil {
+		if err := f.Finish(t.sinkOrOutput()); err != nil {
+			return err
+		}
+	}
+	if c.outWM.Load() != runtime.MaxWatermark {
+		c.outWM.Store(runtime.MaxWatermark)
+		if err := t.out.Broadcast(Event{Kind: EventWatermark, Watermark: runtime.MaxWatermark}); err != nil {
 			return err
 		}
 	}
@@ -239,7 +271,18 @@ func (t *subtask) runOperator() (err error) {
 			if err := t.out.Flush(); err != nil {
 				return err
 			}
-			if it, err = t.gate.Next(t.exec.done); err != nil {
+			wake, err := t.processingTimers(time.Now())
+			if err != nil {
+				return err
+			}
+			if it, ok, err = t.gate.NextBefore(t.exec.done, wake); err != nil {
+				return err
+			}
+			if !ok {
+				continue // a processing-time timer is due
+			}
+		} else if t.clock.timers != nil && t.clock.timers.proc.Len() > 0 {
+			if _, err := t.processingTimers(time.Now()); err != nil {
 				return err
 			}
 		}
@@ -284,6 +327,8 @@ func (t *subtask) handleEvent(ev Event, ch int) (done bool, err error) {
 		return false, t.out.Err()
 	case EventBarrier:
 		return false, t.apply(t.aligner.OnBarrier(ch, ev.Barrier))
+	case EventWatermark:
+		return false, t.onWatermarkEvent(ev, ch)
 	case EventEndOfData:
 		return false, t.channelDataEnded(ch)
 	case EventEndOfPartition:
@@ -306,6 +351,13 @@ func (t *subtask) channelDataEnded(ch int) error {
 	}
 	t.dataEnded[ch] = true
 	t.dataEndedN++
+	if t.dataEndedN < len(t.dataEnded) {
+		// An ended input no longer holds the watermark back (when all end,
+		// end of data below takes it to the maximum).
+		if err := t.applyWatermark(t.clock.tracker.OnEnd(ch)); err != nil {
+			return err
+		}
+	}
 	if t.dataEndedN < len(t.dataEnded) {
 		return nil
 	}

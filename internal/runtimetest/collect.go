@@ -86,7 +86,7 @@ type Options struct {
 // Definitions returns the test operator types: test-collect, test-pass,
 // test-keys and test-fail.
 func Definitions() []runtime.Definition {
-	return []runtime.Definition{collectDef, passDef, keysDef, failDef}
+	return []runtime.Definition{collectDef, passDef, keysDef, failDef, timerDef}
 }
 
 // Registry returns a registry of the test types and types.

@@ -134,6 +134,9 @@ func (p *ParsedJob) validate(cat Catalog) {
 	if s.RestartStrategy != nil {
 		ValidateRestartSpec(d, "restartStrategy", s.RestartStrategy)
 	}
+	if s.WatermarkInterval != nil && s.WatermarkInterval.D() <= 0 {
+		d.ErrorAt("watermarkInterval", "must be more than 0, got %s", s.WatermarkInterval)
+	}
 	if p.explicit("operators") && len(s.Operators) == 0 {
 		d.ErrorAt("operators", "a job needs at least one source and one sink")
 	}
@@ -181,16 +184,22 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 			if from == "" && !p.explicit(fmt.Sprintf("%s.from[%d]", path, j)) {
 				continue // did not decode (an alias to nothing): reported already
 			}
-			if _, ok := index[from]; !ok {
+			if _, ok := ResolveFrom(from, index); !ok {
 				msg := fmt.Sprintf("no operator has uid %q", from)
 				if c := closest(from, SortedKeys(index)); c != "" {
 					msg += fmt.Sprintf("; did you mean %q?", c)
 				}
 				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
 			}
-			if from == op.UID && from != "" {
+			if ref, _ := ResolveFrom(from, index); ref.UID == op.UID && from != "" {
 				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "operator %q reads from itself", op.UID)
 			}
+		}
+		if op.EventTime != nil && known && kind != KindSource {
+			d.ErrorAt(path+".eventTime", "%q (type %s) is not a source: eventTime belongs on the sources the records come from", op.UID, op.Type)
+		}
+		if et := op.EventTime; et != nil && et.AdvanceWhenIdle && et.Idle() <= 0 {
+			d.ErrorAt(path+".eventTime.advanceWhenIdle", "needs idleTimeout: set how long a split must be quiet before the watermark follows the clock")
 		}
 		if known {
 			switch {
@@ -203,6 +212,28 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 	}
 	p.checkCycles(index)
 	p.checkSinks(cat, index)
+}
+
+// InputRef is an entry of an operator's from: the upstream uid, and the
+// side output read ("" for the main output).
+type InputRef struct {
+	UID, Tag string
+}
+
+// ResolveFrom reads an entry of from: the uid of an operator (its main
+// output) or "<uid>.<tag>", the side output tag of operator uid. A uid may
+// itself contain '.': an exact uid wins, else the part before the last '.'
+// must be one. index holds the uids of the job.
+func ResolveFrom(from string, index map[string]int) (InputRef, bool) {
+	if _, ok := index[from]; ok {
+		return InputRef{UID: from}, true
+	}
+	if i := strings.LastIndexByte(from, '.'); i > 0 && i < len(from)-1 {
+		if _, ok := index[from[:i]]; ok {
+			return InputRef{UID: from[:i], Tag: from[i+1:]}, true
+		}
+	}
+	return InputRef{UID: from}, false
 }
 
 // checkCycles reports each cycle once, at the operator where it was found.
@@ -220,8 +251,9 @@ func (p *ParsedJob) checkCycles(index map[string]int) {
 		color[i] = grey
 		stack = append(stack, ops[i].UID)
 		for _, from := range ops[i].From {
-			j, ok := index[from]
-			if !ok || from == ops[i].UID {
+			ref, _ := ResolveFrom(from, index)
+			j, ok := index[ref.UID]
+			if !ok || ref.UID == ops[i].UID {
 				continue
 			}
 			switch color[j] {
@@ -230,7 +262,7 @@ func (p *ParsedJob) checkCycles(index map[string]int) {
 				for k > 0 && stack[k] != from {
 					k--
 				}
-				cycle := append(append([]string{}, stack[k:]...), from)
+				cycle := append(append([]string{}, stack[k:]...), ref.UID)
 				p.Dec.ErrorAt(fmt.Sprintf("operators[%d].from", i), "cycle: %s; a job must be a DAG", strings.Join(cycle, " <- "))
 			case white:
 				visit(j)
@@ -255,7 +287,9 @@ func (p *ParsedJob) checkSinks(cat Catalog, index map[string]int) {
 	consumed := map[string]bool{}
 	for _, op := range p.Spec.Operators {
 		for _, f := range op.From {
-			consumed[f] = true
+			if ref, ok := ResolveFrom(f, index); ok && ref.Tag == "" {
+				consumed[ref.UID] = true
+			}
 		}
 	}
 	hasSink, allKnown := false, true

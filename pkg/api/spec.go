@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 )
 
 // JobSpec is a job as the user wrote it (DESIGN.md section 8).
@@ -12,17 +13,68 @@ type JobSpec struct {
 	MaxParallelism  int             `yaml:"maxParallelism" json:"maxParallelism,omitempty"`
 	Checkpointing   *CheckpointSpec `yaml:"checkpointing" json:"checkpointing,omitempty"`
 	RestartStrategy *RestartSpec    `yaml:"restartStrategy" json:"restartStrategy,omitempty"`
-	Operators       []OperatorSpec  `yaml:"operators,required" json:"operators"`
+	// WatermarkInterval is how often sources with event time send their
+	// watermark downstream (Flink's pipeline.auto-watermark-interval).
+	WatermarkInterval *Duration      `yaml:"watermarkInterval" json:"watermarkInterval,omitempty"`
+	Operators         []OperatorSpec `yaml:"operators,required" json:"operators"`
+}
+
+// DefaultWatermarkInterval is Flink's pipeline.auto-watermark-interval.
+const DefaultWatermarkInterval = 200 * time.Millisecond
+
+// WatermarkEvery returns the watermark interval of the job.
+func (s *JobSpec) WatermarkEvery() time.Duration {
+	if s.WatermarkInterval == nil {
+		return DefaultWatermarkInterval
+	}
+	return s.WatermarkInterval.D()
 }
 
 // OperatorSpec is one operator of a job. Options holds the keys specific to
 // its type, decoded by that type.
 type OperatorSpec struct {
-	UID         string          `yaml:"uid,required" json:"uid"`
-	Type        string          `yaml:"type,required" json:"type"`
-	From        []string        `yaml:"from" json:"from,omitempty"`
-	Parallelism int             `yaml:"parallelism" json:"parallelism,omitempty"`
-	Options     map[string]Node `yaml:",remain" json:"-"`
+	UID         string   `yaml:"uid,required" json:"uid"`
+	Type        string   `yaml:"type,required" json:"type"`
+	From        []string `yaml:"from" json:"from,omitempty"`
+	Parallelism int      `yaml:"parallelism" json:"parallelism,omitempty"`
+	// EventTime (sources only) says where records' timestamps come from and
+	// how the source's watermarks follow them.
+	EventTime *EventTimeSpec  `yaml:"eventTime" json:"eventTime,omitempty"`
+	Options   map[string]Node `yaml:",remain" json:"-"`
+}
+
+// EventTimeSpec is a source's event time (DESIGN.md section 4b).
+type EventTimeSpec struct {
+	// Timestamp is an expression over the record's fields giving its event
+	// time: a number (ms since the epoch) or an RFC 3339 string. Empty: the
+	// record's own timestamp (the Kafka or NATS message time).
+	Timestamp string `yaml:"timestamp" json:"timestamp,omitempty"`
+	// MaxOutOfOrderness bounds how far a split's timestamps may go back:
+	// its watermark is its largest timestamp minus this, minus 1 ms.
+	MaxOutOfOrderness *Duration `yaml:"maxOutOfOrderness" json:"maxOutOfOrderness,omitempty"`
+	// IdleTimeout: a split quiet this long stops holding the watermark back
+	// until it produces again (0: never).
+	IdleTimeout *Duration `yaml:"idleTimeout" json:"idleTimeout,omitempty"`
+	// AdvanceWhenIdle: when every split of a subtask is idle, its watermark
+	// follows the wall clock (minus MaxOutOfOrderness) instead of pausing,
+	// so the last windows of a quiet stream fire.
+	AdvanceWhenIdle bool `yaml:"advanceWhenIdle" json:"advanceWhenIdle,omitempty"`
+}
+
+// Bound is MaxOutOfOrderness (0 when unset).
+func (e *EventTimeSpec) Bound() time.Duration {
+	if e == nil || e.MaxOutOfOrderness == nil {
+		return 0
+	}
+	return e.MaxOutOfOrderness.D()
+}
+
+// Idle is IdleTimeout (0 when unset: never idle).
+func (e *EventTimeSpec) Idle() time.Duration {
+	if e == nil || e.IdleTimeout == nil {
+		return 0
+	}
+	return e.IdleTimeout.D()
 }
 
 // Checkpointing modes (Flink's CheckpointingMode).

@@ -102,6 +102,14 @@ type OperatorInfo struct {
 	// dashboard's); zero until two samples exist.
 	RecordsInPerSec  float64 `json:"recordsInPerSec"`
 	RecordsOutPerSec float64 `json:"recordsOutPerSec"`
+	// Event time, when the operator has seen a watermark: the minimum over
+	// its subtasks of the input and output watermark (Flink's
+	// currentInputWatermark / currentOutputWatermark), in ms since the
+	// epoch, and how far the output watermark is behind the wall clock.
+	// A source's input watermark is the one it generates.
+	InputWatermark  *int64 `json:"inputWatermark,omitempty"`
+	OutputWatermark *int64 `json:"outputWatermark,omitempty"`
+	WatermarkLagMs  *int64 `json:"watermarkLagMs,omitempty"`
 }
 
 // OperatorInput is an edge of the job graph.
@@ -109,6 +117,8 @@ type OperatorInput struct {
 	UID string `json:"uid"`
 	// Partitioning is forward, hash or rebalance.
 	Partitioning string `json:"partitioning"`
+	// SideOutput is the side output of UID it reads ("": the main output).
+	SideOutput string `json:"sideOutput,omitempty"`
 }
 
 // CheckpointCounts is the checkpoint tally of a job.

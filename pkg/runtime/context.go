@@ -50,6 +50,12 @@ type ContextOptions struct {
 	Wakeup <-chan struct{}
 	// Metrics receives the operator's own figures; a private set when nil.
 	Metrics *Metrics
+	// Timers is the timer service of an operator with keyed state (nil
+	// otherwise).
+	Timers Timers
+	// Watermark reports the operator's current input watermark (nil:
+	// MinWatermark, no event time).
+	Watermark func() int64
 }
 
 // NewContext returns a context reporting o.
@@ -145,6 +151,21 @@ func (c *Context) Fault(point string, attrs ...any) error {
 // FaultsArmed reports whether a fault hook is installed, so a hot path can
 // skip building the attributes of Fault.
 func (c *Context) FaultsArmed() bool { return c.o.Faults != nil }
+
+// Timers is the operator's timer service: nil unless it keeps keyed state
+// (Plan.KeyedInput or Plan.GlobalKey). Fired timers reach OnTimer
+// (TimerListener).
+func (c *Context) Timers() Timers { return c.o.Timers }
+
+// CurrentWatermark is the operator's input watermark: the minimum over its
+// live, active inputs (MinWatermark before the first watermark). A record
+// whose Timestamp is at or below it is late.
+func (c *Context) CurrentWatermark() int64 {
+	if c.o.Watermark == nil {
+		return MinWatermark
+	}
+	return c.o.Watermark()
+}
 
 // ErrNotKeyed is returned when keyed state is declared by an operator whose
 // input is not keyed (its Plan lacks KeyedInput, or it does not follow a

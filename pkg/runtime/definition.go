@@ -34,6 +34,20 @@ type Plan struct {
 	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job
 	// without checkpointing is refused with this explanation.
 	NeedsCheckpointing string
+	// GlobalKey: the operator keeps keyed state and timers without a keyed
+	// input, under one key (the empty one); it runs with parallelism 1
+	// (a window over the whole stream).
+	GlobalKey bool
+	// SideOutputs names the side outputs the operator emits to (EmitTo).
+	SideOutputs []string
+	// EventTime: the operator works on event time, so every source upstream
+	// must declare eventTime (else its watermark never advances); the value
+	// explains why, for the error.
+	EventTime string
+	// SkipBadTimestamps (sources): a record whose eventTime.timestamp fails
+	// or yields nothing is skipped and counted instead of failing the job;
+	// set it from the source's decode-error policy.
+	SkipBadTimestamps bool
 }
 
 // ConfigContext is what an operator type sees while configuring.

@@ -17,6 +17,8 @@ type printOut struct{}
 
 func (printOut) Emit(r runtime.Record) { fmt.Printf("%s %s\n", r.Key, r.Value) }
 
+func (printOut) EmitTo(tag string, r runtime.Record) { fmt.Printf("%s: %s %s\n", tag, r.Key, r.Value) }
+
 func batchOf(values ...string) *runtime.Batch {
 	b := runtime.NewBatch()
 	for _, v := range values {
@@ -87,7 +89,7 @@ func (c *counter) Process(b *runtime.Batch, out runtime.Output) error {
 // each key to one subtask, snapshots the handles at every checkpoint and
 // redistributes them by key group on a restore at another parallelism.
 func Example_keyedOperator() {
-	kb := state.NewKeyedBackend(128, state.KeyGroupRange{Start: 0, End: 127}) // the engine's, in a job
+	kb := state.NewKeyedBackend(128, state.AllKeyGroups(128)) // the engine's, in a job
 	op := &counter{}
 	_ = op.Open(runtime.NewContext(runtime.ContextOptions{UID: "count", Keyed: kb, MaxParallelism: 128}))
 	_ = op.Process(batchOf("apple", "avocado", "banana", "apricot"), printOut{})

@@ -11,5 +11,10 @@ package runtime
 // received it (Process, Finish). Emitted records may share memory with the
 // input batch; the engine does not copy them.
 type Output interface {
+	// Emit sends r on the main output.
 	Emit(r Record)
+	// EmitTo sends r on the side output named tag, which the operator's
+	// Plan declares in SideOutputs; operators read it with
+	// from: [<uid>.<tag>]. Nothing is sent when no operator reads it.
+	EmitTo(tag string, r Record)
 }

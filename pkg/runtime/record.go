@@ -9,6 +9,9 @@ type Record struct {
 	Key       []byte
 	Value     []byte
 	Timestamp int64 // event time in Unix milliseconds; 0 when unknown
+	// Split is set by sources that read several splits (SplitSource): the
+	// index of the split the record came from, for per-split watermarks.
+	Split uint32
 }
 
 // Batch is the unit that moves between subtasks. Records are appended by the

@@ -27,6 +27,8 @@ func (e *encoder) maybeCut() {
 
 func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
 
+func (e *encoder) varint(v int64) { e.buf = binary.AppendVarint(e.buf, v) }
+
 func (e *encoder) bytes(b []byte) {
 	e.uvarint(uint64(len(b)))
 	e.buf = append(e.buf, b...)
@@ -57,6 +59,19 @@ func (d *decoder) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.err = errTruncated
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.buf)
 	if n <= 0 {
 		d.err = errTruncated
 		return 0

@@ -42,7 +42,9 @@ func FileChecksum(data []byte) uint32 {
 
 // Summary describes an encoded snapshot for checkpoint metadata.
 type Summary struct {
-	Keys      int64          `json:"keys,omitempty"`
+	Keys int64 `json:"keys,omitempty"`
+	// TimerKeys counts the keys with timers (savepoint inspect).
+	TimerKeys int64          `json:"timerKeys,omitempty"`
 	KeyGroups *KeyGroupRange `json:"keyGroups,omitempty"`
 	Lists     map[string]int `json:"lists,omitempty"` // list name → items
 }
@@ -116,6 +118,7 @@ func EncodeChunks(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
 		rng := kb.rng
 		sum.KeyGroups = &rng
 		sum.Keys = kb.NumKeys()
+		sum.TimerKeys = kb.NumTimerKeys()
 	}
 	en := &Encoded{Chunks: append(e.chunks, e.buf)}
 	var crc uint32

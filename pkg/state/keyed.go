@@ -48,14 +48,24 @@ func (b *KeyedBackend) SetCurrentKey(key []byte) {
 // CurrentKey returns the key set by SetCurrentKey.
 func (b *KeyedBackend) CurrentKey() []byte { return b.curKey }
 
-// NumKeys counts the keys of all tables (for inspect and metrics).
-func (b *KeyedBackend) NumKeys() int64 {
+// NumKeys counts the entries of all state tables, timers aside (for
+// inspect and metrics).
+func (b *KeyedBackend) NumKeys() int64 { return b.count(false) }
+
+// NumTimerKeys counts the keys with timers.
+func (b *KeyedBackend) NumTimerKeys() int64 { return b.count(true) }
+
+func (b *KeyedBackend) count(timers bool) int64 {
 	var n int64
 	for _, t := range b.tables {
-		n += int64(t.numKeys())
+		if (t.kind() == KindTimers) == timers {
+			n += int64(t.numKeys())
+		}
 	}
 	for _, r := range b.raw {
-		n += int64(r.numKeys())
+		if (r.Kind == KindTimers) == timers {
+			n += int64(r.numKeys())
+		}
 	}
 	return n
 }
@@ -67,6 +77,7 @@ const (
 	KindValue Kind = iota + 1
 	KindMap
 	KindList
+	KindTimers
 )
 
 func (k Kind) String() string {
@@ -77,6 +88,8 @@ func (k Kind) String() string {
 		return "map"
 	case KindList:
 		return "list"
+	case KindTimers:
+		return "timers"
 	}
 	return fmt.Sprintf("Kind(%d)", k)
 }

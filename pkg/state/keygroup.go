@@ -13,6 +13,12 @@ type KeyGroupRange struct {
 	End   int `json:"end"`
 }
 
+// AllKeyGroups is the range of every key group of a job with
+// maxParallelism key groups (one subtask owning them all).
+func AllKeyGroups(maxParallelism int) KeyGroupRange {
+	return KeyGroupRange{Start: 0, End: maxParallelism}
+}
+
 // Len is the number of key groups in the range.
 func (r KeyGroupRange) Len() int { return r.End - r.Start }
 

@@ -170,6 +170,17 @@ func (s *source) Open(ctx *runtime.Context) error {
 	return nil
 }
 
+// Splits lists the splits not exhausted yet (event time: one watermark per
+// split).
+func (s *source) Splits(dst []uint32) []uint32 {
+	for _, sp := range s.splits {
+		if sp.next < s.end() {
+			dst = append(dst, uint32(sp.id))
+		}
+	}
+	return dst
+}
+
 func (s *source) end() int64 {
 	if s.count < 0 {
 		return 1<<63 - 1
@@ -206,7 +217,7 @@ func (s *source) Poll(b *runtime.Batch) error {
 		}
 		v := sp.next
 		sp.next += sp.of
-		b.Records = append(b.Records, runtime.Record{Value: s.value(sp.id, v), Timestamp: now})
+		b.Records = append(b.Records, runtime.Record{Value: s.value(sp.id, v), Timestamp: now, Split: uint32(sp.id)})
 		s.emitted++
 		room--
 		if s.cur++; s.cur >= len(s.splits) {

@@ -34,10 +34,11 @@ const (
 
 // partition is an assigned partition as Poll sees it.
 type partition struct {
-	pos  position // pos.next: offset of the next record to emit
-	lag  int64    // high watermark - pos.next at the last chunk; -1 unknown
-	done bool     // bounded: reached pos.stop
-	f    *fetcher
+	pos   position // pos.next: offset of the next record to emit
+	lag   int64    // high watermark - pos.next at the last chunk; -1 unknown
+	done  bool     // bounded: reached pos.stop
+	f     *fetcher
+	split uint32 // its index in source.parts: Record.Split of its records
 }
 
 // source is one subtask of the kafka source. Open, Poll, SnapshotState, the
@@ -113,7 +114,7 @@ func (s *source) assign(pos position) {
 	if s.byTP[pos.tp] != nil {
 		return
 	}
-	p := &partition{pos: pos, lag: -1}
+	p := &partition{pos: pos, lag: -1, split: uint32(len(s.parts))}
 	s.parts = append(s.parts, p)
 	s.byTP[pos.tp] = p
 	s.assignedGauge.Store(int64(len(s.parts)))
@@ -128,6 +129,17 @@ func (s *source) assign(pos position) {
 		defer s.wg.Done()
 		p.f.run()
 	}()
+}
+
+// Splits lists the partitions being read (event time: one watermark per
+// partition); a bounded partition that reached its end is no longer one.
+func (s *source) Splits(dst []uint32) []uint32 {
+	for _, p := range s.parts {
+		if !p.done {
+			dst = append(dst, p.split)
+		}
+	}
+	return dst
 }
 
 func (s *source) Poll(b *runtime.Batch) error {
@@ -183,7 +195,11 @@ func (s *source) take(b *runtime.Batch) error {
 	c := s.cur
 	p := c.part
 	n := min(cap(b.Records)-len(b.Records), len(c.recs)-c.pos)
+	from := len(b.Records)
 	b.Records = append(b.Records, c.recs[c.pos:c.pos+n]...)
+	for i := from; i < len(b.Records); i++ {
+		b.Records[i].Split = p.split
+	}
 	if c.pos += n; c.pos < len(c.recs) {
 		p.pos.next = c.offs[c.pos]
 		return nil

@@ -1,0 +1,91 @@
+package runtime
+
+// KeyedProcessFunction handles a keyed stream one record at a time, with
+// keyed state, timers and side outputs (Flink's KeyedProcessFunction). The
+// current key is set before each call: declare state handles in Open with
+// NewValue, NewMap or NewList, register timers through ctx.Timers(), read
+// the watermark with ctx.CurrentWatermark(). Adapt it to an Operator with
+// KeyedProcess; its Plan sets KeyedInput (or GlobalKey).
+//
+// A function may also implement Snapshotter, CheckpointListener, Finisher
+// and StateDescriber; the adapter passes the calls on.
+type KeyedProcessFunction interface {
+	Open(ctx *Context) error
+	// ProcessElement handles one record; r shares memory with its batch.
+	ProcessElement(r Record, out Output) error
+	// OnTimer handles a timer of the current key that fired at ts.
+	OnTimer(ts int64, domain TimeDomain, out Output) error
+	Close() error
+}
+
+// KeyedProcess adapts f to the Operator contract.
+func KeyedProcess(f KeyedProcessFunction) Operator { return &keyedProcess{f: f} }
+
+type keyedProcess struct {
+	f   KeyedProcessFunction
+	ctx *Context
+}
+
+var (
+	_ Operator           = (*keyedProcess)(nil)
+	_ TimerListener      = (*keyedProcess)(nil)
+	_ Snapshotter        = (*keyedProcess)(nil)
+	_ CheckpointListener = (*keyedProcess)(nil)
+	_ Finisher           = (*keyedProcess)(nil)
+	_ StateDescriber     = (*keyedProcess)(nil)
+)
+
+func (k *keyedProcess) Open(ctx *Context) error {
+	k.ctx = ctx
+	return k.f.Open(ctx)
+}
+
+func (k *keyedProcess) Process(b *Batch, out Output) error {
+	for i := range b.Records {
+		k.ctx.SetCurrentKey(b.Records[i].Key)
+		if err := k.f.ProcessElement(b.Records[i], out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *keyedProcess) OnTimer(ts int64, domain TimeDomain, out Output) error {
+	return k.f.OnTimer(ts, domain, out)
+}
+
+func (k *keyedProcess) Close() error { return k.f.Close() }
+
+func (k *keyedProcess) SnapshotState(id int64) error {
+	if s, ok := k.f.(Snapshotter); ok {
+		return s.SnapshotState(id)
+	}
+	return nil
+}
+
+func (k *keyedProcess) NotifyCheckpointComplete(id int64) error {
+	if l, ok := k.f.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(id)
+	}
+	return nil
+}
+
+func (k *keyedProcess) NotifyCheckpointAborted(id int64) {
+	if l, ok := k.f.(CheckpointListener); ok {
+		l.NotifyCheckpointAborted(id)
+	}
+}
+
+func (k *keyedProcess) Finish(out Output) error {
+	if f, ok := k.f.(Finisher); ok {
+		return f.Finish(out)
+	}
+	return nil
+}
+
+func (k *keyedProcess) DescribeState() map[string]any {
+	if d, ok := k.f.(StateDescriber); ok {
+		return d.DescribeState()
+	}
+	return nil
+}
