@@ -203,6 +203,9 @@ func (d *Decoder) decode(n ast.Node, path string, v reflect.Value) {
 	case byteSizeType:
 		d.decodeByteSize(n, path, v)
 		return
+	case namedStringsType:
+		d.decodeNamedStrings(n, path, v)
+		return
 	}
 	if _, isNull := n.(*ast.NullNode); isNull {
 		return // leave the zero value: "key:" with nothing means unset
