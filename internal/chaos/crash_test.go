@@ -265,13 +265,13 @@ func recoverRun(fsys vfs.FS, dir string) (*eocheck.Report, error) {
 var (
 	crashPoints = []string{
 		"task.open", "task.snapshot", "task.notify-complete",
-		"checkpoint.write-state", "checkpoint.publish-metadata", "checkpoint.discard",
+		"checkpoint.write-state", "checkpoint.publish-metadata", "checkpoint.record", "checkpoint.discard",
 		"file.write", "file.precommit", "file.commit", "file.commit-done", "file.restore",
 	}
 	restoreOnly = map[string]bool{"file.restore": true}
 	// latePoints are reached, deterministically, by the final checkpoint.
 	latePoints = []string{
-		"task.snapshot", "checkpoint.write-state", "checkpoint.publish-metadata",
+		"task.snapshot", "checkpoint.write-state", "checkpoint.publish-metadata", "checkpoint.record",
 		"task.notify-complete", "file.precommit", "file.commit-done", "checkpoint.discard",
 	}
 )

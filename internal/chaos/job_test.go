@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -56,7 +57,7 @@ type job struct {
 	fs       vfs.FS
 	restore  string // snapshot directory to start from ("" fresh)
 	faults   runtime.FaultHook
-	onUpdate func(*runtime.Job)
+	onRecord func(*runtime.Job, runtime.Recovery) error
 	log      zerolog.Logger // zero: no logging
 }
 
@@ -74,7 +75,7 @@ func (o job) start() (*runtime.Job, error) {
 	}
 	id := fmt.Sprintf("chaos%d-%d", time.Now().UnixNano()%1e9, jobSeq.Add(1))
 	return runtime.StartJob(runtime.JobOptions{ID: id, Graph: g, Env: &runtime.Env{FS: o.fs, Faults: o.faults},
-		CheckpointsDir: chkDir, Restore: r, OnUpdate: o.onUpdate, Log: o.log}), nil
+		CheckpointsDir: chkDir, Restore: r, OnRecord: o.onRecord, Log: o.log}), nil
 }
 
 // awaitEnd waits for a job that should end by itself, cancelling it after
@@ -91,16 +92,27 @@ func awaitEnd(j *runtime.Job, d time.Duration) (timedOut bool) {
 	}
 }
 
-// latestComplete is the newest complete checkpoint of job id on fsys
-// ("" when none).
+// latestComplete is where the daemon would resume job j on fsys after a
+// crash: the snapshot the restore decision loads with the recovery facts
+// the job recorded ("" for a fresh start; a refusal is an error).
 func latestComplete(fsys vfs.FS, j *runtime.Job) (string, int64, error) {
-	// As the daemon's recovery does: only checkpoints up to the newest the
-	// job recorded as completed count.
-	dir, m, _, err := checkpoint.LatestCompleteAtMost(fsys, chkDir, j.ID(), checkpoint.RecordedBound(j.Info().RestorePointID))
-	if err != nil || dir == "" {
+	return recoverPoint(fsys, j.ID(), j.Recovery())
+}
+
+// recoverPoint is latestComplete with the recovery facts rec.
+func recoverPoint(fsys vfs.FS, jobID string, rec runtime.Recovery) (string, int64, error) {
+	f, err := runtime.RestoreFactsOf(fsys, chkDir, jobID, rec)
+	if err != nil {
 		return "", 0, err
 	}
-	return dir, m.CheckpointID, nil
+	r, d := runtime.ChooseRestore(fsys, f, zerolog.Nop())
+	switch d.Action {
+	case checkpoint.RestoreRefuse:
+		return "", 0, errors.New(d.Reason)
+	case checkpoint.RestoreFresh:
+		return "", 0, nil
+	}
+	return r.Dir, r.Meta.CheckpointID, nil
 }
 
 // checkOutput runs the exactly-once checker on the committed output.

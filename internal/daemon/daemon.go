@@ -88,7 +88,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		o.Stdout = io.Discard
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
-		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{},
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{},
 		rates: newRateMeter(nil)}
 	defer func() {
 		if err != nil {

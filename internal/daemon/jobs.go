@@ -97,6 +97,10 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 	id := newJobID()
 	e := &entry{rec: Record{ID: id, Name: g.Spec.Name, File: req.File, Spec: req.Spec, State: api.StateCreated,
 		SubmitTime: time.Now(), SavepointPath: req.SavepointPath, AllowNonRestoredState: req.AllowNonRestoredState}}
+	if restore != nil {
+		p := runtime.PointOf(restore)
+		e.rec.Recovery.Initial = pointRecord(&p)
+	}
 	if err := d.reg.save(&e.rec); err != nil {
 		return nil, fmt.Errorf("save job %s in the registry: %w", id, err)
 	}
@@ -125,6 +129,7 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 		o.SubmitTime = e.rec.SubmitTime
 	}
 	o.OnUpdate = func(j *runtime.Job) { d.persist(e, j) }
+	o.OnRecord = func(j *runtime.Job, r runtime.Recovery) error { return d.record(e, j, r) }
 	d.mu.Lock()
 	d.jobs[e.rec.ID] = e
 	e.job = runtime.StartJob(o)
@@ -138,16 +143,35 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 	}()
 }
 
-// persist records a job's latest state in the registry.
+// persist records a job's latest state in the registry. A failure is
+// logged: the recovery facts it writes are those already recorded (record
+// is the write commits wait for).
 func (d *Daemon) persist(e *entry, j *runtime.Job) {
-	info := j.Info()
+	info, rec := j.Info(), j.Recovery()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.State = info.State
 	e.rec.Info = info
+	e.rec.Recovery = recoveryRecord(rec)
 	if err := d.reg.save(&e.rec); err != nil {
 		d.log.Error().Err(err).Str("job", e.rec.ID).Msg("could not save the job registry")
 	}
+}
+
+// record writes a job's new restore point into the registry, durably,
+// before the snapshot commits (JobOptions.OnRecord); an error fails the
+// snapshot and leaves the entry as it was.
+func (d *Daemon) record(e *entry, j *runtime.Job, r runtime.Recovery) error {
+	info := j.Info()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := e.rec
+	next.State, next.Info, next.Recovery = info.State, info, recoveryRecord(r)
+	if err := d.reg.save(&next); err != nil {
+		return fmt.Errorf("save the job registry: %w", err)
+	}
+	e.rec = next
+	return nil
 }
 
 // waitStarted waits until the job left CREATED (or the timeout).

@@ -26,13 +26,14 @@ import (
 //
 // Commands (times are relative to the start, t+0s):
 //
-//	config interval=1s timeout=10s minPause=0 maxConcurrent=1 tolerable=0 retained=1 tasks=2 [persistFinal=true] [nextID=5] [restored=3,4]
+//	config interval=1s timeout=10s minPause=0 maxConcurrent=1 tolerable=0 retained=1 tasks=2 [persistFinal=true] [record=true] [nextID=5] [restored=3,4]
 //	                                  a new coordinator; the clock goes back to t+0s
 //	tick [+1s]                        move the clock, then Tick
 //	advance +1s                       move the clock only
 //	ack <id> task=0[,1...]            one AckEvent per task
 //	decline <id> task=1 [err=text]
 //	persisted <id> ok|err [err=text]  the driver wrote (or failed to write) _metadata
+//	recorded <id> ok|err [err=text]   the driver recorded (or failed to record) the restore point
 //	request savepoint|stop|final [dir=/x] [drain]   requests get refs 1, 2, ... in order
 //	shutdown [reason=failing|stopping]
 //	wake                              when the driver must tick next
@@ -42,6 +43,7 @@ import (
 //
 //	start id=1 kind=checkpoint persist [ref=1 dir=/x drain]
 //	write-metadata id=1 kind=checkpoint tasks=0,1 trigger=t+1s
+//	record id=1 kind=checkpoint retained=[1] next=2
 //	complete id=1 kind=checkpoint duration=2s [ref=1]
 //	abort id=1 kind=checkpoint reason=timeout [ref=1] err="..."
 //	discard id=1
@@ -229,6 +231,15 @@ func (s *script) run(line string) string {
 			err = errors.New(cmp(kv["err"], "disk full"))
 		}
 		out = s.c.Step(PersistedEvent{ID: s.id(pos), Err: err, Now: s.now})
+	case "recorded":
+		var err error
+		if len(pos) < 2 || (pos[1] != "ok" && pos[1] != "err") {
+			s.fatalf("recorded <id> ok|err")
+		}
+		if pos[1] == "err" {
+			err = errors.New(cmp(kv["err"], "registry not writable"))
+		}
+		out = s.c.Step(RecordedEvent{ID: s.id(pos), Err: err, Now: s.now})
 	case "request":
 		out = s.request(pos, kv)
 	case "shutdown":
@@ -278,6 +289,8 @@ func (s *script) config(kv map[string]string) string {
 			cfg.Retained = s.int(v)
 		case "persistFinal":
 			cfg.PersistFinal = v == "true"
+		case "record":
+			cfg.Record = v == "true"
 		case "tasks":
 			tasks = s.int(v)
 		case "nextID":
@@ -366,6 +379,8 @@ func (s *script) decision(d Decision) string {
 			tasks[i] = strconv.Itoa(h.Task)
 		}
 		return fmt.Sprintf("write-metadata id=%d kind=%s tasks=%s trigger=t+%s", x.ID, x.Kind, strings.Join(tasks, ","), x.Trigger.Sub(t0))
+	case Record:
+		return fmt.Sprintf("record id=%d kind=%s retained=%v next=%d", x.ID, x.Kind, x.Retained, x.NextID)
 	case Complete:
 		return fmt.Sprintf("complete id=%d kind=%s duration=%s%s", x.ID, x.Kind, x.Duration, reqString(x.Req))
 	case Abort:
