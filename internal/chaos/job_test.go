@@ -53,6 +53,7 @@ var jobSeq atomic.Int64
 
 // job describes a run: the spec and where it runs.
 type job struct {
+	id       string // "" a new job; a recovery runs as the crashed job, as the daemon resumes it
 	spec     string
 	fs       vfs.FS
 	restore  string // snapshot directory to start from ("" fresh)
@@ -73,7 +74,10 @@ func (o job) start() (*runtime.Job, error) {
 			return nil, fmt.Errorf("load restore %s: %w", o.restore, err)
 		}
 	}
-	id := fmt.Sprintf("chaos%d-%d", time.Now().UnixNano()%1e9, jobSeq.Add(1))
+	id := o.id
+	if id == "" {
+		id = fmt.Sprintf("chaos%d-%d", time.Now().UnixNano()%1e9, jobSeq.Add(1))
+	}
 	return runtime.StartJob(runtime.JobOptions{ID: id, Graph: g, Env: &runtime.Env{FS: o.fs, Faults: o.faults},
 		CheckpointsDir: chkDir, Restore: r, OnRecord: o.onRecord, Log: o.log}), nil
 }

@@ -64,8 +64,11 @@ type Daemon struct {
 	listeners []net.Listener
 	servers   []*http.Server
 
-	mu   sync.Mutex
-	jobs map[string]*entry
+	// submitMu serialises submissions from their output check to their
+	// start, so two jobs cannot claim one directory at once.
+	submitMu sync.Mutex
+	mu       sync.Mutex
+	jobs     map[string]*entry
 	// watchers record each job's end in the registry; Shutdown waits for
 	// them so nothing writes the home after it returns.
 	watchers sync.WaitGroup

@@ -26,6 +26,10 @@ type Record struct {
 	UpdateTime            time.Time    `json:"updateTime"`
 	SavepointPath         string       `json:"savepointPath,omitempty"`
 	AllowNonRestoredState bool         `json:"allowNonRestoredState,omitempty"`
+	AllowNonEmptyOutput   bool         `json:"allowNonEmptyOutput,omitempty"`
+	// RequestID is the client's id of the submission that created the job
+	// (api.SubmitRequest.RequestID), so a retry finds it after a restart.
+	RequestID string `json:"requestId,omitempty"`
 	// Recovery is what resuming the job reads (since version 2).
 	Recovery RecoveryRecord `json:"recovery"`
 	// Info is the last known state of the job, shown for jobs that are not

@@ -18,6 +18,10 @@ type Env struct {
 	OutFile io.Writer
 	// Faults is the test hook for injecting failures; nil in production.
 	Faults FaultHook
+	// AllowNonEmptyOutput: the user allowed the job to write into output
+	// directories that hold other output or another job's ownership
+	// marker (run --allow-non-empty-output; see OutputClaim).
+	AllowNonEmptyOutput bool
 }
 
 // FaultHook lets tests make named points in operators and the runtime fail.

@@ -152,6 +152,7 @@ func (e *execution) newContext(t *subtask) *Context {
 	if e.restoreFrom != nil {
 		ctx.Restored = true
 		ctx.RestoredCheckpoint = e.restoreFrom.Meta.CheckpointID
+		ctx.RestoredJobID = e.restoreFrom.Meta.JobID
 	}
 	return ctx
 }

@@ -58,7 +58,7 @@ func (j *Job) loop() {
 		j.log.Error().Err(err).Int("attempt", attempt).Msg("job failed")
 		j.setState(api.StateFailing)
 		delay, ok := policy.OnFailure(time.Now())
-		if !ok {
+		if !ok || errors.Is(err, errSuppressRestarts) {
 			j.setState(api.StateFailed)
 			return
 		}

@@ -39,6 +39,8 @@ type Context struct {
 	Restored bool
 	// RestoredCheckpoint is the id of the checkpoint restored from (0: none).
 	RestoredCheckpoint int64
+	// RestoredJobID is the job that took that snapshot ("": none).
+	RestoredJobID string
 	// Checkpointing is the job's checkpoint configuration.
 	Checkpointing api.CheckpointConfig
 	// Env gives access to daemon resources (file system, output files).

@@ -172,12 +172,12 @@ operators:
   - {uid: out, type: file, from: [gen], path: %q, bucket: none, format: json}
 `, dir), runtimetest.Options{})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
-	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
 	require.NoError(t, err)
 	require.Len(t, files, 3, "one finished part per subtask: %v", files)
 	hidden, err := filepath.Glob(filepath.Join(dir, ".*"))
 	require.NoError(t, err)
-	require.Empty(t, hidden)
+	require.Equal(t, []string{filepath.Join(dir, runtime.OwnerFile)}, hidden, "no hidden part file is left; the ownership marker stays")
 	lines := 0
 	for _, f := range files {
 		data, err := vfs.ReadFile(vfs.Default, f)

@@ -28,7 +28,7 @@ operators:
 	if st == nil {
 		st = state.NewOperatorState()
 	}
-	ctx := &runtime.Context{UID: "out", Parallelism: 1, State: st, Log: zerolog.Nop(),
+	ctx := &runtime.Context{JobID: "job", UID: "out", Parallelism: 1, State: st, Log: zerolog.Nop(),
 		Env: &runtime.Env{FS: fsys}, Metrics: &runtime.Gauges{}}
 	require.NoError(t, s.Open(ctx))
 	return s, ctx
