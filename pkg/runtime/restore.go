@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,13 +117,8 @@ func changedDependencies(old *Graph, v *Vertex) []string {
 	if ov == nil || ov.Plan == nil {
 		return nil
 	}
-	var keys []string
-	for k := range v.Plan.StateDependsOn {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(v.Plan.StateDependsOn)) {
 		was, ok := ov.Plan.StateDependsOn[k]
 		if now := v.Plan.StateDependsOn[k]; ok && was != now {
 			out = append(out, fmt.Sprintf("has %s %q in the snapshot and %q now; its restored state is only valid with %s %q (a restore would fail or leave the output wrong): keep it, or give the operator a new uid to start it without state", k, was, now, k, was))
@@ -145,13 +142,8 @@ func outputEffect(op *checkpoint.OperatorState) string {
 			}
 		}
 	}
-	var keys []string
-	for k := range totals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(totals)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, totals[k]))
 	}
 	s := "continues the snapshot's output: commits what it left pending, resumes what was in progress, and removes what was written after it"

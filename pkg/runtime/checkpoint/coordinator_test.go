@@ -3,8 +3,6 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,79 +51,17 @@ import (
 // Run with -rewrite to regenerate the expected output after a deliberate
 // change, and review the diff.
 func TestCoordinatorScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/coordinator/*.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			runScript(t, file)
-		})
-	}
+	replayScripts(t, "testdata/coordinator/*.txt", func(t *testing.T, file string) func(line int, cmd string) string {
+		s := &script{t: t, file: file}
+		return func(line int, cmd string) string {
+			s.line = line
+			return s.run(cmd)
+		}
+	})
 }
 
 // t0 is the start of every script's clock.
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-type scriptBlock struct {
-	line     int    // of the command, 1-based
-	cmd      string // the command line
-	expected string // the lines after ----, joined
-	verbatim string // comments and blank lines before the command
-}
-
-func parseScript(t *testing.T, file string) (blocks []scriptBlock, tail string) {
-	t.Helper()
-	raw, err := os.ReadFile(file)
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	var verbatim strings.Builder
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			verbatim.WriteString(line + "\n")
-			i++
-			continue
-		}
-		b := scriptBlock{line: i + 1, cmd: line, verbatim: verbatim.String()}
-		verbatim.Reset()
-		i++
-		if i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("%s:%d: %q must be followed by a ---- line", file, b.line, line)
-		}
-		i++
-		var out []string
-		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
-			out = append(out, lines[i])
-			i++
-		}
-		b.expected = strings.Join(out, "\n")
-		blocks = append(blocks, b)
-	}
-	return blocks, verbatim.String()
-}
-
-func runScript(t *testing.T, file string) {
-	blocks, tail := parseScript(t, file)
-	s := &script{t: t, file: file}
-	var rewritten strings.Builder
-	for _, b := range blocks {
-		s.line = b.line
-		got := s.run(b.cmd)
-		if *rewrite {
-			rewritten.WriteString(b.verbatim + b.cmd + "\n----\n" + got + "\n")
-			continue
-		}
-		if got != b.expected {
-			t.Errorf("%s:%d: %s\nwant:\n%s\ngot:\n%s", file, b.line, b.cmd, indent(b.expected), indent(got))
-		}
-	}
-	if *rewrite {
-		rewritten.WriteString(tail)
-		require.NoError(t, os.WriteFile(file, []byte(rewritten.String()), 0o644))
-	}
-}
-
-func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
 // script is the state of one replay.
 type script struct {

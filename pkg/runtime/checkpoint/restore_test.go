@@ -3,8 +3,6 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRestoreScripts replays testdata/restore/*.txt against Decide, in the
-// format of the coordinator's scripts (see TestCoordinatorScripts). Each
+// TestRestoreScripts replays testdata/restore/*.txt against DecideRestore, in the
+// format of scriptreplay_test.go, like the coordinator's scripts. Each
 // block is one decision:
 //
 //	decide [recorded=P] [initial=P] [retained=P,...] [disk=P,...] [next=N] [unreadable=P,...] [legacy]
@@ -29,27 +27,9 @@ import (
 //	fresh retained=[] next=1
 //	refuse passed=chk-3 reason="..."
 func TestRestoreScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/restore/*.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			blocks, tail := parseScript(t, file)
-			var rewritten strings.Builder
-			for _, b := range blocks {
-				got := decideScript(t, fmt.Sprintf("%s:%d", file, b.line), b.cmd)
-				if *rewrite {
-					rewritten.WriteString(b.verbatim + b.cmd + "\n----\n" + got + "\n")
-				} else if got != b.expected {
-					t.Errorf("%s:%d: %s\nwant:\n%s\ngot:\n%s", file, b.line, b.cmd, indent(b.expected), indent(got))
-				}
-			}
-			if *rewrite {
-				rewritten.WriteString(tail)
-				require.NoError(t, os.WriteFile(file, []byte(rewritten.String()), 0o644))
-			}
-		})
-	}
+	replayScripts(t, "testdata/restore/*.txt", func(t *testing.T, file string) func(line int, cmd string) string {
+		return func(line int, cmd string) string { return decideScript(t, fmt.Sprintf("%s:%d", file, line), cmd) }
+	})
 }
 
 var errUnreadable = errors.New("unreadable")
