@@ -185,6 +185,11 @@ operators:
   - {uid: files, type: file, from: [cnt], path: OUT, bucket: none}
 `), damage: func(_ *testing.T, dir string) string { return dir },
 			want: []string{`"cnt"`, "type count", "is filter now", "new uid"}, inspectOK: true},
+		// The file sink's pending part files are under its old path: a
+		// restore into another path would fail to re-commit them.
+		{name: "file sink whose path changed", spec: spec(strings.Replace(restoreSpec, "path: OUT", "path: OUT-moved", 1)),
+			damage: func(_ *testing.T, dir string) string { return dir },
+			want:   []string{`"files"`, "has path", "in the snapshot", "-moved\" now"}, inspectOK: true},
 	}
 }
 
@@ -195,9 +200,11 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
-	spec := func(s string) string { return strings.ReplaceAll(s, "OUT", filepath.Join(e.home, "out-restored")) }
+	// The restores write where the savepoint's job wrote: the file sink's
+	// state is only valid in its own directory (another path is refused).
 	firstOut := filepath.Join(e.home, "out-first")
-	id := e.mustRun("run", e.writeSpec("first.yaml", strings.ReplaceAll(restoreSpec, "OUT", firstOut)))
+	spec := func(s string) string { return strings.ReplaceAll(s, "OUT", firstOut) }
+	id := e.mustRun("run", e.writeSpec("first.yaml", spec(restoreSpec)))
 	time.Sleep(700 * time.Millisecond)
 	good := e.mustRun("stop", id, "--savepoint-path", filepath.Join(e.home, "sp"))
 	// The good savepoint restores (the dry run proves the cases below fail
@@ -221,7 +228,7 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 				jobSpec = e.writeSpec("case.yaml", c.spec)
 			}
 			before := e.mustRun("list", "-a", "-o", "json")
-			watched := []string{e.home + "/cases", filepath.Join(e.home, "sp"), filepath.Join(e.home, "out-restored"), filepath.Join(e.home, "checkpoints"), filepath.Join(e.home, "jobs")}
+			watched := []string{e.home + "/cases", filepath.Join(e.home, "sp"), firstOut, filepath.Join(e.home, "checkpoints"), filepath.Join(e.home, "jobs")}
 			trees := map[string]map[string]string{}
 			for _, w := range watched {
 				trees[w] = treeSnapshot(t, w)
@@ -253,7 +260,7 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 			for _, w := range watched {
 				require.Equal(t, trees[w], treeSnapshot(t, w), "%s changed", w)
 			}
-			require.NoDirExists(t, filepath.Join(e.home, "out-restored"))
+			require.NoDirExists(t, firstOut+"-moved")
 			requireNoPanic(t, "daemon log", e.stderr.String()[logLen:])
 			refused++
 		})

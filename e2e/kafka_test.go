@@ -114,7 +114,9 @@ func TestSavepointExperiment(t *testing.T) {
 	waitRecords(a, 2000)
 	e.mustRun("cancel", id)
 	time.Sleep(time.Second)
-	id = e.mustRun("run", e.writeSpec("a2.yaml", kafkaToFiles(b.Addr(), "flink-test", a, 1, ", startingOffsets: latest")))
+	// Into the same directory on purpose, to show the gap: a new job
+	// writes into existing output only when allowed.
+	id = e.mustRun("run", "--allow-non-empty-output", e.writeSpec("a2.yaml", kafkaToFiles(b.Addr(), "flink-test", a, 1, ", startingOffsets: latest")))
 	waitRecords(a, 5000)
 	e.mustRun("cancel", id)
 	r, err := verify.Run(verify.Options{Path: a, Field: "idx"})

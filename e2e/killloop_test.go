@@ -19,6 +19,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // killMode is when in a daemon's life a kill lands.
@@ -37,7 +38,7 @@ const (
 // exitPoints are the fault points a Kafka → file job passes; the loop makes
 // the daemon exit at each of them in turn (FLINKGO_FAULTS point:exit).
 var exitPoints = []string{"task.open", "task.snapshot", "task.notify-complete", "checkpoint.write-state",
-	"checkpoint.publish-metadata", "checkpoint.discard", "file.write", "file.precommit", "file.commit",
+	"checkpoint.publish-metadata", "checkpoint.record", "checkpoint.discard", "file.write", "file.precommit", "file.commit",
 	"file.commit-done", "file.restore", "kafka.poll", "kafka.snapshot", "kafka.commit-offsets"}
 
 func (m killMode) String() string {
@@ -343,7 +344,7 @@ operators:
 	require.NoError(t, err)
 	hidden := 0
 	_ = filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() && strings.HasPrefix(fi.Name(), ".") {
+		if err == nil && !fi.IsDir() && strings.HasPrefix(fi.Name(), ".") && fi.Name() != runtime.OwnerFile {
 			hidden++
 		}
 		return nil

@@ -69,7 +69,9 @@ wait_committed "$A" 4000
 BEFORE=$(last_idx "$A")
 echo "last committed idx before cancel: $BEFORE"
 sleep 2
-ID=$("$BIN" run "$(job a2 "$A" latest)") || fail "run"
+# The same directory on purpose (to show the gap): a new job needs
+# --allow-non-empty-output to write into output that is already there.
+ID=$("$BIN" run --allow-non-empty-output "$(job a2 "$A" latest)") || fail "run"
 wait_committed "$A" $((BEFORE + 2000))
 "$BIN" cancel "$ID" 2>/dev/null
 "$BIN" dev verify --path "$A" >"$WORK/a.txt" 2>/dev/null || true

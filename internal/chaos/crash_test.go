@@ -237,16 +237,16 @@ func runCrash(c crashCase) (o crashOutcome) {
 		dir = base // nothing newer than what the crashed job started from
 	}
 	o.restored = dir != ""
-	if o.report, o.err = recoverRun(clone, dir); o.err != nil {
+	if o.report, o.err = recoverRun(clone, j.ID(), dir); o.err != nil {
 		o.err = fmt.Errorf("crashed at %s: %w", at, o.err)
 	}
 	return o
 }
 
-// recoverRun runs the job from dir ("" fresh) on fsys to the end and
-// checks the output.
-func recoverRun(fsys vfs.FS, dir string) (*eocheck.Report, error) {
-	j, err := job{spec: crashSpec(0), fs: fsys, restore: dir}.start()
+// recoverRun runs job id from dir ("" fresh) on fsys to the end and checks
+// the output.
+func recoverRun(fsys vfs.FS, id, dir string) (*eocheck.Report, error) {
+	j, err := job{id: id, spec: crashSpec(0), fs: fsys, restore: dir}.start()
 	if err != nil {
 		return nil, err
 	}
@@ -265,13 +265,13 @@ func recoverRun(fsys vfs.FS, dir string) (*eocheck.Report, error) {
 var (
 	crashPoints = []string{
 		"task.open", "task.snapshot", "task.notify-complete",
-		"checkpoint.write-state", "checkpoint.publish-metadata", "checkpoint.discard",
+		"checkpoint.write-state", "checkpoint.publish-metadata", "checkpoint.record", "checkpoint.discard",
 		"file.write", "file.precommit", "file.commit", "file.commit-done", "file.restore",
 	}
 	restoreOnly = map[string]bool{"file.restore": true}
 	// latePoints are reached, deterministically, by the final checkpoint.
 	latePoints = []string{
-		"task.snapshot", "checkpoint.write-state", "checkpoint.publish-metadata",
+		"task.snapshot", "checkpoint.write-state", "checkpoint.publish-metadata", "checkpoint.record",
 		"task.notify-complete", "file.precommit", "file.commit-done", "checkpoint.discard",
 	}
 )

@@ -31,8 +31,8 @@ import (
 // stops. The job recovers by its restart strategy and its output must be
 // exactly once. For checkpoint faults, a checkpoint whose write failed
 // must never be marked complete — neither by the job (its checkpoint
-// history) nor on disk (checkpoint.LatestComplete, sampled at every job
-// update) — and the checkpoint before it must stay restorable: a job
+// history) nor on disk (the restore decision, sampled at every restore point
+// the job records) — and the checkpoint before it must stay restorable: a job
 // restored from what was on disk when the fault hit produces exactly-once
 // output.
 //
@@ -117,10 +117,11 @@ type diskFault struct {
 	seen      int
 	fired     int
 	failed    []vfs.Op
-	failedChk map[int64]bool // checkpoints whose write failed
-	completed map[int64]bool // checkpoints the job completed (from its updates)
-	before    *vfs.MemFS     // the disk when the first fault hit
-	recorded  int64          // the newest checkpoint the job had recorded as completed then
+	failedChk map[int64]bool  // checkpoints whose write failed
+	completed map[int64]bool  // checkpoints the job completed (from its records)
+	before    *vfs.MemFS      // the disk when the first fault hit
+	last      engine.Recovery // the job's last recorded recovery facts
+	recorded  engine.Recovery // those facts when the first fault hit
 	violation []violation
 }
 
@@ -167,22 +168,23 @@ func (d *diskFault) MaybeError(op vfs.Op) error {
 		}
 	}
 	if d.before == nil {
-		for id := range d.completed {
-			d.recorded = max(d.recorded, id)
-		}
+		d.recorded = d.last
 		d.before = d.mem.CrashClone(vfs.ProcessCrash)
 	}
 	return d.c.err
 }
 
-// onUpdate runs on the job's goroutine after every state change and
-// completed checkpoint: it notes the completed checkpoints and checks
-// that neither the job nor the disk calls a failed one complete.
-func (d *diskFault) onUpdate(j *engine.Job) {
+// onRecord runs on the job's goroutine when a snapshot is recorded as its
+// restore point (the registry of this suite): it notes the completed
+// checkpoints and checks that neither the job nor the disk calls a failed
+// one complete.
+func (d *diskFault) onRecord(j *engine.Job, rec engine.Recovery) error {
 	cps := j.Checkpoints()
-	_, onDisk, _ := latestComplete(d.mem, j)
+	_, onDisk, _ := recoverPoint(d.mem, j.ID(), rec)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.last = rec
+	d.completed[rec.RestorePoint.ID] = true
 	for _, h := range cps.History {
 		if h.Status == checkpoint.StatusCompleted.String() {
 			d.completed[h.ID] = true
@@ -194,6 +196,7 @@ func (d *diskFault) onUpdate(j *engine.Job) {
 	if d.failedChk[onDisk] {
 		d.violate(onDisk, "checkpoint %d, whose write failed, is the latest complete one on disk (job %s)", onDisk, j.State())
 	}
+	return nil
 }
 
 // violate records a violation once; d.mu is held.
@@ -234,7 +237,7 @@ type diskOutcome struct {
 
 func runDiskFault(c diskCase) (o diskOutcome) {
 	d := newDiskFault(c)
-	j, err := job{spec: diskSpec(), fs: vfs.WithFaults(d.mem, d), onUpdate: d.onUpdate}.start()
+	j, err := job{spec: diskSpec(), fs: vfs.WithFaults(d.mem, d), onRecord: d.onRecord}.start()
 	if err != nil {
 		return diskOutcome{err: err}
 	}
@@ -264,11 +267,7 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 		// What was on disk when the fault hit must restore to exactly once,
 		// with what the job had recorded as completed then (as the daemon
 		// recovers).
-		dir, m, _, err := checkpoint.LatestCompleteAtMost(d.before, chkDir, j.ID(), checkpoint.RecordedBound(d.recorded))
-		var id int64
-		if m != nil {
-			id = m.CheckpointID
-		}
+		dir, id, err := recoverPoint(d.before, j.ID(), d.recorded)
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())
@@ -276,7 +275,7 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 			d.violate(id, "when writing checkpoint %d failed, it was already the latest complete one on disk", id)
 		default:
 			o.restored = true
-			if _, err := recoverRun(d.before, dir); err != nil {
+			if _, err := recoverRun(d.before, j.ID(), dir); err != nil {
 				errs = append(errs, fmt.Sprintf("restore of the disk as the fault hit: %v", err))
 			}
 		}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -51,11 +52,12 @@ var jobSeq atomic.Int64
 
 // job describes a run: the spec and where it runs.
 type job struct {
+	id       string // "" a new job; a recovery runs as the crashed job, as the daemon resumes it
 	spec     string
 	fs       vfs.FS
 	restore  string // snapshot directory to start from ("" fresh)
 	faults   runtime.FaultHook
-	onUpdate func(*engine.Job)
+	onRecord func(*engine.Job, engine.Recovery) error
 	log      zerolog.Logger // zero: no logging
 }
 
@@ -71,9 +73,12 @@ func (o job) start() (*engine.Job, error) {
 			return nil, fmt.Errorf("load restore %s: %w", o.restore, err)
 		}
 	}
-	id := fmt.Sprintf("chaos%d-%d", time.Now().UnixNano()%1e9, jobSeq.Add(1))
+	id := o.id
+	if id == "" {
+		id = fmt.Sprintf("chaos%d-%d", time.Now().UnixNano()%1e9, jobSeq.Add(1))
+	}
 	return engine.StartJob(engine.JobOptions{ID: id, Graph: g, Env: &engine.Env{FS: o.fs, Faults: o.faults},
-		CheckpointsDir: chkDir, Restore: r, OnUpdate: o.onUpdate, Log: o.log}), nil
+		CheckpointsDir: chkDir, Restore: r, OnRecord: o.onRecord, Log: o.log}), nil
 }
 
 // awaitEnd waits for a job that should end by itself, cancelling it after
@@ -90,16 +95,27 @@ func awaitEnd(j *engine.Job, d time.Duration) (timedOut bool) {
 	}
 }
 
-// latestComplete is the newest complete checkpoint of job id on fsys
-// ("" when none).
+// latestComplete is where the daemon would resume job j on fsys after a
+// crash: the snapshot the restore decision loads with the recovery facts
+// the job recorded ("" for a fresh start; a refusal is an error).
 func latestComplete(fsys vfs.FS, j *engine.Job) (string, int64, error) {
-	// As the daemon's recovery does: only checkpoints up to the newest the
-	// job recorded as completed count.
-	dir, m, _, err := checkpoint.LatestCompleteAtMost(fsys, chkDir, j.ID(), checkpoint.RecordedBound(j.Info().RestorePointID))
-	if err != nil || dir == "" {
+	return recoverPoint(fsys, j.ID(), j.Recovery())
+}
+
+// recoverPoint is latestComplete with the recovery facts rec.
+func recoverPoint(fsys vfs.FS, jobID string, rec engine.Recovery) (string, int64, error) {
+	f, err := engine.RestoreFactsOf(fsys, chkDir, jobID, rec)
+	if err != nil {
 		return "", 0, err
 	}
-	return dir, m.CheckpointID, nil
+	r, d := engine.ChooseRestore(fsys, f, zerolog.Nop())
+	switch d.Action {
+	case checkpoint.RestoreRefuse:
+		return "", 0, errors.New(d.Reason)
+	case checkpoint.RestoreFresh:
+		return "", 0, nil
+	}
+	return r.Dir, r.Meta.CheckpointID, nil
 }
 
 // checkOutput runs the exactly-once checker on the committed output.

@@ -20,6 +20,13 @@ type Config struct {
 	// restores from it instead of replaying the whole input. False when
 	// the job has no checkpoint storage.
 	PersistFinal bool
+	// Record adds a step between a durable _metadata and completion for
+	// every snapshot that commits: the driver records it as the job's
+	// restore point (the daemon's registry) and reports RecordedEvent.
+	// Nothing commits, acks or is discarded by retention before that
+	// record is durable, so recovery can never fall behind committed
+	// output; a failed record fails the checkpoint (I/O, counted).
+	Record bool
 }
 
 // Coordinator decides the checkpoint protocol of one job attempt. It is
@@ -49,6 +56,7 @@ type pending struct {
 	trigger time.Time
 	acks    map[int]Handle
 	persist bool // metadata requested
+	record  bool // metadata durable; recording as the restore point
 }
 
 // New returns a coordinator for numTasks subtasks. nextID continues the
@@ -96,6 +104,13 @@ type (
 		Err error
 		Now time.Time
 	}
+	// RecordedEvent: the driver recorded ID as the job's restore point (Err
+	// nil) or failed to (see Config.Record).
+	RecordedEvent struct {
+		ID  int64
+		Err error
+		Now time.Time
+	}
 	// ShutdownEvent: the attempt is ending (failure, cancel); pending
 	// checkpoints are aborted and nothing new starts.
 	ShutdownEvent struct {
@@ -123,7 +138,17 @@ type (
 		Trigger time.Time
 		Handles []Handle // ordered by task
 	}
-	// Complete: the snapshot is durable. Notify the subtasks when
+	// Record: the snapshot is durable and commits once recorded: record it
+	// as the job's restore point, with the retained checkpoints and the
+	// next id its completion leaves, durably, then report RecordedEvent.
+	Record struct {
+		ID       int64
+		Kind     Kind
+		Retained []int64 // oldest first
+		NextID   int64
+	}
+	// Complete: the snapshot is durable (and recorded, with
+	// Config.Record). Notify the subtasks when
 	// Kind.Commits(), answer Req, end the job when Kind.Terminal().
 	Complete struct {
 		ID       int64
@@ -165,6 +190,7 @@ func (AckEvent) event()       {}
 func (DeclineEvent) event()   {}
 func (PersistedEvent) event() {}
 func (ShutdownEvent) event()  {}
+func (RecordedEvent) event()  {}
 
 func (Start) decision()         {}
 func (WriteMetadata) decision() {}
@@ -173,6 +199,7 @@ func (Abort) decision()         {}
 func (Discard) decision()       {}
 func (Reject) decision()        {}
 func (FailJob) decision()       {}
+func (Record) decision()        {}
 
 // Pending returns the ids of checkpoints in progress, in order.
 func (c *Coordinator) Pending() []int64 {
@@ -227,6 +254,8 @@ func (c *Coordinator) Step(ev Event) []Decision {
 		return c.decline(e)
 	case PersistedEvent:
 		return c.persisted(e)
+	case RecordedEvent:
+		return c.recorded(e)
 	case ShutdownEvent:
 		return c.shutdown(e)
 	}
@@ -344,7 +373,43 @@ func (c *Coordinator) persisted(e PersistedEvent) []Decision {
 	if e.Err != nil {
 		return c.abort(p, ReasonIO, fmt.Errorf("write metadata of checkpoint %d: %w", e.ID, e.Err), e.Now)
 	}
+	if c.cfg.Record && p.kind.Commits() {
+		p.record = true
+		kept, _ := c.retention(p)
+		return []Decision{Record{ID: p.id, Kind: p.kind, Retained: kept, NextID: c.nextID}}
+	}
 	return c.complete(p, e.Now)
+}
+
+func (c *Coordinator) recorded(e RecordedEvent) []Decision {
+	p, ok := c.pending[e.ID]
+	if !ok || !p.record {
+		return nil
+	}
+	if e.Err != nil {
+		return c.abort(p, ReasonIO, fmt.Errorf("record %s %d as the job's restore point: %w", p.kind, e.ID, e.Err), e.Now)
+	}
+	return c.complete(p, e.Now)
+}
+
+// retains reports whether a completed snapshot of kind k is a retained
+// checkpoint (in the job's checkpoint directory, subject to retention).
+func (c *Coordinator) retains(k Kind) bool {
+	return k == Periodic || (k == Final && c.cfg.PersistFinal)
+}
+
+// retention returns the checkpoints retained once p completes, oldest
+// first, and those it pushes out.
+func (c *Coordinator) retention(p *pending) (kept, discarded []int64) {
+	kept = append([]int64(nil), c.retained...)
+	if !c.retains(p.kind) {
+		return kept, nil
+	}
+	kept = append(kept, p.id)
+	if n := len(kept) - c.cfg.Retained; n > 0 {
+		return kept[n:], kept[:n]
+	}
+	return kept, nil
 }
 
 func (c *Coordinator) complete(p *pending, now time.Time) []Decision {
@@ -354,11 +419,11 @@ func (c *Coordinator) complete(p *pending, now time.Time) []Decision {
 		c.failures = 0
 		c.lastDone = now
 	}
-	if p.kind == Periodic || (p.kind == Final && c.cfg.PersistFinal) {
-		c.retained = append(c.retained, p.id)
-		for len(c.retained) > c.cfg.Retained {
-			out = append(out, Discard{ID: c.retained[0]})
-			c.retained = c.retained[1:]
+	if c.retains(p.kind) {
+		kept, discarded := c.retention(p)
+		c.retained = kept
+		for _, id := range discarded {
+			out = append(out, Discard{ID: id})
 		}
 		// Older periodic checkpoints still pending are subsumed.
 		for _, id := range c.Pending() {

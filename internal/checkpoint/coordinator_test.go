@@ -3,8 +3,6 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,13 +24,14 @@ import (
 //
 // Commands (times are relative to the start, t+0s):
 //
-//	config interval=1s timeout=10s minPause=0 maxConcurrent=1 tolerable=0 retained=1 tasks=2 [persistFinal=true] [nextID=5] [restored=3,4]
+//	config interval=1s timeout=10s minPause=0 maxConcurrent=1 tolerable=0 retained=1 tasks=2 [persistFinal=true] [record=true] [nextID=5] [restored=3,4]
 //	                                  a new coordinator; the clock goes back to t+0s
 //	tick [+1s]                        move the clock, then Tick
 //	advance +1s                       move the clock only
 //	ack <id> task=0[,1...]            one AckEvent per task
 //	decline <id> task=1 [err=text]
 //	persisted <id> ok|err [err=text]  the driver wrote (or failed to write) _metadata
+//	recorded <id> ok|err [err=text]   the driver recorded (or failed to record) the restore point
 //	request savepoint|stop|final [dir=/x] [drain]   requests get refs 1, 2, ... in order
 //	shutdown [reason=failing|stopping]
 //	wake                              when the driver must tick next
@@ -42,6 +41,7 @@ import (
 //
 //	start id=1 kind=checkpoint persist [ref=1 dir=/x drain]
 //	write-metadata id=1 kind=checkpoint tasks=0,1 trigger=t+1s
+//	record id=1 kind=checkpoint retained=[1] next=2
 //	complete id=1 kind=checkpoint duration=2s [ref=1]
 //	abort id=1 kind=checkpoint reason=timeout [ref=1] err="..."
 //	discard id=1
@@ -51,79 +51,17 @@ import (
 // Run with -rewrite to regenerate the expected output after a deliberate
 // change, and review the diff.
 func TestCoordinatorScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/coordinator/*.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			runScript(t, file)
-		})
-	}
+	replayScripts(t, "testdata/coordinator/*.txt", func(t *testing.T, file string) func(line int, cmd string) string {
+		s := &script{t: t, file: file}
+		return func(line int, cmd string) string {
+			s.line = line
+			return s.run(cmd)
+		}
+	})
 }
 
 // t0 is the start of every script's clock.
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-type scriptBlock struct {
-	line     int    // of the command, 1-based
-	cmd      string // the command line
-	expected string // the lines after ----, joined
-	verbatim string // comments and blank lines before the command
-}
-
-func parseScript(t *testing.T, file string) (blocks []scriptBlock, tail string) {
-	t.Helper()
-	raw, err := os.ReadFile(file)
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	var verbatim strings.Builder
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			verbatim.WriteString(line + "\n")
-			i++
-			continue
-		}
-		b := scriptBlock{line: i + 1, cmd: line, verbatim: verbatim.String()}
-		verbatim.Reset()
-		i++
-		if i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("%s:%d: %q must be followed by a ---- line", file, b.line, line)
-		}
-		i++
-		var out []string
-		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
-			out = append(out, lines[i])
-			i++
-		}
-		b.expected = strings.Join(out, "\n")
-		blocks = append(blocks, b)
-	}
-	return blocks, verbatim.String()
-}
-
-func runScript(t *testing.T, file string) {
-	blocks, tail := parseScript(t, file)
-	s := &script{t: t, file: file}
-	var rewritten strings.Builder
-	for _, b := range blocks {
-		s.line = b.line
-		got := s.run(b.cmd)
-		if *rewrite {
-			rewritten.WriteString(b.verbatim + b.cmd + "\n----\n" + got + "\n")
-			continue
-		}
-		if got != b.expected {
-			t.Errorf("%s:%d: %s\nwant:\n%s\ngot:\n%s", file, b.line, b.cmd, indent(b.expected), indent(got))
-		}
-	}
-	if *rewrite {
-		rewritten.WriteString(tail)
-		require.NoError(t, os.WriteFile(file, []byte(rewritten.String()), 0o644))
-	}
-}
-
-func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
 // script is the state of one replay.
 type script struct {
@@ -229,6 +167,15 @@ func (s *script) run(line string) string {
 			err = errors.New(cmp(kv["err"], "disk full"))
 		}
 		out = s.c.Step(PersistedEvent{ID: s.id(pos), Err: err, Now: s.now})
+	case "recorded":
+		var err error
+		if len(pos) < 2 || (pos[1] != "ok" && pos[1] != "err") {
+			s.fatalf("recorded <id> ok|err")
+		}
+		if pos[1] == "err" {
+			err = errors.New(cmp(kv["err"], "registry not writable"))
+		}
+		out = s.c.Step(RecordedEvent{ID: s.id(pos), Err: err, Now: s.now})
 	case "request":
 		out = s.request(pos, kv)
 	case "shutdown":
@@ -278,6 +225,8 @@ func (s *script) config(kv map[string]string) string {
 			cfg.Retained = s.int(v)
 		case "persistFinal":
 			cfg.PersistFinal = v == "true"
+		case "record":
+			cfg.Record = v == "true"
 		case "tasks":
 			tasks = s.int(v)
 		case "nextID":
@@ -366,6 +315,8 @@ func (s *script) decision(d Decision) string {
 			tasks[i] = strconv.Itoa(h.Task)
 		}
 		return fmt.Sprintf("write-metadata id=%d kind=%s tasks=%s trigger=t+%s", x.ID, x.Kind, strings.Join(tasks, ","), x.Trigger.Sub(t0))
+	case Record:
+		return fmt.Sprintf("record id=%d kind=%s retained=%v next=%d", x.ID, x.Kind, x.Retained, x.NextID)
 	case Complete:
 		return fmt.Sprintf("complete id=%d kind=%s duration=%s%s", x.ID, x.Kind, x.Duration, reqString(x.Req))
 	case Abort:

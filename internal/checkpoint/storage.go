@@ -355,27 +355,16 @@ type Skipped struct {
 	Err error
 }
 
-// LatestComplete returns the newest complete checkpoint of a job and the
-// newer ones it skipped because they were torn. dir is "" when none is
-// complete.
+// LatestComplete returns the newest complete checkpoint of a job on disk
+// and the newer ones it skipped because they were torn. dir is "" when none
+// is complete. Recovery does not use it: the restore decision
+// (DecideRestore) trusts what the job recorded, not the newest directory.
 func LatestComplete(fsys vfs.FS, base, jobID string) (dir string, m *Metadata, skipped []Skipped, err error) {
-	return LatestCompleteAtMost(fsys, base, jobID, 0)
-}
-
-// LatestCompleteAtMost is LatestComplete among checkpoints with an id of at
-// most maxID (0: any; negative: none). Recovery bounds the search by the newest checkpoint
-// the job recorded as completed: one whose publication failed late (its
-// _metadata renamed in place, its directory sync failing) may look complete
-// on disk although the job aborted it and moved on.
-func LatestCompleteAtMost(fsys vfs.FS, base, jobID string, maxID int64) (dir string, m *Metadata, skipped []Skipped, err error) {
 	list, err := List(fsys, base, jobID)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	for _, l := range list {
-		if maxID < 0 || (maxID > 0 && l.ID > maxID) {
-			continue
-		}
 		d, md, lerr := Load(fsys, l.Dir)
 		if lerr == nil {
 			lerr = Verify(fsys, d, md)
@@ -386,14 +375,4 @@ func LatestCompleteAtMost(fsys vfs.FS, base, jobID string, maxID int64) (dir str
 		skipped = append(skipped, Skipped{Listed: l, Err: lerr})
 	}
 	return "", nil, skipped, nil
-}
-
-// RecordedBound turns the newest checkpoint id a job recorded as completed
-// (0: none) into the bound of LatestCompleteAtMost: with none recorded, no
-// checkpoint on disk is trusted (nothing was committed either).
-func RecordedBound(recorded int64) int64 {
-	if recorded <= 0 {
-		return -1
-	}
-	return recorded
 }

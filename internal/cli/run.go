@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -14,14 +17,20 @@ import (
 )
 
 func newRunCmd(g *globals) *cobra.Command {
-	var savepoint string
-	var allowNonRestored, dryRun bool
+	var savepoint, requestID string
+	var allowNonRestored, allowNonEmpty, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "run [-s SAVEPOINT] JOB.yaml",
 		Short: "Submit a job; prints its id once it is RUNNING",
 		Long: `Validate and submit a job. With -s it restores from a savepoint directory, its _metadata
 file, or a retained checkpoint chk-<n> directory; state is matched by operator uid.
---dry-run prints the restore plan and exits 3 if the restore would fail.`,
+--dry-run prints the restore plan and exits 3 if the restore would fail.
+
+A job's file sink must write into a directory no other job of the daemon
+that has not ended writes; a new job (without -s) also needs an empty one,
+unless --allow-non-empty-output. Each run sends a fresh request id (or
+--request-id) and retries with it when the daemon's answer is lost, so a
+retry never creates a second job.`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			src, err := os.ReadFile(a[0])
@@ -35,9 +44,16 @@ file, or a retained checkpoint chk-<n> directory; state is matched by operator u
 			if err != nil {
 				return err
 			}
-			req := api.SubmitRequest{Spec: string(src), File: a[0], SavepointPath: sp, AllowNonRestoredState: allowNonRestored, DryRun: dryRun}
+			if requestID == "" {
+				requestID = newRequestID()
+			}
+			req := api.SubmitRequest{Spec: string(src), File: a[0], SavepointPath: sp, AllowNonRestoredState: allowNonRestored,
+				AllowNonEmptyOutput: allowNonEmpty, DryRun: dryRun, RequestID: requestID}
 			return g.withClient(cmd, 2*time.Minute, func(ctx context.Context, c *client.Client) error {
 				resp, err := c.Submit(ctx, req)
+				if errors.Is(err, client.ErrNoAnswer) && !dryRun {
+					return api.Errorf(api.CodeUnavailable, "%v; the job may have been created before the daemon went away: once it is back, run the same command with --request-id %s, which answers with that job instead of creating a second one", err, requestID)
+				}
 				if dryRun {
 					if resp != nil && resp.Plan != nil {
 						printPlan(cmd, g, resp.Plan)
@@ -68,7 +84,16 @@ file, or a retained checkpoint chk-<n> directory; state is matched by operator u
 	cmd.Flags().StringVarP(&savepoint, "fromSavepoint", "s", "", "restore from this savepoint or retained checkpoint")
 	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "drop savepoint state of operators the job does not have")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the restore plan without starting")
+	cmd.Flags().BoolVar(&allowNonEmpty, "allow-non-empty-output", false, "let the job write into output directories that hold other files or another (ended) job's output")
+	cmd.Flags().StringVar(&requestID, "request-id", "", "the submission's id (default: a fresh one): the same id again returns the job it created")
 	return cmd
+}
+
+// newRequestID is a fresh submission id.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func printPlan(cmd *cobra.Command, g *globals, p *api.RestorePlan) {
@@ -83,7 +108,18 @@ func printPlan(cmd *cobra.Command, g *globals, p *api.RestorePlan) {
 		if m.OldParallelism != m.NewParallelism {
 			par = fmt.Sprintf("parallelism %d -> %d (rescaled)", m.OldParallelism, m.NewParallelism)
 		}
+		if m.Problem != "" {
+			typ := m.Type
+			if m.NewType != "" {
+				typ = m.Type + " -> " + m.NewType
+			}
+			fmt.Fprintf(w, "  REFUSED  %-20s %-10s %d bytes: %s\n", m.UID, typ, m.Bytes, m.Problem)
+			continue
+		}
 		fmt.Fprintf(w, "  matched  %-20s %-10s %s, %d bytes\n", m.UID, m.Type, par, m.Bytes)
+		for _, o := range m.Outputs {
+			fmt.Fprintf(w, "           writes into %s: %s\n", o.Path, o.Effect)
+		}
 	}
 	for _, d := range p.Dropped {
 		verb := "DROPPED"

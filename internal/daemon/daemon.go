@@ -67,8 +67,11 @@ type Daemon struct {
 	listeners []net.Listener
 	servers   []*http.Server
 
-	mu   sync.Mutex
-	jobs map[string]*entry
+	// submitMu serialises submissions from their output check to their
+	// start, so two jobs cannot claim one directory at once.
+	submitMu sync.Mutex
+	mu       sync.Mutex
+	jobs     map[string]*entry
 	// watchers record each job's end in the registry; Shutdown waits for
 	// them so nothing writes the home after it returns.
 	watchers sync.WaitGroup
@@ -94,7 +97,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		return nil, errors.New("daemon: no operator registry (bug)")
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, types: o.Registry, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
-		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs")}, jobs: map[string]*entry{},
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{},
 		rates: newRateMeter(nil)}
 	defer func() {
 		if err != nil {

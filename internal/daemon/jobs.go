@@ -55,8 +55,16 @@ func (d *Daemon) defaults() engine.Defaults {
 	return engine.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart}
 }
 
-// Submit validates a job, plans its restore, and starts it.
+// Submit validates a job, plans its restore, checks its output
+// directories, and starts it. A request with the RequestID of an earlier
+// one answers with the job that one created.
 func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
+	if err := checkRequestID(req.RequestID); err != nil {
+		return nil, err
+	}
+	if resp, err, ok := d.resubmitted(req); ok {
+		return resp, err
+	}
 	file := req.File
 	if file == "" {
 		file = "job.yaml"
@@ -91,19 +99,89 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 			d.log.Warn().Str("uid", dr.UID).Int64("bytes", dr.Bytes).Msg("dropping state of an operator the job does not have (allow-non-restored-state)")
 		}
 	}
-	if req.DryRun {
+	e, dup, err := d.create(req, g, restore)
+	switch {
+	case dup != nil:
+		return dup, err
+	case err != nil && req.DryRun:
+		return resp, err
+	case err != nil:
+		return nil, err
+	case e == nil: // a dry run
 		return resp, nil
+	}
+	resp.ID = e.rec.ID
+	resp.State = waitStarted(e.job, 30*time.Second)
+	return resp, nil
+}
+
+// create checks the job's output directories and starts it, unless the
+// request is a retry (dup: the answer) or a dry run (nil entry). Nothing
+// else is submitted meanwhile: the output check and the request id hold
+// until the job is in d.jobs.
+func (d *Daemon) create(req api.SubmitRequest, g *engine.Graph, restore *engine.Restore) (_ *entry, dup *api.SubmitResponse, _ error) {
+	d.submitMu.Lock()
+	defer d.submitMu.Unlock()
+	if resp, err, ok := d.resubmitted(req); ok {
+		return nil, resp, err
+	}
+	if err := d.checkOutputs(g, restore, req.AllowNonEmptyOutput); err != nil || req.DryRun {
+		return nil, nil, err
 	}
 	id := newJobID()
 	e := &entry{rec: Record{ID: id, Name: g.Spec.Name, File: req.File, Spec: req.Spec, State: api.StateCreated,
-		SubmitTime: time.Now(), SavepointPath: req.SavepointPath, AllowNonRestoredState: req.AllowNonRestoredState}}
+		SubmitTime: time.Now(), SavepointPath: req.SavepointPath, AllowNonRestoredState: req.AllowNonRestoredState,
+		AllowNonEmptyOutput: req.AllowNonEmptyOutput, RequestID: req.RequestID}}
+	if restore != nil {
+		p := engine.PointOf(restore)
+		e.rec.Recovery.Initial = pointRecord(&p)
+	}
 	if err := d.reg.save(&e.rec); err != nil {
-		return nil, fmt.Errorf("save job %s in the registry: %w", id, err)
+		return nil, nil, fmt.Errorf("save job %s in the registry: %w", id, err)
 	}
 	d.start(e, g, restore, engine.JobOptions{})
-	resp.ID = id
-	resp.State = waitStarted(e.job, 30*time.Second)
-	return resp, nil
+	return e, nil, nil
+}
+
+// checkRequestID refuses request ids that are not short plain tokens.
+func checkRequestID(id string) error {
+	if len(id) > 128 {
+		return api.Errorf(api.CodeUsage, "request id is longer than 128 characters")
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return api.Errorf(api.CodeUsage, "request id %q may only hold letters, digits, '-', '_' and '.'", id)
+		}
+	}
+	return nil
+}
+
+// resubmitted answers a request whose id an earlier submission used: with
+// the job it created (ok), or a conflict when it asked for another job.
+func (d *Daemon) resubmitted(req api.SubmitRequest) (*api.SubmitResponse, error, bool) {
+	if req.RequestID == "" {
+		return nil, nil, false
+	}
+	d.mu.Lock()
+	var e *entry
+	for _, x := range d.jobs {
+		if x.rec.RequestID == req.RequestID {
+			e = x
+		}
+	}
+	d.mu.Unlock()
+	if e == nil {
+		return nil, nil, false
+	}
+	if e.rec.Spec != req.Spec || e.rec.SavepointPath != req.SavepointPath {
+		return nil, api.Errorf(api.CodeConflict, "request id %s was used for another submission (job %s): send a new id for a new job", req.RequestID, e.rec.ID), true
+	}
+	d.log.Info().Str("job", e.rec.ID).Str("request_id", req.RequestID).Msg("submission retried: answering with the job it created")
+	resp := &api.SubmitResponse{ID: e.rec.ID, State: e.info().State}
+	if req.DryRun {
+		resp = &api.SubmitResponse{}
+	}
+	return resp, nil, true
 }
 
 // start runs a job for e, wiring persistence and output.
@@ -115,7 +193,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		e.out = out
 	}
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &engine.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults}
+	o.Env = &engine.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
 	if e.out != nil {
 		o.Env.OutFile = &lockedWriter{w: e.out}
 	}
@@ -125,6 +203,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		o.SubmitTime = e.rec.SubmitTime
 	}
 	o.OnUpdate = func(j *engine.Job) { d.persist(e, j) }
+	o.OnRecord = func(j *engine.Job, r engine.Recovery) error { return d.record(e, j, r) }
 	d.mu.Lock()
 	d.jobs[e.rec.ID] = e
 	e.job = engine.StartJob(o)
@@ -138,16 +217,37 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	}()
 }
 
-// persist records a job's latest state in the registry.
+// persist records a job's latest state in the registry. A failure is
+// logged: the recovery facts it writes are those already recorded (record
+// is the write commits wait for).
 func (d *Daemon) persist(e *entry, j *engine.Job) {
-	info := j.Info()
+	info, rec := j.Info(), j.Recovery()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.State = info.State
 	e.rec.Info = info
+	e.rec.Recovery = recoveryRecord(rec)
 	if err := d.reg.save(&e.rec); err != nil {
 		d.log.Error().Err(err).Str("job", e.rec.ID).Msg("could not save the job registry")
 	}
+}
+
+// record writes a job's new restore point into the registry, durably,
+// before the snapshot commits (JobOptions.OnRecord); an error fails the
+// snapshot and leaves the entry as it was.
+func (d *Daemon) record(e *entry, j *engine.Job, r engine.Recovery) error {
+	info := j.Info()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := e.rec
+	next.State, next.Info, next.Recovery = info.State, info, recoveryRecord(r)
+	if err := d.reg.save(&next); err != nil {
+		return fmt.Errorf("save the job registry: %w", err)
+	}
+	// Only what changed: lookups read the fixed fields without e.mu.
+	e.rec.Version, e.rec.UpdateTime = next.Version, next.UpdateTime
+	e.rec.State, e.rec.Info, e.rec.Recovery = next.State, next.Info, next.Recovery
+	return nil
 }
 
 // waitStarted waits until the job left CREATED (or the timeout).

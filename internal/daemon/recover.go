@@ -1,10 +1,9 @@
 package daemon
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
@@ -31,7 +30,7 @@ func (d *Daemon) recover() {
 			continue
 		}
 		if rec.State == api.StateSuspended && !d.restoreOnStart {
-			d.log.Info().Str("job", rec.ID).Str("restore_point", rec.Info.RestorePoint).Msg("suspended job left suspended (--restore-on-start=false)")
+			d.log.Info().Str("job", rec.ID).Str("restore_point", restorePointDir(rec.Recovery)).Msg("suspended job left suspended (--restore-on-start=false)")
 			d.jobs[rec.ID] = e
 			continue
 		}
@@ -70,77 +69,34 @@ func (d *Daemon) resume(e *entry) {
 		fail(err)
 		return
 	}
-	// Trust only checkpoints up to the newest the job recorded as complete
-	// (see LatestCompleteAtMost).
-	dir, _, skipped, err := checkpoint.LatestCompleteAtMost(d.fs, d.cfg.CheckpointsDir, e.rec.ID, checkpoint.RecordedBound(e.rec.Info.RestorePointID))
+	rec, err := e.rec.Recovery.recovery()
+	if err != nil {
+		fail(fmt.Errorf("registry record %s: %w", filepath.Join(d.reg.jobDir(e.rec.ID), "job.json"), err))
+		return
+	}
+	f, err := engine.RestoreFactsOf(d.fs, d.cfg.CheckpointsDir, e.rec.ID, rec)
 	if err != nil {
 		fail(err)
 		return
 	}
-	for _, s := range skipped {
-		log.Warn().Int64("checkpoint_id", s.ID).Err(s.Err).Msg("newest checkpoint is incomplete (torn by the crash); falling back to an older one")
-	}
-	listed, _ := checkpoint.List(d.fs, d.cfg.CheckpointsDir, e.rec.ID)
-	o := engine.JobOptions{SubmitTime: e.rec.SubmitTime, Restarts: e.rec.Info.Restarts}
-	for _, l := range listed {
-		o.NextCheckpointID = max(o.NextCheckpointID, l.ID+1)
-	}
-	var restore *engine.Restore
-	if rp := e.rec.Info.RestorePoint; rp != "" && !strings.HasPrefix(rp, filepath.Join(d.cfg.CheckpointsDir, e.rec.ID)+string(filepath.Separator)) {
-		// A stop-with-savepoint committed after the newest checkpoint:
-		// its output is visible, so the job must resume from it.
-		if r, err := engine.LoadRestore(d.fs, rp); err == nil && (dir == "" || r.Meta.CheckpointID > checkpointID(dir)) {
-			restore = r
-			o.Retained = completeIDs(listed, r.Meta.CheckpointID, skipped)
-			o.NextCheckpointID = max(o.NextCheckpointID, r.Meta.CheckpointID+1)
-		} else if err != nil {
-			log.Warn().Err(err).Str("savepoint", rp).Msg("stop savepoint unusable; resuming from checkpoints")
-		}
-	}
-	switch {
-	case restore != nil:
-	case dir != "":
-		restore, err = engine.LoadRestore(d.fs, dir)
-		if err == nil {
-			o.Retained = completeIDs(listed, restore.Meta.CheckpointID, skipped)
-		}
-	case e.rec.SavepointPath != "":
-		log.Warn().Msg("no complete checkpoint; resuming from the savepoint the job was started from")
-		restore, err = engine.LoadRestore(d.fs, e.rec.SavepointPath)
-	default:
-		log.Warn().Msg("no complete checkpoint; restarting the job from the beginning")
-	}
-	if err != nil {
-		fail(err)
+	restore, dec := engine.ChooseRestore(d.fs, f, log)
+	if dec.Action == checkpoint.RestoreRefuse {
+		fail(errors.New(dec.Reason))
 		return
 	}
-	from := "the beginning"
+	engine.DiscardAbandoned(d.fs, dec, log)
+	rec.Retained, rec.NextID = dec.Retained, dec.NextID
+	from := "the beginning (the job never completed a checkpoint)"
 	if restore != nil {
 		from = restore.Dir
 	}
 	log.Info().Str("from", from).Str("was", string(e.rec.State)).Msg("resuming job after daemon restart")
-	d.start(e, g, restore, o)
+	d.start(e, g, restore, engine.JobOptions{SubmitTime: e.rec.SubmitTime, Recovery: &rec})
 }
 
-// checkpointID is the id of a chk-<n> directory (0 if none).
-func checkpointID(dir string) int64 {
-	id, _ := strconv.ParseInt(strings.TrimPrefix(filepath.Base(dir), "chk-"), 10, 64)
-	return id
-}
-
-// completeIDs lists the checkpoints up to the restored one that retention
-// must keep managing (oldest first), leaving out the torn ones.
-func completeIDs(listed []checkpoint.Listed, restored int64, skipped []checkpoint.Skipped) []int64 {
-	torn := map[int64]bool{}
-	for _, s := range skipped {
-		torn[s.ID] = true
+func restorePointDir(r RecoveryRecord) string {
+	if r.RestorePoint == nil {
+		return ""
 	}
-	var ids []int64
-	for _, l := range listed {
-		if l.ID <= restored && !torn[l.ID] {
-			ids = append(ids, l.ID)
-		}
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
+	return r.RestorePoint.Dir
 }

@@ -26,17 +26,28 @@ type Record struct {
 	UpdateTime            time.Time    `json:"updateTime"`
 	SavepointPath         string       `json:"savepointPath,omitempty"`
 	AllowNonRestoredState bool         `json:"allowNonRestoredState,omitempty"`
+	AllowNonEmptyOutput   bool         `json:"allowNonEmptyOutput,omitempty"`
+	// RequestID is the client's id of the submission that created the job
+	// (api.SubmitRequest.RequestID), so a retry finds it after a restart.
+	RequestID string `json:"requestId,omitempty"`
+	// Recovery is what resuming the job reads (since version 2).
+	Recovery RecoveryRecord `json:"recovery"`
 	// Info is the last known state of the job, shown for jobs that are not
-	// running in this daemon (finished ones, or before recovery).
+	// running in this daemon (finished ones, or before recovery). Display
+	// only: recovery reads Recovery.
 	Info api.JobInfo `json:"info"`
 }
 
-const recordVersion = 1
+// recordVersion 2 added Recovery; version 1 files are migrated on load
+// (migrateV1).
+const recordVersion = 2
 
 // registry stores job records through the vfs, each written atomically.
 type registry struct {
 	fs  vfs.FS
 	dir string // $FLINKGO_HOME/jobs
+	// checkpointsDir is state.checkpoints.dir, for migrating version 1.
+	checkpointsDir string
 }
 
 func (r *registry) jobDir(id string) string { return filepath.Join(r.dir, id) }
@@ -83,8 +94,12 @@ func (r *registry) load() ([]*Record, []error) {
 			errs = append(errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
-		if rec.Version != recordVersion {
-			errs = append(errs, fmt.Errorf("%s: registry format version %d is not supported by this flinkgo", path, rec.Version))
+		switch rec.Version {
+		case 1:
+			migrateV1(rec, r.checkpointsDir)
+		case recordVersion:
+		default:
+			errs = append(errs, fmt.Errorf("%s: registry format version %d is not supported by this flinkgo (written by a newer one?)", path, rec.Version))
 			continue
 		}
 		out = append(out, rec)

@@ -79,6 +79,8 @@ func (d *driver) applyOne(dec checkpoint.Decision) []checkpoint.Decision {
 		return d.start(x)
 	case checkpoint.WriteMetadata:
 		d.writeMetadata(x)
+	case checkpoint.Record:
+		return d.record(x)
 	case checkpoint.Complete:
 		d.complete(x)
 	case checkpoint.Abort:
@@ -182,6 +184,14 @@ func (d *driver) metadata(w checkpoint.WriteMetadata) *checkpoint.Metadata {
 	return m
 }
 
+// record records a durable snapshot that commits as the job's restore
+// point; the coordinator completes it only once that is durable, and aborts
+// it when it fails.
+func (d *driver) record(r checkpoint.Record) []checkpoint.Decision {
+	err := d.j.record(checkpoint.Point{ID: r.ID, Kind: r.Kind, Dir: d.dirs[r.ID]}, r.Retained, r.NextID)
+	return d.coord.Step(checkpoint.RecordedEvent{ID: r.ID, Err: err, Now: time.Now()})
+}
+
 func (d *driver) complete(c checkpoint.Complete) {
 	d.exec.forgetWrites(c.ID)
 	dir := d.dirs[c.ID]
@@ -193,10 +203,8 @@ func (d *driver) complete(c checkpoint.Complete) {
 	d.j.complete(info, c.Kind)
 	d.j.log.Info().Int64("checkpoint_id", c.ID).Str("kind", c.Kind.String()).Int64("bytes", size).
 		Int64("duration_ms", c.Duration.Milliseconds()).Str("path", dir).Msg("checkpoint completed")
-	// Persist first: once sinks commit, a crash must restore from this
-	// snapshot (a stop-with-savepoint commits too, and only the registry
-	// knows where it is).
-	d.j.update()
+	// The restore point was recorded (Record) before this: once sinks
+	// commit, a crash restores from this snapshot.
 	if c.Kind.Commits() {
 		d.exec.notify(CtrlComplete, c.ID)
 	}

@@ -17,6 +17,10 @@ type Env struct {
 	OutFile io.Writer
 	// Faults is the test hook for injecting failures; nil in production.
 	Faults runtime.FaultHook
+	// AllowNonEmptyOutput: the user allowed the job to write into output
+	// directories that hold other output or another job's ownership
+	// marker (run --allow-non-empty-output; see runtime.OutputClaim).
+	AllowNonEmptyOutput bool
 }
 
 // Fire consults the fault hook, if any.

@@ -152,14 +152,15 @@ func (e *execution) newContext(t *subtask) *runtime.Context {
 		Subtask: t.index, Parallelism: t.v.Parallelism, MaxParallelism: e.g.MaxParallelism,
 		Attempt: e.attempt, State: t.state, Keyed: t.keyed, Checkpointing: e.g.Checkpointing,
 		FS: j.env.FS, Stdout: j.env.printOut(), Faults: j.env.Faults, Wakeup: t.wake, Metrics: &t.gauges,
-		Watermark: t.currentWatermark,
-		Log:       e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
+		Watermark: t.currentWatermark, AllowNonEmptyOutput: j.env.AllowNonEmptyOutput,
+		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
 	if t.clock.timers != nil {
 		o.Timers = t.clock.timers
 	}
 	if e.restoreFrom != nil {
 		o.Restored = true
 		o.RestoredCheckpoint = e.restoreFrom.Meta.CheckpointID
+		o.RestoredJobID = e.restoreFrom.Meta.JobID
 	}
 	return runtime.NewContext(o)
 }

@@ -21,6 +21,8 @@ type Graph struct {
 	Vertices       []*Vertex
 	// Bounded: every source ends by itself, so the job can FINISH.
 	Bounded bool
+	// types are the operator types it was compiled with.
+	types *runtime.Registry
 }
 
 // Vertex is one operator of the graph.
@@ -59,7 +61,7 @@ func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) 
 		// option checks noise; report them first.
 		return nil, err
 	}
-	g := &Graph{File: file, Source: src, Spec: &p.Spec, MaxParallelism: p.Spec.MaxParallelism}
+	g := &Graph{File: file, Source: src, Spec: &p.Spec, MaxParallelism: p.Spec.MaxParallelism, types: reg}
 	g.Checkpointing = api.ResolveCheckpointing(p.Spec.Checkpointing, defaults.Checkpointing)
 	g.Restart = api.ResolveRestart(p.Spec.RestartStrategy, defaults.Restart, g.Checkpointing.Enabled())
 	g.build(reg, p)

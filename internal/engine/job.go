@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -22,20 +23,28 @@ type JobOptions struct {
 	// SavepointsDir is state.savepoints.dir, the default savepoint target.
 	SavepointsDir string
 	// Restore is the snapshot the first attempt starts from (run -s, or
-	// recovery after a daemon crash); nil for a fresh start.
+	// the one ChooseRestore picked for a recovered job); nil for a fresh
+	// start.
 	Restore *Restore
-	// NextCheckpointID continues a recovered job's numbering (0: 1, or
-	// after the restored checkpoint).
-	NextCheckpointID int64
-	// Retained lists a recovered job's complete checkpoints, oldest first.
-	Retained []int64
-	// SubmitTime and Restarts carry over a recovered job's history.
+	// Recovery carries over a recovered job's recorded facts (its
+	// recorded restore point, which Restore may be older than, retained
+	// checkpoints, numbering, restarts); nil for a new job, whose restore
+	// point and initial savepoint are Restore.
+	Recovery *Recovery
+	// SubmitTime carries over a recovered job's submission time.
 	SubmitTime time.Time
-	Restarts   int
 	// OnUpdate is called on the job's goroutine after every state change
-	// and completed checkpoint (the daemon persists its registry here).
-	// It must not call back into the job.
+	// (the daemon persists its registry here). It must not call back into
+	// the job.
 	OnUpdate func(*Job)
+	// OnRecord is called on the job's goroutine when a snapshot that
+	// commits (a checkpoint, a final checkpoint, a stop-with-savepoint) is
+	// durable, before anything commits: it must record rec durably (the
+	// daemon's registry) and return nil, or return the error, which fails
+	// that snapshot (an I/O failure, counted against tolerableFailures)
+	// and commits nothing. It must not call back into the job but Info
+	// and Recovery.
+	OnRecord func(j *Job, rec Recovery) error
 }
 
 // Job runs a graph: one attempt at a time, with checkpoints, restarts,
@@ -68,7 +77,9 @@ type jobStatus struct {
 	counts       api.CheckpointCounts
 	latest       *api.CheckpointInfo // latest completed periodic checkpoint
 	latestSP     *api.CheckpointInfo
-	restorePoint *api.CheckpointInfo // the newest completed snapshot that committed
+	restorePoint *checkpoint.Point // the newest recorded snapshot that commits
+	initial      *checkpoint.Point // the savepoint the job was submitted with
+	legacy       bool              // restorePoint came from an old record (Recovery.Legacy)
 	latestFailed *api.CheckpointInfo
 	exec         *execution
 	baseIn       []int64 // records of finished attempts, by vertex
@@ -120,19 +131,23 @@ func StartJob(o JobOptions) *Job {
 	if j.status.submitTime.IsZero() {
 		j.status.submitTime = time.Now()
 	}
-	j.status.restarts = o.Restarts
 	n := len(o.Graph.Vertices)
 	j.status.baseIn, j.status.baseOut, j.status.baseGauges = make([]int64, n), make([]int64, n), make([]map[string]int64, n)
-	j.status.nextID = o.NextCheckpointID
-	j.status.retained = o.Retained
+	if rec := o.Recovery; rec != nil {
+		j.status.restorePoint, j.status.initial, j.status.legacy = rec.RestorePoint, rec.Initial, rec.Legacy
+		j.status.retained, j.status.nextID, j.status.restarts = append([]int64(nil), rec.Retained...), rec.NextID, rec.Restarts
+	}
 	if o.Restore != nil {
 		if j.status.nextID <= o.Restore.Meta.CheckpointID {
 			j.status.nextID = o.Restore.Meta.CheckpointID + 1
 		}
 		j.status.resumeFrom = o.Restore.Dir
-		// Until a checkpoint completes, recovery resumes where this job
-		// started.
-		j.status.restorePoint = &api.CheckpointInfo{ID: o.Restore.Meta.CheckpointID, Kind: o.Restore.Meta.Kind, Path: o.Restore.Dir}
+		if o.Recovery == nil {
+			// Until a checkpoint completes, recovery resumes where this
+			// job started.
+			p := PointOf(o.Restore)
+			j.status.restorePoint, j.status.initial = &p, &p
+		}
 	}
 	go j.loop()
 	return j

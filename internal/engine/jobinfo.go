@@ -60,9 +60,6 @@ func (j *Job) complete(info api.CheckpointInfo, kind checkpoint.Kind) {
 	case kind.IsSavepoint():
 		j.status.latestSP = &c
 	}
-	if kind.Commits() && c.Path != "" {
-		j.status.restorePoint = &c
-	}
 }
 
 func appendBounded(s []int64, v int64) []int64 {
@@ -131,7 +128,7 @@ func (j *Job) Info() api.JobInfo {
 	}
 	// A restore point deleted by delete-on-cancellation is no longer one.
 	if s.restorePoint != nil && !j.discarded(s.restorePoint.ID) {
-		info.RestorePoint, info.RestorePointID = s.restorePoint.Path, s.restorePoint.ID
+		info.RestorePoint, info.RestorePointID = s.restorePoint.Dir, s.restorePoint.ID
 	}
 	var live *figures
 	if s.exec != nil {

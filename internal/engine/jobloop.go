@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // outcome is how an attempt ended.
@@ -37,7 +38,6 @@ func (j *Job) loop() {
 		if restoreErr != nil {
 			out, err = outFailed, restoreErr // no attempt: nothing to restore from
 		} else {
-			j.discardAbandoned(restore)
 			out, err, req = j.runAttempt(attempt, restore)
 		}
 		switch out {
@@ -59,7 +59,7 @@ func (j *Job) loop() {
 		j.log.Error().Err(err).Int("attempt", attempt).Msg("job failed")
 		j.setState(api.StateFailing)
 		delay, ok := policy.OnFailure(time.Now())
-		if !ok {
+		if !ok || errors.Is(err, runtime.ErrRestartsSuppressed) {
 			j.setState(api.StateFailed)
 			return
 		}
@@ -77,7 +77,7 @@ func (j *Job) loop() {
 			}
 			return
 		}
-		restore, restoreErr = j.restartPoint(restore)
+		restore, restoreErr = j.restartPoint()
 	}
 }
 
@@ -104,48 +104,27 @@ func (j *Job) waitRestart(delay time.Duration) (request, bool) {
 	}
 }
 
-// restartPoint picks what the next attempt restores: the latest completed
-// checkpoint or a stop savepoint that committed after it (falling back to
-// older retained checkpoints, loudly), else what the job started from. When
-// the job has completed snapshots but none can be read (an I/O error) and
-// it started from nothing, it does not start over from the beginning, which
-// would duplicate committed output: the error counts as a failure and the
-// restart strategy retries.
-func (j *Job) restartPoint(initial *Restore) (*Restore, error) {
-	j.mu.Lock()
-	retained := append([]int64(nil), j.status.retained...)
-	rp := j.status.restorePoint
-	j.mu.Unlock()
-	var lastErr error
-	if rp != nil && rp.Kind == checkpoint.StopSavepoint.String() && (len(retained) == 0 || rp.ID > retained[len(retained)-1]) {
-		// A stop committed after the last checkpoint: resume from it.
-		r, err := LoadRestore(j.env.FS, rp.Path)
-		if err == nil {
-			j.setRestored(r)
-			return r, nil
-		}
-		lastErr = err
-		j.log.Warn().Err(err).Str("savepoint", rp.Path).Msg("stop savepoint unusable for restore; trying checkpoints")
+// restartPoint is what the next attempt restores, by the restore decision
+// (see checkpoint.DecideRestore): the recorded restore point, else an older
+// retained checkpoint or the savepoint the job started from, loudly; never
+// a fresh start over committed output. A refusal counts as a failure of
+// the attempt (a transient read error may pass), so the restart strategy
+// decides whether the job tries again or is FAILED with the reason.
+func (j *Job) restartPoint() (*Restore, error) {
+	f, err := RestoreFactsOf(j.env.FS, j.opts.CheckpointsDir, j.id, j.Recovery())
+	if err != nil {
+		return nil, err
 	}
-	for i := len(retained) - 1; i >= 0; i-- {
-		dir := checkpoint.CheckpointDir(j.opts.CheckpointsDir, j.id, retained[i])
-		r, err := LoadRestore(j.env.FS, dir)
-		if err == nil {
-			j.setRestored(r)
-			return r, nil
-		}
-		lastErr = err
-		j.log.Warn().Err(err).Int64("checkpoint_id", retained[i]).Msg("checkpoint unusable for restore; trying an older one")
+	r, d := ChooseRestore(j.env.FS, f, j.log)
+	DiscardAbandoned(j.env.FS, d, j.log)
+	switch d.Action {
+	case checkpoint.RestoreLoad:
+		j.setRestored(r)
+		return r, nil
+	case checkpoint.RestoreFresh:
+		return nil, nil
 	}
-	if initial != nil {
-		// An older snapshot: sinks take back what was committed after it.
-		j.setRestored(initial)
-		return initial, nil
-	}
-	if lastErr != nil {
-		return nil, fmt.Errorf("no completed checkpoint or savepoint of the job can be read (not starting over, which would repeat committed output): %w", lastErr)
-	}
-	return nil, nil
+	return nil, errors.New(d.Reason)
 }
 
 func (j *Job) setRestored(r *Restore) {
@@ -167,7 +146,7 @@ func (j *Job) runAttempt(attempt int, restore *Restore) (outcome, error, request
 	cfg := j.graph.Checkpointing
 	coord := checkpoint.New(checkpoint.Config{Interval: cfg.Interval, Timeout: cfg.Timeout, MinPause: cfg.MinPause,
 		MaxConcurrent: cfg.MaxConcurrent, TolerableFailures: cfg.TolerableFailures, Retained: cfg.Retained,
-		PersistFinal: j.opts.CheckpointsDir != ""},
+		PersistFinal: j.opts.CheckpointsDir != "", Record: true},
 		len(exec.tasks), nextID, retained)
 	d := newDriver(j, exec, coord)
 	exec.start()
@@ -285,36 +264,6 @@ func (j *Job) finishCancel(req request) {
 	}
 	j.setState(api.StateCanceled)
 	req.reply <- reply{}
-}
-
-// discardAbandoned deletes the job's checkpoints newer than the snapshot an
-// attempt restores (all of them for a fresh start): checkpoints the job
-// aborted, or that a crash left unrecorded, whose part of the output the
-// restored sinks clean up. Left on disk, one could look complete to a later
-// recovery and point at files that no longer exist.
-func (j *Job) discardAbandoned(restore *Restore) {
-	if j.opts.CheckpointsDir == "" {
-		return
-	}
-	var from int64
-	if restore != nil {
-		from = restore.Meta.CheckpointID
-	}
-	list, err := checkpoint.List(j.env.FS, j.opts.CheckpointsDir, j.id)
-	if err != nil {
-		j.log.Warn().Err(err).Msg("could not list checkpoints")
-		return
-	}
-	for _, l := range list {
-		if l.ID <= from || (restore != nil && l.Dir == restore.Dir) {
-			continue
-		}
-		if err := checkpoint.Dispose(j.env.FS, l.Dir); err != nil {
-			j.log.Warn().Err(err).Str("dir", l.Dir).Msg("could not delete an abandoned checkpoint")
-			continue
-		}
-		j.log.Info().Int64("checkpoint_id", l.ID).Msg("deleted a checkpoint newer than the restored one (aborted or not recorded as completed)")
-	}
 }
 
 // discardCheckpoints deletes the job's checkpoint directory.

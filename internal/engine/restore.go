@@ -2,11 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
@@ -35,10 +38,14 @@ func LoadRestore(fsys vfs.FS, path string) (*Restore, error) {
 // Kind of the snapshot ("checkpoint", "savepoint", …).
 func (r *Restore) Kind() string { return r.Meta.Kind }
 
-// PlanRestore maps the snapshot onto g by operator uid.
+// PlanRestore maps the snapshot onto g by operator uid. An operator whose
+// state cannot be restored (another type, other key groups, other values
+// of the options its state depends on) is listed with its problem, not as
+// restorable; every problem is also in Problems.
 func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 	m := r.Meta
 	p := &api.RestorePlan{From: r.Dir, Kind: m.Kind, ID: m.CheckpointID, AllowDrop: allowNonRestored}
+	old := snapshotGraph(g.types, m)
 	for _, op := range m.Operators {
 		v := g.Vertex(op.UID)
 		if v == nil {
@@ -48,14 +55,28 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 			p.Dropped = append(p.Dropped, api.DroppedState{UID: op.UID, Type: op.Type, Bytes: op.Size()})
 			continue
 		}
-		p.Matched = append(p.Matched, api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
-			NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()})
+		ms := api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
+			NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()}
+		var problems []string
 		if op.Type != v.Op.Type && op.HasState() {
-			p.Problems = append(p.Problems, fmt.Sprintf("operator %q was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.UID, op.Type, v.Op.Type))
+			ms.NewType = v.Op.Type
+			problems = append(problems, fmt.Sprintf("was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.Type, v.Op.Type))
+		} else if op.HasState() {
+			problems = append(problems, changedDependencies(old, v)...)
 		}
 		if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
-			p.Problems = append(p.Problems, fmt.Sprintf("operator %q has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", op.UID, m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
+			problems = append(problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
 		}
+		ms.Problem = strings.Join(problems, "; ")
+		for _, pr := range problems {
+			p.Problems = append(p.Problems, fmt.Sprintf("operator %q %s", op.UID, pr))
+		}
+		if ms.Problem == "" && op.HasState() && v.Plan != nil {
+			for _, path := range v.Plan.OutputPaths {
+				ms.Outputs = append(ms.Outputs, api.RestoredOutput{Path: path, Effect: outputEffect(&op)})
+			}
+		}
+		p.Matched = append(p.Matched, ms)
 	}
 	for _, v := range g.Vertices {
 		if m.Operator(v.Op.UID) == nil {
@@ -71,6 +92,66 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 		p.Problems = append(p.Problems, fmt.Sprintf("the snapshot has state for operators the job does not have: %s; add them back or pass --allow-non-restored-state (-n) to drop it", strings.Join(parts, ", ")))
 	}
 	return p
+}
+
+// snapshotGraph compiles the job spec a snapshot was taken with, for the
+// option values its operators' state depends on (nil when it no longer
+// compiles: then those values cannot be compared).
+func snapshotGraph(reg *runtime.Registry, m *checkpoint.Metadata) *Graph {
+	if m.Spec == "" {
+		return nil
+	}
+	g, err := Compile(reg, "snapshot", []byte(m.Spec), Defaults{})
+	if err != nil {
+		return nil
+	}
+	return g
+}
+
+// changedDependencies lists the options v's restored state depends on
+// whose value differs from the snapshot's.
+func changedDependencies(old *Graph, v *Vertex) []string {
+	if old == nil || v.Plan == nil {
+		return nil
+	}
+	ov := old.Vertex(v.Op.UID)
+	if ov == nil || ov.Plan == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(v.Plan.StateDependsOn)) {
+		was, ok := ov.Plan.StateDependsOn[k]
+		if now := v.Plan.StateDependsOn[k]; ok && was != now {
+			out = append(out, fmt.Sprintf("has %s %q in the snapshot and %q now; its restored state is only valid with %s %q (a restore would fail or leave the output wrong): keep it, or give the operator a new uid to start it without state", k, was, now, k, was))
+		}
+	}
+	return out
+}
+
+// outputEffect says what restoring op does to its output directories.
+func outputEffect(op *checkpoint.OperatorState) string {
+	totals := map[string]int64{}
+	for _, h := range op.Subtasks {
+		for k, v := range h.Details {
+			switch n := v.(type) {
+			case float64: // decoded from JSON
+				totals[k] += int64(n)
+			case int64:
+				totals[k] += n
+			case int:
+				totals[k] += int64(n)
+			}
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(totals)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, totals[k]))
+	}
+	s := "continues the snapshot's output: commits what it left pending, resumes what was in progress, and removes what was written after it"
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
 }
 
 // loadSnapshots reads and decodes the state files of every operator of g

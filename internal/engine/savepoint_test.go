@@ -115,5 +115,13 @@ operators:
 `
 	g, err = engine.Compile(testRegistry, "x.yaml", []byte(retyped), engine.Defaults{})
 	require.NoError(t, err)
-	require.ErrorContains(t, engine.PlanRestore(g, r, true).Err(), `operator "cnt" was of type count in the snapshot and is filter now`)
+	plan = engine.PlanRestore(g, r, true)
+	require.ErrorContains(t, plan.Err(), `operator "cnt" was of type count in the snapshot and is filter now`)
+	// The refused operator is not shown as restored with its old type.
+	for _, m := range plan.Matched {
+		if m.UID == "cnt" {
+			require.Equal(t, "filter", m.NewType)
+			require.Contains(t, m.Problem, "state of one type cannot be read by another")
+		}
+	}
 }

@@ -17,6 +17,15 @@ type SubmitRequest struct {
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
 	// DryRun validates and plans the restore without starting anything.
 	DryRun bool `json:"dryRun,omitempty"`
+	// AllowNonEmptyOutput lets a job write into output directories that
+	// hold other files or another job's ownership marker (never into the
+	// output of a job of the daemon that has not ended).
+	AllowNonEmptyOutput bool `json:"allowNonEmptyOutput,omitempty"`
+	// RequestID makes the submission idempotent: a request with the id of
+	// an earlier one creates nothing and answers with the job that one
+	// created (a client retrying after an ambiguous failure). At most 128
+	// characters of [A-Za-z0-9._-]; empty: no deduplication.
+	RequestID string `json:"requestId,omitempty"`
 }
 
 // SubmitResponse answers a submission.
@@ -46,14 +55,30 @@ func (p *RestorePlan) Err() error {
 	return &Error{Code: CodeInvalid, Message: "cannot restore from " + p.From + ":\n  " + strings.Join(p.Problems, "\n  ")}
 }
 
-// MatchedState is an operator of the snapshot that the job restores.
+// MatchedState is an operator of the snapshot that the job has (by uid):
+// restored, unless Problem says why it cannot be.
 type MatchedState struct {
-	UID            string `json:"uid"`
+	UID string `json:"uid"`
+	// Type is the operator's type in the snapshot; NewType is set when
+	// the job's operator of that uid has another one.
 	Type           string `json:"type"`
+	NewType        string `json:"newType,omitempty"`
 	OldParallelism int    `json:"oldParallelism"`
 	NewParallelism int    `json:"newParallelism"`
 	Bytes          int64  `json:"bytes"`
 	Keys           int64  `json:"keys,omitempty"`
+	// Outputs are the directories the restored operator writes and what
+	// the restore does in them.
+	Outputs []RestoredOutput `json:"outputs,omitempty"`
+	// Problem is why the state cannot be restored ("" when it can); it is
+	// also in RestorePlan.Problems.
+	Problem string `json:"problem,omitempty"`
+}
+
+// RestoredOutput is an output directory of a restored operator.
+type RestoredOutput struct {
+	Path   string `json:"path"`
+	Effect string `json:"effect"`
 }
 
 // DroppedState is an operator of the snapshot that the job does not have.

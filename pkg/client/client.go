@@ -18,6 +18,10 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
+// ErrNoAnswer: a request went to the daemon but no answer came back (it
+// went away meanwhile): the request may or may not have been carried out.
+var ErrNoAnswer = errors.New("the flinkgo daemon did not answer")
+
 // Client talks to one daemon.
 type Client struct {
 	base  string // http://host or http://unix
@@ -75,15 +79,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
+		var op *net.OpError
+		switch {
+		case ctx.Err() != nil:
 			return &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf("%s %s: %v", method, path, ctx.Err())}
+		case errors.As(err, &op) && op.Op == "dial":
+			return &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("cannot reach the flinkgo daemon at %s: %v; start one with `flinkgo daemon`", c.addr, unwrapNet(err))}
 		}
-		return &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("cannot reach the flinkgo daemon at %s: %v; start one with `flinkgo daemon`", c.addr, unwrapNet(err))}
+		return api.Errorf(api.CodeUnavailable, "%w: %s %s at %s: %v", ErrNoAnswer, method, path, c.addr, unwrapNet(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return api.Errorf(api.CodeUnavailable, "%w: %s %s at %s: %v", ErrNoAnswer, method, path, c.addr, err)
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -112,11 +120,37 @@ func unwrapNet(err error) error {
 	return err
 }
 
+// SubmitAttempts bounds how often Submit sends a request with a RequestID
+// whose answer it could not get (about 3 s of retries in all).
+const SubmitAttempts = 5
+
 // Submit submits a job (or plans its restore with DryRun). With DryRun
 // and a plan that cannot be carried out, the plan is returned with the error.
+// With a RequestID, a request whose answer was lost (ErrNoAnswer: the job
+// may or may not have been created) is retried with the same id, also
+// while the daemon cannot be reached; the daemon answers a repeated id
+// with the job it created, if any, so a retry never creates a second job.
+// The error after the last attempt still wraps ErrNoAnswer.
 func (c *Client) Submit(ctx context.Context, req api.SubmitRequest) (*api.SubmitResponse, error) {
 	var out api.SubmitResponse
 	err := c.do(ctx, http.MethodPost, "/v1/jobs", req, &out)
+	// Retry only once a request may have been carried out: a daemon that
+	// cannot be reached at all got nothing.
+	lost := errors.Is(err, ErrNoAnswer)
+	wait := 200 * time.Millisecond
+	for attempt := 1; attempt < SubmitAttempts && lost && req.RequestID != "" && api.CodeOf(err) == api.CodeUnavailable; attempt++ {
+		select {
+		case <-ctx.Done():
+			return &out, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+		out = api.SubmitResponse{}
+		err = c.do(ctx, http.MethodPost, "/v1/jobs", req, &out)
+	}
+	if lost && err != nil && !errors.Is(err, ErrNoAnswer) && api.CodeOf(err) == api.CodeUnavailable {
+		err = api.Errorf(api.CodeUnavailable, "%w (%v)", ErrNoAnswer, err)
+	}
 	return &out, err
 }
 

@@ -35,9 +35,10 @@ type ContextOptions struct {
 	// keyed (it follows a keyBy).
 	Keyed *state.KeyedBackend
 	// Restored: the job started from a checkpoint or savepoint, the one
-	// with id RestoredCheckpoint.
+	// with id RestoredCheckpoint, taken by job RestoredJobID.
 	Restored           bool
 	RestoredCheckpoint int64
+	RestoredJobID      string
 	Checkpointing      api.CheckpointConfig
 	// FS is the filesystem for state and output (vfs.Default when nil).
 	FS vfs.FS
@@ -46,6 +47,10 @@ type ContextOptions struct {
 	Stdout io.Writer
 	// Faults is the test hook behind Fault; nil in production.
 	Faults FaultHook
+	// AllowNonEmptyOutput: the user allowed the job to write into output
+	// directories that hold other output or another job's ownership marker
+	// (run --allow-non-empty-output; see OutputClaim).
+	AllowNonEmptyOutput bool
 	// Wakeup receives when the subtask has a control message to handle.
 	Wakeup <-chan struct{}
 	// Metrics receives the operator's own figures; a private set when nil.
@@ -121,6 +126,13 @@ func (c *Context) Restored() bool { return c.o.Restored }
 
 // RestoredCheckpoint is the id of the snapshot restored from (0: none).
 func (c *Context) RestoredCheckpoint() int64 { return c.o.RestoredCheckpoint }
+
+// RestoredJobID is the job that took the snapshot restored from ("": none).
+func (c *Context) RestoredJobID() string { return c.o.RestoredJobID }
+
+// AllowNonEmptyOutput reports whether the user let the job write into
+// output directories that hold other output (see OutputClaim).
+func (c *Context) AllowNonEmptyOutput() bool { return c.o.AllowNonEmptyOutput }
 
 // Checkpointing is the job's resolved checkpoint configuration.
 func (c *Context) Checkpointing() api.CheckpointConfig { return c.o.Checkpointing }

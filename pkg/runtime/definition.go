@@ -34,6 +34,16 @@ type Plan struct {
 	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job
 	// without checkpointing is refused with this explanation.
 	NeedsCheckpointing string
+	// OutputPaths (sinks) are the directories the operator writes and owns
+	// (absolute, clean): the daemon refuses a job whose output paths
+	// overlap (same, parent or child) those of another job that has not
+	// ended, and the operator claims each with ClaimOutput when it opens.
+	OutputPaths []string
+	// StateDependsOn are the option values (normalized, by option name)
+	// the operator's snapshotted state is only valid with, such as the
+	// directory a file sink's pending part files are in: a restore whose
+	// new values differ from the snapshot's is refused.
+	StateDependsOn map[string]string
 	// GlobalKey: the operator keeps keyed state and timers without a keyed
 	// input, under one key (the empty one); it runs with parallelism 1
 	// (a window over the whole stream).

@@ -139,8 +139,10 @@ type crashOutcome struct {
 }
 
 // runCrashJob runs the crash job on fsys, from the snapshot restore (""
-// fresh) at datagen rate rate, until it ends.
-func runCrashJob(fsys vfs.FS, restore string, rate int) (*engine.Job, error) {
+// fresh) at datagen rate rate, until it ends. A recovery runs as the
+// crashed job (id), as the daemon resumes it: its output directory is that
+// job's; id "" is a new job.
+func runCrashJob(fsys vfs.FS, id, restore string, rate int) (*engine.Job, error) {
 	g, err := engine.Compile(testRegistry, "crash.yaml", []byte(crashSpec(rate)), engine.Defaults{})
 	if err != nil {
 		return nil, err
@@ -151,7 +153,10 @@ func runCrashJob(fsys vfs.FS, restore string, rate int) (*engine.Job, error) {
 			return nil, err
 		}
 	}
-	j := engine.StartJob(engine.JobOptions{ID: fmt.Sprintf("crash%d", time.Now().UnixNano()), Graph: g,
+	if id == "" {
+		id = fmt.Sprintf("crash%d", time.Now().UnixNano())
+	}
+	j := engine.StartJob(engine.JobOptions{ID: id, Graph: g,
 		Env: &engine.Env{FS: fsys}, CheckpointsDir: crashChk, Restore: r})
 	awaitEnd(j, 30*time.Second)
 	return j, nil
@@ -166,7 +171,7 @@ func latestCheckpoint(clone *vfs.MemFS, jobID string) (string, error) {
 // checks the output with the independent checker. A job that had FINISHED
 // when the crash hit (its checkpoints being deleted) is not recovered, as
 // the daemon does not recover finished jobs: its output must be complete.
-func recoverAndCheck(clone *vfs.MemFS, dir string, finished bool, o *crashOutcome) {
+func recoverAndCheck(clone *vfs.MemFS, id, dir string, finished bool, o *crashOutcome) {
 	o.restored = dir != ""
 	if finished {
 		o.restored = false
@@ -180,7 +185,7 @@ func recoverAndCheck(clone *vfs.MemFS, dir string, finished bool, o *crashOutcom
 			return
 		}
 	}
-	j, err := runCrashJob(clone, dir, 0)
+	j, err := runCrashJob(clone, id, dir, 0)
 	if err != nil {
 		o.err = err
 		return
@@ -211,7 +216,7 @@ func checkOutput(clone *vfs.MemFS, what string, o *crashOutcome) {
 // cleanup — and recovered once more.
 func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 	c := at(vfs.NewMem(), k, model)
-	j, err := runCrashJob(c.FS(), "", 10000)
+	j, err := runCrashJob(c.FS(), "", "", 10000)
 	if err != nil {
 		return crashOutcome{err: err}
 	}
@@ -225,14 +230,14 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 	}
 	if k2 == 0 {
 		o = crashOutcome{crashed: true, op: c.LastOp()}
-		recoverAndCheck(clone, dir, j.State() == api.StateFinished, &o)
+		recoverAndCheck(clone, j.ID(), dir, j.State() == api.StateFinished, &o)
 		return o
 	}
 	if dir == "" {
 		return o // nothing to restore: no recovery to crash
 	}
 	c2 := at(clone, k2, model)
-	j2, err := runCrashJob(c2.FS(), dir, 0)
+	j2, err := runCrashJob(c2.FS(), j.ID(), dir, 0)
 	if err != nil {
 		return crashOutcome{err: err}
 	}
@@ -250,7 +255,7 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 		dir2 = dir
 	}
 	o = crashOutcome{crashed: true, op: c2.LastOp()}
-	recoverAndCheck(clone2, dir2, j2.State() == api.StateFinished, &o)
+	recoverAndCheck(clone2, j.ID(), dir2, j2.State() == api.StateFinished, &o)
 	return o
 }
 
@@ -304,7 +309,7 @@ func tally(t *testing.T, outs []crashOutcome, kinds map[string]bool) (crashed, r
 func TestCrashSweep(t *testing.T) {
 	// A run without a crash tells how many sink operations there are.
 	c := &sinkCrash{mem: vfs.NewMem(), k: 1 << 30}
-	j, err := runCrashJob(c.FS(), "", 10000)
+	j, err := runCrashJob(c.FS(), "", "", 10000)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
 	n := c.seenOps()
@@ -364,7 +369,7 @@ func TestCrashSweepDuringRecovery(t *testing.T) {
 // metadata, or between the metadata and the commit).
 func TestCrashSweepAnyOperation(t *testing.T) {
 	counter := vfs.Count(vfs.NewMem())
-	j, err := runCrashJob(counter.FS(), "", 10000)
+	j, err := runCrashJob(counter.FS(), "", "", 10000)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
 	n := counter.N()

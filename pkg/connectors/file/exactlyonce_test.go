@@ -13,6 +13,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -172,12 +173,12 @@ operators:
   - {uid: out, type: file, from: [gen], path: %q, bucket: none, format: json}
 `, dir), runtimetest.Options{Types: testTypes})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
-	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
 	require.NoError(t, err)
 	require.Len(t, files, 3, "one finished part per subtask: %v", files)
 	hidden, err := filepath.Glob(filepath.Join(dir, ".*"))
 	require.NoError(t, err)
-	require.Empty(t, hidden)
+	require.Equal(t, []string{filepath.Join(dir, runtime.OwnerFile)}, hidden, "no hidden part file is left; the ownership marker stays")
 	lines := 0
 	for _, f := range files {
 		data, err := vfs.ReadFile(vfs.Default, f)

@@ -66,7 +66,12 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if !ok {
 		return nil
 	}
-	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing,
+	dir := filepath.Clean(s.dir)
+	// Restored pending and in-progress part files are named relative to
+	// the path, and the part names decide which files a restore re-commits
+	// or deletes: a restore with other values would fail or duplicate.
+	depends := map[string]string{"path": dir, "partPrefix": s.naming.Prefix, "partSuffix": s.naming.Suffix}
+	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing, OutputPaths: []string{dir}, StateDependsOn: depends,
 		NewOperator: func() runtime.Operator { return &sink{set: s} }}
 }
 

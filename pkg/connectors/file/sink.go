@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,11 +39,21 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	}
 	cfg := Config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
 		Policy: s.set.policy, Format: s.set.format, MaxOpen: s.set.maxOpen}
-	s.w = NewWriter(ctx.FS(), cfg, *ctx.Log(), fire)
 	restored, ok, err := GetState(ctx.OperatorState())
 	if err != nil {
 		return err
 	}
+	// Claim the directory before touching anything in it: a job that may
+	// not write there must not delete another's files either.
+	claim := runtime.OutputClaim{Job: ctx.JobID(), JobName: ctx.JobName(), Operator: ctx.UID(),
+		Restoring: ok, RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput()}
+	if err := runtime.ClaimOutput(ctx.FS(), s.set.dir, claim); err != nil {
+		if errors.Is(err, runtime.ErrOutputOwned) || errors.Is(err, runtime.ErrOutputNotEmpty) {
+			err = runtime.SuppressRestarts(err)
+		}
+		return err
+	}
+	s.w = NewWriter(ctx.FS(), cfg, *ctx.Log(), fire)
 	if ok {
 		err = s.w.Restore(restored, time.Now())
 	} else {

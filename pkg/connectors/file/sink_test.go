@@ -29,7 +29,7 @@ operators:
 	if st == nil {
 		st = state.NewOperatorState()
 	}
-	ctx := runtime.NewContext(runtime.ContextOptions{UID: "out", Parallelism: 1, State: st, Log: zerolog.Nop(),
+	ctx := runtime.NewContext(runtime.ContextOptions{JobID: "job", UID: "out", Parallelism: 1, State: st, Log: zerolog.Nop(),
 		FS: fsys, Metrics: &runtime.Metrics{}})
 	require.NoError(t, s.Open(ctx))
 	return s, ctx
