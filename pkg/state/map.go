@@ -115,3 +115,17 @@ func (s *Map[K, V]) decodeEntry(g int, key, value []byte) error {
 	s.groups[g][string(key)] = m
 	return nil
 }
+
+// NumKeys is the number of keys with entries (for metrics).
+func (s *Map[K, V]) NumKeys() int { return s.numKeys() }
+
+// TotalLen is the number of user keys over all keys (for metrics).
+func (s *Map[K, V]) TotalLen() int {
+	n := 0
+	for _, g := range s.groups {
+		for _, m := range g {
+			n += len(m)
+		}
+	}
+	return n
+}

@@ -11,13 +11,14 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/print"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/transform"
+	"github.com/flinkgo/flinkgo/pkg/runtime/window"
 )
 
 // Definitions returns the built-in operator types.
 func Definitions() []runtime.Definition {
 	var out []runtime.Definition
 	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(),
-		kafka.Definitions(), nats.Definitions(), print.Definitions(), transform.Definitions()} {
+		kafka.Definitions(), nats.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions()} {
 		out = append(out, defs...)
 	}
 	return out

@@ -86,6 +86,11 @@ func (a Assigner) WindowEnds(p int64) (first, last int64) {
 	return firstStart + a.Size, lastStart + a.Size
 }
 
+// IsWindowEnd reports whether a window ends at e (its start is aligned).
+func (a Assigner) IsWindowEnd(e int64) bool {
+	return floorAlign(e-a.Size-a.Offset, a.Step()) == e-a.Size-a.Offset
+}
+
 // Step is the distance between two consecutive window ends.
 func (a Assigner) Step() int64 {
 	if a.Kind == Sliding {

@@ -72,9 +72,9 @@ func TestAssignerScripts(t *testing.T) {
 					var sessions []SessionWindow
 					i := 1
 					for ; f[i] != "+"; i++ {
-						sessions = append(sessions, session(t, f[i]))
+						sessions = append(sessions, sessionArg(t, f[i]))
 					}
-					m, abs := MergeSessions(sessions, session(t, f[i+1]))
+					m, abs := MergeSessions(sessions, sessionArg(t, f[i+1]))
 					got = fmt.Sprintf("%d,%d absorbed=%v", m.Start, m.End, abs)
 				default:
 					t.Fatalf("%s:%d: unknown command %q", f, n+1, f[0])
@@ -92,7 +92,7 @@ func num(t *testing.T, s string) int64 {
 	return v
 }
 
-func session(t *testing.T, s string) SessionWindow {
+func sessionArg(t *testing.T, s string) SessionWindow {
 	t.Helper()
 	a, b, _ := strings.Cut(s, ",")
 	return SessionWindow{Start: num(t, a), End: num(t, b)}

@@ -1,0 +1,396 @@
+package window
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// Metric names of the window operator.
+const (
+	MetricLateDropped = "numLateRecordsDropped"
+	MetricOpen        = "openWindows"
+	MetricKeys        = "keys"
+)
+
+// operator is one subtask of a window: a KeyedProcessFunction, written on
+// the public API like any user's. Keyed state holds, per key, the partial
+// aggregates by pane start (tumbling, sliding) or by session start
+// (sessions); timers fire windows and clean them up.
+//
+// Event time: the window [s, e) fires when the watermark reaches e-1, with
+// its result stamped e-1. With allowedLateness L its state stays until the
+// watermark reaches e-1+L, and a late record within that time updates the
+// window, which fires again at once with the new result. A record later
+// than that is counted and sent to the side output "late".
+type operator struct {
+	cfg      config
+	a        Assigner
+	ctx      *runtime.Context
+	timers   runtime.Timers
+	panes    *state.Map[int64, *Acc]
+	sessions *state.Map[int64, *session]
+	vals     []any
+	buf      []byte
+	late     *atomic.Int64
+	open     *atomic.Int64
+	openN    int64 // panes or sessions of the subtask
+	keys     *atomic.Int64
+	sessBuf  []SessionWindow
+	sessKeys []int64
+}
+
+// session is a session's window end and partial aggregate.
+type session struct {
+	End int64
+	Acc *Acc
+}
+
+func newOperator(cfg config) *operator {
+	return &operator{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs)}
+}
+
+var _ runtime.KeyedProcessFunction = (*operator)(nil)
+
+func (o *operator) Open(ctx *runtime.Context) (err error) {
+	o.ctx, o.timers = ctx, ctx.Timers()
+	o.cfg.args = o.cfg.args.Clone()
+	codec := accCodec{aggs: o.cfg.aggs}
+	if o.a.Kind == Session {
+		o.sessions, err = runtime.NewMap[int64, *session](ctx, "sessions", state.Int64Codec{}, sessionCodec{codec})
+		o.open = ctx.Metrics().Gauge(MetricOpen)
+		if err == nil {
+			o.openN = int64(o.sessions.TotalLen())
+		}
+	} else {
+		o.panes, err = runtime.NewMap[int64, *Acc](ctx, "panes", state.Int64Codec{}, codec)
+		o.open = ctx.Metrics().Gauge(MetricOpen)
+		if err == nil {
+			o.openN = int64(o.panes.TotalLen())
+		}
+	}
+	o.open.Store(o.openN)
+	o.late = ctx.Metrics().Counter(MetricLateDropped)
+	o.keys = ctx.Metrics().Gauge(MetricKeys)
+	o.publishKeys()
+	return err
+}
+
+func (o *operator) Close() error { return nil }
+
+func (o *operator) publishKeys() {
+	if o.sessions != nil {
+		o.keys.Store(int64(o.sessions.NumKeys()))
+	} else if o.panes != nil {
+		o.keys.Store(int64(o.panes.NumKeys()))
+	}
+}
+
+// now is the time a record or timer is assigned by: its event time, or the
+// wall clock for processing-time windows.
+func (o *operator) now(r *runtime.Record) int64 {
+	if o.cfg.processing {
+		return time.Now().UnixMilli()
+	}
+	return r.Timestamp
+}
+
+// watermark is what lateness is judged by (none in processing time).
+func (o *operator) watermark() int64 {
+	if o.cfg.processing {
+		return runtime.MinWatermark
+	}
+	return o.ctx.CurrentWatermark()
+}
+
+func (o *operator) register(ts int64) {
+	if o.cfg.processing {
+		o.timers.RegisterProcessingTime(ts)
+	} else {
+		o.timers.RegisterEventTime(ts)
+	}
+}
+
+func (o *operator) unregister(ts int64) {
+	if o.cfg.processing {
+		o.timers.DeleteProcessingTime(ts)
+	} else {
+		o.timers.DeleteEventTime(ts)
+	}
+}
+
+func (o *operator) ProcessElement(r runtime.Record, out runtime.Output) error {
+	if o.cfg.global {
+		o.ctx.SetCurrentKey(nil)
+	}
+	if err := o.cfg.args.Eval(&r, o.vals); err != nil {
+		return err
+	}
+	ts := o.now(&r)
+	if o.a.Kind == Session {
+		return o.addToSession(r, ts, out)
+	}
+	return o.addToPane(r, ts, out)
+}
+
+// dropLate counts a record too late for every window it belongs to and
+// sends it to the side output.
+func (o *operator) dropLate(r runtime.Record, out runtime.Output) {
+	o.late.Add(1)
+	if out != nil {
+		out.EmitTo(LateOutput, r)
+	}
+}
+
+func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) error {
+	wm := o.watermark()
+	p := o.a.PaneStart(ts)
+	first, last := o.a.WindowEnds(p)
+	if last-1+o.cfg.lateness <= wm {
+		o.dropLate(r, out)
+		return nil
+	}
+	acc, ok := o.panes.Get(p)
+	if !ok {
+		acc = newAcc(o.cfg.aggs)
+	}
+	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
+		return fmt.Errorf("record %s: %w", r.Value, err)
+	}
+	o.panes.Put(p, acc)
+	if !ok {
+		o.open.Store(o.openDelta(1))
+		if o.panes.Len() == 1 {
+			o.publishKeys()
+		}
+		for e := first; e <= last; e += o.a.Step() {
+			if e-1 > wm {
+				o.register(e - 1)
+			}
+		}
+		if o.cfg.lateness > 0 {
+			o.register(last - 1 + o.cfg.lateness)
+		}
+	}
+	// Windows that fired already but are within the lateness fire again.
+	for e := first; e <= last; e += o.a.Step() {
+		if e-1 <= wm {
+			o.emitWindow(e, out)
+		}
+	}
+	return nil
+}
+
+// openDelta counts panes or sessions created (+) or dropped (-).
+func (o *operator) openDelta(d int64) int64 {
+	o.openN += d
+	return o.openN
+}
+
+func (o *operator) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) error {
+	if o.a.Kind == Session {
+		return o.sessionTimer(ts, out)
+	}
+	if e := ts + 1; o.a.IsWindowEnd(e) {
+		o.emitWindow(e, out)
+	}
+	// Drop the panes no window still needs (after its lateness).
+	var drop []int64
+	o.panes.Range(func(p int64, _ *Acc) bool {
+		if _, last := o.a.WindowEnds(p); last-1+o.cfg.lateness <= ts {
+			drop = append(drop, p)
+		}
+		return true
+	})
+	for _, p := range drop {
+		o.panes.Remove(p)
+		o.open.Store(o.openDelta(-1))
+	}
+	if len(drop) > 0 && o.panes.Len() == 0 {
+		o.publishKeys()
+	}
+	return nil
+}
+
+// emitWindow emits the result of the window ending at e of the current key,
+// if it holds any record.
+func (o *operator) emitWindow(e int64, out runtime.Output) {
+	from, to := o.a.PanesOf(e)
+	var acc *Acc
+	if o.a.Kind == Tumbling {
+		acc, _ = o.panes.Get(from)
+	} else {
+		o.panes.Range(func(p int64, pa *Acc) bool {
+			if p >= from && p <= to {
+				if acc == nil {
+					acc = newAcc(o.cfg.aggs)
+				}
+				acc.Merge(o.cfg.aggs, pa)
+			}
+			return true
+		})
+	}
+	if acc == nil || acc.Records == 0 {
+		return
+	}
+	o.emit(e-o.a.Size, e, acc, out)
+}
+
+func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) error {
+	wm := o.watermark()
+	w := SessionWindow{Start: ts, End: ts + o.a.Gap}
+	o.sessBuf, o.sessKeys = o.sessBuf[:0], o.sessKeys[:0]
+	o.sessions.Range(func(start int64, s *session) bool {
+		o.sessBuf = append(o.sessBuf, SessionWindow{Start: start, End: s.End})
+		o.sessKeys = append(o.sessKeys, start)
+		return true
+	})
+	merged, absorbed := MergeSessions(o.sessBuf, w)
+	if merged.End-1+o.cfg.lateness <= wm {
+		o.dropLate(r, out)
+		return nil
+	}
+	acc := newAcc(o.cfg.aggs)
+	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
+		return fmt.Errorf("record %s: %w", r.Value, err)
+	}
+	for _, i := range absorbed {
+		old, _ := o.sessions.Get(o.sessKeys[i])
+		acc.Merge(o.cfg.aggs, old.Acc)
+		o.sessions.Remove(o.sessKeys[i])
+		o.unregister(old.End - 1)
+		if o.cfg.lateness > 0 {
+			o.unregister(old.End - 1 + o.cfg.lateness)
+		}
+	}
+	if len(o.sessBuf) == 0 {
+		o.publishKeys()
+	}
+	o.sessions.Put(merged.Start, &session{End: merged.End, Acc: acc})
+	o.open.Store(o.openDelta(int64(1 - len(absorbed))))
+	if merged.End-1 > wm {
+		o.register(merged.End - 1)
+	} else {
+		o.emit(merged.Start, merged.End, acc, out) // late, within the lateness: fire again
+	}
+	if o.cfg.lateness > 0 {
+		o.register(merged.End - 1 + o.cfg.lateness)
+	}
+	return nil
+}
+
+func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
+	var drop []int64
+	o.sessions.Range(func(start int64, s *session) bool {
+		if s.End-1 == ts {
+			o.emit(start, s.End, s.Acc, out)
+		}
+		if s.End-1+o.cfg.lateness <= ts {
+			drop = append(drop, start)
+		}
+		return true
+	})
+	for _, start := range drop {
+		o.sessions.Remove(start)
+		o.open.Store(o.openDelta(-1))
+	}
+	if len(drop) > 0 && o.sessions.Len() == 0 {
+		o.publishKeys()
+	}
+	return nil
+}
+
+// emit sends one window result: {"key", "windowStart", "windowEnd", the
+// aggregates by name}, stamped windowEnd-1 so windows can be chained.
+func (o *operator) emit(start, end int64, acc *Acc, out runtime.Output) {
+	if out == nil {
+		return
+	}
+	b := o.buf[:0]
+	b = append(b, '{')
+	key := o.ctx.CurrentKey()
+	if !o.cfg.global {
+		b = append(b, `"key":`...)
+		b = appendString(b, key)
+		b = append(b, ',')
+	}
+	b = append(b, `"windowStart":`...)
+	b = strconv.AppendInt(b, start, 10)
+	b = append(b, `,"windowEnd":`...)
+	b = strconv.AppendInt(b, end, 10)
+	for k, ag := range o.cfg.aggs {
+		b = append(b, ',')
+		b = appendString(b, []byte(ag.Name))
+		b = append(b, ':')
+		b = appendValue(b, acc.Result(ag, k))
+	}
+	b = append(b, '}')
+	o.buf = b
+	out.Emit(runtime.Record{Key: append([]byte(nil), key...), Value: append([]byte(nil), b...), Timestamp: end - 1})
+}
+
+func appendString(b, s []byte) []byte {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			if !utf8.Valid(s) {
+				break
+			}
+			q, _ := json.Marshal(string(s))
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func appendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case float64:
+		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
+			return strconv.AppendInt(b, int64(x), 10)
+		}
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	case string:
+		return appendString(b, []byte(x))
+	case bool:
+		return strconv.AppendBool(b, x)
+	}
+	return append(b, jsonValue(v)...)
+}
+
+// sessionCodec encodes a session: its end, then its accumulator.
+type sessionCodec struct{ acc accCodec }
+
+func (c sessionCodec) Append(dst []byte, s *session) []byte {
+	e := state.NewEncoder(1)
+	e.Varint(s.End)
+	e.Bytes(c.acc.Append(nil, s.Acc))
+	return append(dst, e.Encoded()...)
+}
+
+func (c sessionCodec) Decode(b []byte) (*session, error) {
+	d := state.NewDecoder("session window", b, 1)
+	end := d.Varint()
+	raw := d.Bytes()
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	acc, err := c.acc.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &session{End: end, Acc: acc}, nil
+}

@@ -1,0 +1,160 @@
+package window
+
+import (
+	"fmt"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
+)
+
+// LateOutput is the side output of records too late for their window:
+// read it with from: [<uid>.late].
+const LateOutput = "late"
+
+// Definitions returns the window operator type.
+func Definitions() []runtime.Definition {
+	return []runtime.Definition{{Type: "window", Kind: api.KindOperator,
+		Doc: "windowed aggregates per key (after keyBy) or over the whole stream: window {type: tumbling|sliding|session, size, slide, gap}, " +
+			"time event|processing, aggregate {name: count()|sum(x)|min|max|avg|first|last|countDistinct|maxBy(v, by)|minBy}, allowedLateness; late records on side output late",
+		Configure: configure}}
+}
+
+type windowSpec struct {
+	Type   string        `yaml:"type,required"`
+	Size   *api.Duration `yaml:"size"`
+	Slide  *api.Duration `yaml:"slide"`
+	Gap    *api.Duration `yaml:"gap"`
+	Offset *api.Duration `yaml:"offset"`
+}
+
+type options struct {
+	Window          windowSpec       `yaml:"window,required"`
+	Time            string           `yaml:"time"`
+	Aggregate       api.NamedStrings `yaml:"aggregate,required"`
+	AllowedLateness *api.Duration    `yaml:"allowedLateness"`
+}
+
+// config is a checked window operator.
+type config struct {
+	assigner   Assigner
+	processing bool
+	lateness   int64
+	aggs       []Aggregate
+	args       *expr.Multi
+	nargs      int
+	global     bool
+}
+
+func configure(c *runtime.ConfigContext) *runtime.Plan {
+	var o options
+	c.Decode(&o)
+	cfg, ok := check(c, o)
+	if !ok {
+		return nil
+	}
+	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput},
+		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newOperator(cfg)) }}
+	if !cfg.processing {
+		p.EventTime = fmt.Sprintf("window %q works on event time", c.Op.UID)
+	}
+	return p
+}
+
+func ms(d *api.Duration) int64 {
+	if d == nil {
+		return 0
+	}
+	return d.D().Milliseconds()
+}
+
+// check validates the options, reporting every problem at its field.
+func check(c *runtime.ConfigContext, o options) (config, bool) {
+	ok := true
+	bad := func(field, format string, args ...any) {
+		c.Errorf(field, format, args...)
+		ok = false
+	}
+	cfg := config{global: !c.KeyedInput, lateness: ms(o.AllowedLateness)}
+	switch o.Time {
+	case "", "event":
+	case "processing":
+		cfg.processing = true
+	default:
+		bad("time", "must be event or processing, got %q", o.Time)
+	}
+	kinds := map[string]Kind{"tumbling": Tumbling, "sliding": Sliding, "session": Session}
+	kind, known := kinds[o.Window.Type]
+	if !known && o.Window.Type != "" {
+		bad("window.type", "must be tumbling, sliding or session, got %q", o.Window.Type)
+	}
+	w := o.Window
+	need := func(field string, d *api.Duration, why string) {
+		if d == nil {
+			bad("window."+field, "a %s window needs %s: %s", w.Type, field, why)
+		}
+	}
+	refuse := func(field string, d *api.Duration) {
+		if d != nil {
+			bad("window."+field, "a %s window takes no %s", w.Type, field)
+		}
+	}
+	switch kind {
+	case Tumbling:
+		need("size", w.Size, "its length, e.g. size: 1m")
+		refuse("slide", w.Slide)
+		refuse("gap", w.Gap)
+	case Sliding:
+		need("size", w.Size, "its length, e.g. size: 10m")
+		need("slide", w.Slide, "how often a window starts, e.g. slide: 1m")
+		refuse("gap", w.Gap)
+	case Session:
+		need("gap", w.Gap, "the inactivity that closes a session, e.g. gap: 30s")
+		refuse("size", w.Size)
+		refuse("slide", w.Slide)
+		refuse("offset", w.Offset)
+	}
+	if known && ok {
+		a, err := NewAssigner(kind, ms(w.Size), ms(w.Slide), ms(w.Gap), ms(w.Offset))
+		if err != nil {
+			bad("window", "%v", err)
+		}
+		cfg.assigner = a
+	}
+	if cfg.processing && o.AllowedLateness != nil {
+		bad("allowedLateness", "applies to event time: a processing-time window has no late records")
+	}
+	if len(o.Aggregate) == 0 && c.Has("aggregate") {
+		bad("aggregate", "needs at least one aggregate, e.g. {clicks: count()}")
+	}
+	var progs []*expr.Program
+	for _, a := range o.Aggregate {
+		if a.Name == "key" || a.Name == "windowStart" || a.Name == "windowEnd" {
+			c.Dec.ErrorAt(a.Path, "%q names a field every window result has; choose another name", a.Name)
+			ok = false
+			continue
+		}
+		ag, err := ParseAggregate(a.Name, a.Value)
+		if err != nil {
+			c.Dec.ErrorAt(a.Path, "%v", err)
+			ok = false
+			continue
+		}
+		for _, arg := range ag.Args {
+			p, err := expr.Compile(arg, expr.Any)
+			if err != nil {
+				c.Dec.ErrorAt(a.Path, "%s: %v", arg, err)
+				ok = false
+				continue
+			}
+			progs = append(progs, p)
+		}
+		cfg.aggs = append(cfg.aggs, ag)
+	}
+	if !ok {
+		return cfg, false
+	}
+	cfg.args = expr.NewMulti(progs...)
+	cfg.nargs = len(progs)
+	return cfg, true
+}
