@@ -54,3 +54,68 @@ operators:
 	sort.Strings(sorted)
 	require.True(t, strings.HasPrefix(sorted[0], "0 "), sorted[0])
 }
+
+// Processing-time and event-time timers are keyed state: they survive a
+// savepoint, a cancel and a restore at another parallelism, and
+// processing-time timers that came due while the job was down fire right
+// after the restore.
+func TestTimersSurviveSavepointAndRescale(t *testing.T) {
+	for _, domain := range []string{"processing", "event"} {
+		t.Run(domain, func(t *testing.T) {
+			name := runtimetest.UniqueName(t)
+			spec := func(par int) string {
+				return fmt.Sprintf(`
+name: timers-restore
+parallelism: %d
+watermarkInterval: 1ms
+checkpointing: {interval: 1h}
+operators:
+  - uid: gen
+    type: datagen
+    rate: 400
+    format: json
+    eventTime: {timestamp: "idx * 10"}
+  - {uid: key, type: keyBy, from: [gen], expr: "string(idx %% 5)"}
+  - {uid: timers, type: test-timer, from: [key], delay: 1500ms, time: %s}
+  - {uid: out, type: test-collect, from: [timers], name: %s, parallelism: 1}
+`, par, domain, name)
+			}
+			sp := t.TempDir()
+			j := runtimetest.Start(t, spec(2), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: sp})
+			time.Sleep(300 * time.Millisecond)
+			path, _, err := j.Savepoint("")
+			require.NoError(t, err)
+			runtimetest.Cancel(t, 10*time.Second, j)
+			before := len(runtimetest.Values(name))
+			time.Sleep(1600 * time.Millisecond) // every timer of the savepoint is due now
+			restored := time.Now()
+			j = runtimetest.Start(t, spec(3), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
+			// The restored timers fire while the job runs on: processing-time
+			// ones at once (they are due), event-time ones as the watermark
+			// passes them.
+			keys := map[string]bool{}
+			var fired []string
+			runtimetest.WaitUntil(t, 10*time.Second, "timers of every key", func() bool {
+				fired = runtimetest.Values(name)[before:]
+				for _, v := range fired {
+					keys[strings.Fields(v)[0]] = true
+				}
+				return len(keys) == 5
+			})
+			if domain == "processing" {
+				require.Less(t, time.Since(restored), 1200*time.Millisecond, "due timers fire right after the restore, not after their delay again")
+			}
+			runtimetest.Cancel(t, 10*time.Second, j)
+			for _, v := range fired {
+				var key, d string
+				var ts, count, wm int64
+				_, err := fmt.Sscanf(v, "%s %d count=%d wm=%d %s", &key, &ts, &count, &wm, &d)
+				require.NoError(t, err, v)
+				require.Greater(t, count, int64(0), "the count state came back with the key: %s", v)
+				if domain == "processing" && ts >= restored.UnixMilli() {
+					continue // a timer of a record after the restore
+				}
+			}
+		})
+	}
+}

@@ -191,9 +191,9 @@ func (t *subtask) directEdge() *edge {
 	return nil
 }
 
-// sendEndOfData ends the subtask's output: every event-time timer fires
-// (the watermark reaches its maximum), the operator finishes, and the final
-// watermark and end of data go downstream.
+// sendEndOfData ends the subtask's output: every timer fires (the
+// watermark reaches its maximum; processing-time timers too), the operator
+// finishes, and the final watermark and end of data go downstream.
 func (t *subtask) sendEndOfData() error {
 	if t.endOfData {
 		return nil
@@ -201,7 +201,12 @@ func (t *subtask) sendEndOfData() error {
 	t.endOfData = true
 	c := &t.clock
 	c.inWM.Store(runtime.MaxWatermark)
+	// At the end of input all time has passed: processing-time timers fire
+	// too (a processing-time window's last results).
 	if err := t.fireTimers(runtime.EventTime, runtime.MaxWatermark); err != nil {
+		return err
+	}
+	if err := t.fireTimers(runtime.ProcessingTime, runtime.MaxWatermark); err != nil {
 		return err
 	}
 	if f, ok := t.op.(runtime.Finisher); ok {

@@ -1,0 +1,106 @@
+package window_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// restoreSpec: the exactness job into an exactly-once file sink, its source
+// slowed down so a savepoint lands among open windows.
+func restoreSpec(window, out string, par int) string {
+	return fmt.Sprintf(`
+name: windows-restore
+parallelism: %d
+watermarkInterval: 2ms
+checkpointing: {interval: 50ms}
+operators:
+  - uid: src
+    type: test-events
+    n: 20000
+    step: 7
+    block: 40
+    keys: 13
+    splits: 4
+    perPoll: 100
+    pause: 2ms
+    eventTime: {timestamp: ts, maxOutOfOrderness: 280ms}
+  - {uid: byKey, type: keyBy, from: [src], expr: user}
+  - uid: win
+    type: window
+    from: [byKey]
+    window: %s%s
+  - {uid: files, type: file, from: [win], path: %s, bucket: none, rolling: {onCheckpoint: true}}
+`, par, window, aggregates, out)
+}
+
+// fileResults reads the committed window results of a file sink.
+func fileResults(t *testing.T, dir string) map[string]result {
+	t.Helper()
+	out := map[string]result{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var r result
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
+			_, dup := out[r.id()]
+			require.False(t, dup, "window %s committed twice", r.id())
+			out[r.id()] = r
+		}
+		return sc.Err()
+	}))
+	return out
+}
+
+// A savepoint among open windows, cancel, and run -s at another
+// parallelism: the committed results are those of an uninterrupted run,
+// each window once (window state, timers and positions all restored, keyed
+// state redistributed by key group).
+func TestSavepointAmongOpenWindowsRestoresAtAnotherParallelism(t *testing.T) {
+	for _, c := range []struct {
+		name, window string
+		want         map[string]result
+	}{
+		{"tumbling", "{type: tumbling, size: 1s}", referenceWindows(exactGen.all(), 1000, 1000)},
+		{"sliding", "{type: sliding, size: 3s, slide: 500ms}", referenceWindows(exactGen.all(), 3000, 500)},
+		{"session", "{type: session, gap: 60ms}", referenceSessions(exactGen.all(), 60)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, sp, chk := t.TempDir(), t.TempDir(), t.TempDir()
+			j := runtimetest.Start(t, restoreSpec(c.window, out, 2), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
+			runtimetest.WaitCheckpoint(t, 20*time.Second, j)
+			time.Sleep(150 * time.Millisecond)
+			path, _, err := j.Savepoint("")
+			require.NoError(t, err)
+			info := j.Info()
+			runtimetest.Cancel(t, 20*time.Second, j)
+			for _, op := range info.Operators {
+				if op.UID == "win" {
+					require.Greater(t, op.Metrics["openWindows"], int64(0), "the savepoint holds open windows")
+				}
+			}
+			j = runtimetest.Start(t, restoreSpec(c.window, out, 3), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: path})
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
+			requireSameResults(t, c.want, fileResults(t, out))
+		})
+	}
+}
