@@ -124,7 +124,7 @@ func configureSource(c *runtime.ConfigContext) *runtime.Plan {
 	if o.RetryTimeout != nil {
 		cfg.retryTimeout = o.RetryTimeout.D()
 	}
-	return &runtime.Plan{Bounded: cfg.bounded, NewSource: func() runtime.Source { return newSource(cfg) }}
+	return &runtime.Plan{Bounded: cfg.bounded, SkipBadTimestamps: cfg.skipInvalid, NewSource: func() runtime.Source { return newSource(cfg) }}
 }
 
 func or(s, def string) string {

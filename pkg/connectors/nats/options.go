@@ -143,7 +143,7 @@ func configureSource(c *runtime.ConfigContext) *runtime.Plan {
 	if k.bad {
 		return nil
 	}
-	return &runtime.Plan{NewSource: func() runtime.Source { return newSource(cfg) }}
+	return &runtime.Plan{SkipBadTimestamps: cfg.skipInvalid, NewSource: func() runtime.Source { return newSource(cfg) }}
 }
 
 func (k *checker) common(o *SourceOptions, cfg *sourceConfig) {
