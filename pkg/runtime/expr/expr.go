@@ -41,6 +41,7 @@ type Program struct {
 	useKey    bool
 	useTS     bool
 	extra     []string // additional variable names bound per evaluation
+	ident     string   // the JSON field the expression is, when it is only that
 	vm        vm.VM
 	env       map[string]any
 }
@@ -62,6 +63,9 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 		extra[v] = true
 	}
 	node := prog.Node()
+	if id, ok := node.(*ast.IdentifierNode); ok && res == Any && p.isField(id.Value, extra) {
+		p.ident = id.Value
+	}
 	ast.Walk(&node, visitor(func(n *ast.Node) {
 		id, ok := (*n).(*ast.IdentifierNode)
 		if !ok {
@@ -80,6 +84,12 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 		}
 	}))
 	return p, nil
+}
+
+// isField reports whether name reads a JSON field (not a reserved or bound
+// variable).
+func (p *Program) isField(name string, extra map[string]bool) bool {
+	return name != VarValue && name != VarKey && name != VarTimestamp && !extra[name]
 }
 
 type visitor func(*ast.Node)
@@ -119,6 +129,9 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 	}
 	if p.useTS {
 		env[VarTimestamp] = r.Timestamp
+	}
+	if p.ident != "" {
+		return env[p.ident], nil // a plain field: no need to run the VM
 	}
 	out, err := p.vm.Run(p.prog, env)
 	if err != nil {

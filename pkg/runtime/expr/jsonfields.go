@@ -16,13 +16,15 @@ var errNotObject = errors.New("not a JSON object")
 // is an error. Every object encoding/json accepts gives the same members
 // (FuzzJSONFields checks it); the scanner is more lenient than
 // encoding/json about what it skips (a malformed number or a raw control
-// character in a member it was not asked for).
+// character in a member it was not asked for), and stops reading once it
+// has every member of want (the rest of the value is not checked then).
 func fields(data []byte, want map[string]bool, dst map[string]any) error {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return errNotObject
 	}
 	i = skipSpace(data, i+1)
+	found := 0
 	if i < len(data) && data[i] == '}' {
 		if skipSpace(data, i+1) != len(data) {
 			return errNotObject
@@ -62,6 +64,9 @@ func fields(data []byte, want map[string]bool, dst map[string]any) error {
 				return err
 			}
 			dst[key] = v
+			if found++; want != nil && found == len(want) {
+				return nil // every wanted member read: the rest is not scanned
+			}
 		}
 		i = skipSpace(data, vEnd)
 		if i >= len(data) {

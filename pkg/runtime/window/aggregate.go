@@ -118,6 +118,7 @@ func splitArgs(s string) []string {
 type Acc struct {
 	Records int64
 	Slots   []Slot
+	inline  [3]Slot // Slots for up to 3 aggregates: one allocation, no hop
 }
 
 // Slot is one aggregate's state. Which fields are used depends on the
@@ -137,7 +138,15 @@ type Slot struct {
 }
 
 // newAcc is an empty accumulator for aggs.
-func newAcc(aggs []Aggregate) *Acc { return &Acc{Slots: make([]Slot, len(aggs))} }
+func newAcc(aggs []Aggregate) *Acc {
+	a := &Acc{}
+	if len(aggs) <= len(a.inline) {
+		a.Slots = a.inline[:len(aggs)]
+	} else {
+		a.Slots = make([]Slot, len(aggs))
+	}
+	return a
+}
 
 // Add folds one record's values into a: vals holds each aggregate's
 // argument values in order (the flattened Args), ts its event time.
@@ -413,12 +422,12 @@ func (c accCodec) Append(dst []byte, a *Acc) []byte {
 
 func (c accCodec) Decode(b []byte) (*Acc, error) {
 	d := state.NewDecoder("window accumulator", b, 1)
-	a := &Acc{Records: d.Varint()}
+	a := newAcc(c.aggs)
+	a.Records = d.Varint()
 	n := d.Uvarint()
 	if d.Err() == nil && n != uint64(len(c.aggs)) {
 		d.Fail("%d aggregates in the snapshot, %d in the job: the window's aggregates changed (give it a new uid to start it without state)", n, len(c.aggs))
 	}
-	a.Slots = make([]Slot, len(c.aggs))
 	for k := 0; k < len(a.Slots) && d.Err() == nil; k++ {
 		s := &a.Slots[k]
 		s.N, s.ISum = d.Varint(), d.Varint()

@@ -104,6 +104,12 @@ func (a Assigner) PanesOf(end int64) (first, last int64) {
 	return end - a.Size, end - a.pane
 }
 
+// PanesEndingAt returns the first and last pane start of the panes whose
+// last window ends at end (after it, no window needs them).
+func (a Assigner) PanesEndingAt(end int64) (first, last int64) {
+	return end - a.Size, end - a.Size + a.Step() - a.pane
+}
+
 // SessionWindow is a session [Start, End): End is the last record's time
 // plus the gap.
 type SessionWindow struct{ Start, End int64 }

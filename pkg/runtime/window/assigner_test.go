@@ -18,6 +18,7 @@ import (
 //	pane <ts>          => the pane's start
 //	ends <ts>          => the ends of the windows holding ts's pane
 //	panes <end>        => the pane starts of the window ending at end
+//	last <end>         => the panes no window needs after the one ending at end
 //	merge <start,end>... + <start,end>  => the merged session and the absorbed indices
 func TestAssignerScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/assigner/*.txt")
@@ -63,6 +64,13 @@ func TestAssignerScripts(t *testing.T) {
 					got = strings.Join(ends, " ")
 				case "panes":
 					first, last := a.PanesOf(num(t, f[1]))
+					var ps []string
+					for p := first; p <= last; p += a.Pane() {
+						ps = append(ps, fmt.Sprint(p))
+					}
+					got = strings.Join(ps, " ")
+				case "last":
+					first, last := a.PanesEndingAt(num(t, f[1]))
 					var ps []string
 					for p := first; p <= last; p += a.Pane() {
 						ps = append(ps, fmt.Sprint(p))

@@ -109,6 +109,25 @@ func (o *operator) watermark() int64 {
 	return o.ctx.CurrentWatermark()
 }
 
+// fireAt is when the window ending at end fires: when the watermark reaches
+// its last millisecond (end-1) in event time; in processing time when the
+// clock reaches end, so no record can still arrive for it (a record read at
+// end-1 after an end-1 timer would reopen the window).
+func (o *operator) fireAt(end int64) int64 {
+	if o.cfg.processing {
+		return end
+	}
+	return end - 1
+}
+
+// endOf inverts fireAt for a timer's timestamp.
+func (o *operator) endOf(ts int64) int64 {
+	if o.cfg.processing {
+		return ts
+	}
+	return ts + 1
+}
+
 func (o *operator) register(ts int64) {
 	if o.cfg.processing {
 		o.timers.RegisterProcessingTime(ts)
@@ -169,9 +188,13 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 		if o.panes.Len() == 1 {
 			o.publishKeys()
 		}
+		// One timer: the pane's first window still to fire. Each firing
+		// schedules the next window of the key (see OnTimer), so a pane
+		// costs one timer whatever size/slide is.
 		for e := first; e <= last; e += o.a.Step() {
 			if e-1 > wm {
-				o.register(e - 1)
+				o.register(o.fireAt(e))
+				break
 			}
 		}
 		if o.cfg.lateness > 0 {
@@ -197,34 +220,41 @@ func (o *operator) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) e
 	if o.a.Kind == Session {
 		return o.sessionTimer(ts, out)
 	}
-	if e := ts + 1; o.a.IsWindowEnd(e) {
-		o.emitWindow(e, out)
-	}
-	// Drop the panes no window still needs (after its lateness).
-	var drop []int64
-	o.panes.Range(func(p int64, _ *Acc) bool {
-		if _, last := o.a.WindowEnds(p); last-1+o.cfg.lateness <= ts {
-			drop = append(drop, p)
+	e := o.endOf(ts)
+	if o.a.IsWindowEnd(e) {
+		if next := o.emitWindow(e, out); next {
+			o.register(o.fireAt(e + o.a.Step()))
 		}
-		return true
-	})
-	for _, p := range drop {
-		o.panes.Remove(p)
-		o.open.Store(o.openDelta(-1))
 	}
-	if len(drop) > 0 && o.panes.Len() == 0 {
-		o.publishKeys()
+	// Drop the panes whose last window ended (lateness ago): those whose
+	// last window ends at e - lateness.
+	if end := e - o.cfg.lateness; o.a.IsWindowEnd(end) {
+		from, to := o.a.PanesEndingAt(end)
+		dropped := false
+		for p := from; p <= to; p += o.a.Pane() {
+			if _, ok := o.panes.Get(p); ok {
+				o.panes.Remove(p)
+				o.open.Store(o.openDelta(-1))
+				dropped = true
+			}
+		}
+		if dropped && o.panes.Len() == 0 {
+			o.publishKeys()
+		}
 	}
 	return nil
 }
 
 // emitWindow emits the result of the window ending at e of the current key,
-// if it holds any record.
-func (o *operator) emitWindow(e int64, out runtime.Output) {
+// if it holds any record, and reports whether the key's next window (ending
+// a step later) holds a pane.
+func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	from, to := o.a.PanesOf(e)
+	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
 	var acc *Acc
 	if o.a.Kind == Tumbling {
 		acc, _ = o.panes.Get(from)
+		_, next = o.panes.Get(nextFrom)
 	} else {
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
@@ -233,13 +263,14 @@ func (o *operator) emitWindow(e int64, out runtime.Output) {
 				}
 				acc.Merge(o.cfg.aggs, pa)
 			}
+			next = next || (p >= nextFrom && p <= nextTo)
 			return true
 		})
 	}
-	if acc == nil || acc.Records == 0 {
-		return
+	if acc != nil && acc.Records > 0 {
+		o.emit(e-o.a.Size, e, acc, out)
 	}
-	o.emit(e-o.a.Size, e, acc, out)
+	return next
 }
 
 func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) error {
@@ -264,7 +295,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		old, _ := o.sessions.Get(o.sessKeys[i])
 		acc.Merge(o.cfg.aggs, old.Acc)
 		o.sessions.Remove(o.sessKeys[i])
-		o.unregister(old.End - 1)
+		o.unregister(o.fireAt(old.End))
 		if o.cfg.lateness > 0 {
 			o.unregister(old.End - 1 + o.cfg.lateness)
 		}
@@ -275,7 +306,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 	o.sessions.Put(merged.Start, &session{End: merged.End, Acc: acc})
 	o.open.Store(o.openDelta(int64(1 - len(absorbed))))
 	if merged.End-1 > wm {
-		o.register(merged.End - 1)
+		o.register(o.fireAt(merged.End))
 	} else {
 		o.emit(merged.Start, merged.End, acc, out) // late, within the lateness: fire again
 	}
@@ -286,12 +317,13 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 }
 
 func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
+	e := o.endOf(ts)
 	var drop []int64
 	o.sessions.Range(func(start int64, s *session) bool {
-		if s.End-1 == ts {
+		if s.End == e {
 			o.emit(start, s.End, s.Acc, out)
 		}
-		if s.End-1+o.cfg.lateness <= ts {
+		if s.End-1+o.cfg.lateness <= e-1 {
 			drop = append(drop, start)
 		}
 		return true
