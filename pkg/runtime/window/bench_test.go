@@ -68,9 +68,12 @@ func replayDef() runtime.Definition {
 		}}
 }
 
-func (s *replaySource) Open(ctx *runtime.Context) error { s.ctx, s.next = ctx, ctx.Subtask(); return nil }
-func (s *replaySource) SnapshotState(int64) error     { return nil }
-func (s *replaySource) Close() error                  { return nil }
+func (s *replaySource) Open(ctx *runtime.Context) error {
+	s.ctx, s.next = ctx, ctx.Subtask()
+	return nil
+}
+func (s *replaySource) SnapshotState(int64) error { return nil }
+func (s *replaySource) Close() error              { return nil }
 
 func (s *replaySource) Poll(b *runtime.Batch) error {
 	p := s.ctx.Parallelism()
@@ -140,7 +143,7 @@ type loopAcc struct{ clicks, spent int64 }
 func handLoop(in *benchInput, size int64, parse func([]byte, *loopRecord) error) (windows int, out int) {
 	open := map[string]map[int64]*loopAcc{}
 	ends := map[int64][]string{} // window end -> keys with that window open
-	var pending []int64           // ends waiting for the watermark, ascending
+	var pending []int64          // ends waiting for the watermark, ascending
 	wm, maxTS := int64(-1<<63), int64(-1<<63)
 	var buf []byte
 	var r loopRecord
@@ -210,7 +213,6 @@ func scanParse(b []byte, r *loopRecord) error {
 	r.TS, _ = strconv.ParseInt(string(field("ts")), 10, 64)
 	return nil
 }
-
 
 func register(name string, in *benchInput) {
 	benchMu.Lock()
