@@ -258,6 +258,10 @@ func mix64(x uint64) uint64 {
 // draw is element n of the splitmix64 sequence seeded with seed.
 func draw(seed uint64, n int64) uint64 { return mix64(seed + uint64(n)*golden) }
 
+// Hash is a pseudo-random non-negative int64 of n (splitmix64), the same
+// mix format events uses; dev produce offers it to expressions as hash(n).
+func Hash(n int64) int64 { return int64(draw(golden, n) >> 1) }
+
 // below maps h uniformly onto [0, span) (Lemire's multiply-shift: no
 // division).
 func below(h, span uint64) uint64 {
