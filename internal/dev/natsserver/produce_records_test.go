@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
@@ -15,15 +13,9 @@ import (
 )
 
 // messages returns the data of messages 1..n of a stream.
-func messages(t *testing.T, url, stream string, n int) []string {
+func messages(t *testing.T, url, name string, n int) []string {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	st, err := js.Stream(context.Background(), stream)
-	require.NoError(t, err)
+	st := stream(t, url, name)
 	out := make([]string, 0, n)
 	for seq := 1; seq <= n; seq++ {
 		m, err := st.GetMsg(context.Background(), uint64(seq))

@@ -15,23 +15,10 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 )
 
-func readMessages(t *testing.T, addr, topic string, partition int) []kafka.Message {
+// readAll reads every message of a partition.
+func readAll(t *testing.T, addr, topic string, partition int) []kafka.Message {
 	t.Helper()
-	n := lastOffset(t, addr, topic, partition)
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: []string{addr}, Topic: topic, Partition: partition,
-		MaxBytes: 10 << 20, MaxWait: 200 * time.Millisecond,
-	})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out := make([]kafka.Message, 0, n)
-	for range n {
-		m, err := r.FetchMessage(ctx)
-		require.NoError(t, err)
-		out = append(out, m)
-	}
-	return out
+	return readMessages(t, addr, topic, partition, int(lastOffset(t, addr, topic, partition)))
 }
 
 func maker(t *testing.T, o payload.Options) *payload.Maker {
@@ -55,7 +42,7 @@ func TestRunExpressionWithKeys(t *testing.T) {
 	seen := map[int64]bool{}
 	for p := range 3 {
 		last := int64(0)
-		for _, m := range readMessages(t, addr, "t", p) {
+		for _, m := range readAll(t, addr, "t", p) {
 			var idx int64
 			var user string
 			_, err := fmt.Sscanf(string(m.Value), `{"idx":%d,"user":%q}`, &idx, &user)
@@ -92,7 +79,7 @@ func TestRunEvents(t *testing.T) {
 	require.Equal(t, int64(1000), sent)
 	got := 0
 	for p := range 2 {
-		for i, m := range readMessages(t, addr, "t", p) {
+		for i, m := range readAll(t, addr, "t", p) {
 			idx := int64(1 + p + 2*i) // round robin
 			e := g.At(idx)
 			require.Equal(t, string(g.Append(nil, e)), string(m.Value))
