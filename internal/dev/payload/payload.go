@@ -101,9 +101,13 @@ var hashFunction = expr.Function("hash", func(args ...any) (any, error) {
 // HasKey reports whether records have a key.
 func (m *Maker) HasKey() bool { return m.key != nil }
 
+// HasTime reports whether records have an event time (Events): Append's
+// ts is then the record's timestamp, even when it is 0.
+func (m *Maker) HasTime() bool { return m.events != nil }
+
 // Append appends record idx to buf: its key (keyLen bytes, 0 without
 // KeyExpr) followed by its value. ts is its event time in ms since the
-// epoch with Events, 0 otherwise (the broker's time).
+// epoch with Events (HasTime), 0 otherwise (the broker's time).
 func (m *Maker) Append(buf []byte, idx int64) (out []byte, keyLen int, ts int64, err error) {
 	var e datagen.Event
 	if m.events != nil {

@@ -33,6 +33,7 @@ func mustNew(t *testing.T, o Options) *Maker {
 func TestDefaultIsTheDemoSequence(t *testing.T) {
 	m := mustNew(t, Options{})
 	require.False(t, m.HasKey())
+	require.False(t, m.HasTime())
 	for _, idx := range []int64{1, 42, -3} {
 		k, v, ts := record(t, m, idx)
 		require.Equal(t, "", k)
@@ -48,6 +49,7 @@ func TestEventsAreDatagens(t *testing.T) {
 	g, err := datagen.NewEvents(o)
 	require.NoError(t, err)
 	m := mustNew(t, Options{Events: &o})
+	require.True(t, m.HasTime())
 	for idx := int64(1); idx < 200; idx++ {
 		_, v, ts := record(t, m, idx)
 		e := g.At(idx)

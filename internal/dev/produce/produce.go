@@ -229,13 +229,13 @@ func (p *producer) encode(first, n int64) ([]kafka.Message, error) {
 		p.spans = append(p.spans, sp)
 	}
 	msgs := p.msgs[:len(p.spans)]
-	keyed := p.cfg.Records.HasKey()
+	keyed, timed := p.cfg.Records.HasKey(), p.cfg.Records.HasTime()
 	for i, sp := range p.spans {
 		msgs[i] = kafka.Message{Value: p.buf[sp.keyEnd:sp.end:sp.end]}
 		if keyed {
 			msgs[i].Key = p.buf[sp.start:sp.keyEnd:sp.keyEnd]
 		}
-		if sp.ts != 0 {
+		if timed {
 			msgs[i].Time = time.UnixMilli(sp.ts)
 		}
 	}
