@@ -48,6 +48,7 @@ test-short:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/engine/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./pkg/runtime/window/
+	$(GO) test -run '^$$' -bench EventsVsJSON -benchtime 1x ./pkg/connectors/datagen/
 	$(GO) test -count=1 -v -run 'TestThroughputReport|TestCommitCostReport' ./pkg/connectors/file/ | grep -v '^=== RUN'
 	$(GO) test -count=1 -v -run 'TestThroughputQueueVsPlainClient' ./pkg/connectors/nats/ | grep -v '^=== RUN'
 	./scripts/bench-kafka.sh

@@ -124,11 +124,16 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 	var topic, natsURL, subject string
 	var start, count int64
 	var rate float64
+	var recs recordFlags
 	cmd := &cobra.Command{
 		Use:   "produce",
-		Short: `Write {"idx": N} for N = start, start+1, ... to a Kafka topic or, with --nats, a NATS subject`,
+		Short: `Write {"idx": N} (or --events, or an --expr of idx) for N = start, start+1, ... to a Kafka topic or, with --nats, a NATS subject`,
 		Args:  args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			records, err := recs.maker(cmd.Flags(), start)
+			if err != nil {
+				return err
+			}
 			ctx, cancel := untilSignal(cmd.Context())
 			defer cancel()
 			last := time.Now()
@@ -139,18 +144,17 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 				}
 			}
 			var sent int64
-			var err error
 			if natsURL != "" {
 				if cmd.Flags().Changed("brokers") || cmd.Flags().Changed("topic") {
 					return api.Errorf(api.CodeUsage, "--nats writes to a NATS subject (--subject); --brokers and --topic are for Kafka")
 				}
-				cfg := natsserver.ProduceConfig{URL: natsURL, Subject: subject, Start: start, Count: count, Rate: rate, Progress: progress}
+				cfg := natsserver.ProduceConfig{URL: natsURL, Subject: subject, Start: start, Count: count, Rate: rate, Records: records, Progress: progress}
 				if err := cfg.Validate(); err != nil {
 					return api.Errorf(api.CodeUsage, "%v", err)
 				}
 				sent, err = natsserver.Produce(ctx, cfg)
 			} else {
-				cfg := produce.Config{Brokers: brokers, Topic: topic, Start: start, Count: count, Rate: rate, Progress: progress}
+				cfg := produce.Config{Brokers: brokers, Topic: topic, Start: start, Count: count, Rate: rate, Records: records, Progress: progress}
 				if err := cfg.Validate(); err != nil {
 					return api.Errorf(api.CodeUsage, "%v", err)
 				}
@@ -171,6 +175,7 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 	cmd.Flags().Int64Var(&start, "start", 1, "first idx")
 	cmd.Flags().Int64Var(&count, "count", 0, "records to write (0: until interrupted)")
 	cmd.Flags().Float64Var(&rate, "rate", 1000, "records per second (0: as fast as possible)")
+	recs.register(cmd.Flags())
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/flinkgo/flinkgo/internal/dev/payload"
 	"github.com/flinkgo/flinkgo/internal/dev/sequence"
 )
 
@@ -32,6 +33,12 @@ type ProduceConfig struct {
 	Count int64
 	// Rate is messages per second; 0 means as fast as possible.
 	Rate float64
+	// Records makes message idx; nil: {"idx": N}. It must not have a key
+	// (NATS messages have none); an event's ts is only in its JSON (the
+	// stream stamps messages with the server's time). An expression that
+	// fails at some idx stops Produce after the messages before it were
+	// acknowledged.
+	Records *payload.Maker
 	// Progress, if set, is called on Produce's goroutine about once a
 	// second and once at the end, with the messages acknowledged so far
 	// and the last idx acknowledged (Start-1 before the first).
@@ -45,11 +52,14 @@ func (c ProduceConfig) Validate() error {
 		return errors.New("no server URL")
 	case c.Subject == "":
 		return errors.New("no subject")
+	case c.Records != nil && c.Records.HasKey():
+		return errors.New("a key expression is for Kafka: NATS messages have no key")
 	}
 	return sequence.Options{Start: c.Start, Count: c.Count, Rate: c.Rate}.Validate()
 }
 
-// Produce publishes {"idx": N} for N = Start, Start+1, … to Subject and
+// Produce publishes record N for N = Start, Start+1, … ({"idx": N} unless
+// Records says otherwise) to Subject and
 // returns how many the stream acknowledged. Messages go out in chunks; a
 // chunk's publish acks are awaited before the next chunk, so the messages
 // are stored in idx order and sent is exact. When ctx is done Produce
@@ -81,6 +91,9 @@ func Produce(ctx context.Context, cfg ProduceConfig) (sent int64, err error) {
 		}
 		return 0, fmt.Errorf("produce: no stream captures subject %q: %w", cfg.Subject, err)
 	}
+	if cfg.Records == nil {
+		cfg.Records, _ = payload.New(payload.Options{})
+	}
 	p := &producer{cfg: cfg, js: js}
 	o := sequence.Options{Start: cfg.Start, Count: cfg.Count, Rate: cfg.Rate, Chunk: maxChunk, Progress: cfg.Progress}
 	return sequence.Run(ctx, o, p.publish)
@@ -90,16 +103,52 @@ func Produce(ctx context.Context, cfg ProduceConfig) (sent int64, err error) {
 type producer struct {
 	cfg ProduceConfig
 	js  jetstream.JetStream
-	buf []byte
 }
 
 // publish sends messages first..first+n-1 and waits for their publish
-// acks. It is not interrupted by ctx, so that the count stays exact.
+// acks. It is not interrupted by ctx, so that the count stays exact. A
+// message that cannot be made (an expression failing at its idx) ends the
+// chunk before it: the messages before it are published and acknowledged,
+// then its error is returned.
 func (p *producer) publish(first, n int64) (int64, error) {
-	futures := make([]jetstream.PubAckFuture, 0, n)
+	vals, encErr := p.encode(first, n)
+	acked, err := p.send(first, vals)
+	if err != nil {
+		return acked, err
+	}
+	return acked, encErr
+}
+
+// encode makes the values of messages first..first+n-1, or of those
+// before the first that could not be made, with its error.
+// The buffer is new per chunk: the client keeps a message until its ack
+// (to retry it).
+func (p *producer) encode(first, n int64) ([][]byte, error) {
+	var buf []byte
+	ends := make([]int, 0, n)
+	var err error
 	for i := range n {
-		p.buf = sequence.AppendRecord(p.buf[:0], first+i)
-		f, err := p.js.PublishAsync(p.cfg.Subject, append([]byte(nil), p.buf...))
+		if buf, _, _, err = p.cfg.Records.Append(buf, first+i); err != nil {
+			break
+		}
+		ends = append(ends, len(buf))
+	}
+	vals, start := make([][]byte, len(ends)), 0
+	for i, end := range ends {
+		vals[i], start = buf[start:end:end], end
+	}
+	return vals, err
+}
+
+// send publishes vals as messages first… and waits for their acks.
+func (p *producer) send(first int64, vals [][]byte) (int64, error) {
+	n := int64(len(vals))
+	if n == 0 {
+		return 0, nil
+	}
+	futures := make([]jetstream.PubAckFuture, 0, n)
+	for _, v := range vals {
+		f, err := p.js.PublishAsync(p.cfg.Subject, v)
 		if err != nil {
 			return p.fail(futures, first, n, err)
 		}

@@ -56,16 +56,22 @@ func TestParseStream(t *testing.T) {
 	require.Equal(t, "orders:orders", s.String())
 }
 
-func streamInfo(t *testing.T, url, name string) *jetstream.StreamInfo {
+// stream opens a stream through a connection closed when the test ends.
+func stream(t *testing.T, url, name string) jetstream.Stream {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	require.NoError(t, err)
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	st, err := js.Stream(context.Background(), name)
 	require.NoError(t, err)
-	info, err := st.Info(context.Background())
+	return st
+}
+
+func streamInfo(t *testing.T, url, name string) *jetstream.StreamInfo {
+	t.Helper()
+	info, err := stream(t, url, name).Info(context.Background())
 	require.NoError(t, err)
 	return info
 }

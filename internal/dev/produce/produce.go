@@ -1,12 +1,17 @@
 // Package produce is the sequential producer of the savepoint demo, behind
-// `flinkgo dev produce`: it writes {"idx": N} for N = Start, Start+1, … to a
-// Kafka topic, optionally at a fixed rate and for a fixed count.
+// `flinkgo dev produce`: it writes record N for N = Start, Start+1, … to a
+// Kafka topic, optionally at a fixed rate and for a fixed count. Record N
+// is {"idx": N}, or what Config.Records makes of N (an expression, or
+// datagen's events with their ts as the Kafka timestamp; see package
+// payload).
 //
 // Records are written in order with segmentio/kafka-go's Writer, acks=all,
 // one chunk at a time: a chunk is acknowledged before the next is sent, so
 // within a partition idx values are strictly increasing and the sent count is
 // exact. With round robin over P partitions, idx N lands in partition
-// (N-Start) mod P.
+// (N-Start) mod P; records with a key (Records with a key expression) are
+// partitioned by key instead, with the Java client's murmur2 hash, so a
+// key's records share a partition and stay in idx order there.
 package produce
 
 import (
@@ -17,6 +22,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/flinkgo/flinkgo/internal/dev/payload"
 	"github.com/flinkgo/flinkgo/internal/dev/sequence"
 )
 
@@ -50,6 +56,10 @@ type Config struct {
 	// Rate is records per second; 0 means as fast as possible. Records go
 	// out in chunks of at most 10ms worth, never in bursts of a second.
 	Rate float64
+
+	// Records makes record idx; nil: {"idx": N}. An expression that fails
+	// at some idx stops Run after the records before it were sent.
+	Records *payload.Maker
 
 	// Progress, if set, is called on Run's goroutine about once a second
 	// and once at the end, with the records acknowledged so far and the
@@ -95,6 +105,9 @@ func Run(ctx context.Context, cfg Config) (sent int64, err error) {
 		}
 		return 0, fmt.Errorf("produce to %s: %w", cfg.Topic, err)
 	}
+	if cfg.Records == nil {
+		cfg.Records, _ = payload.New(payload.Options{})
+	}
 	p := newProducer(cfg, tr)
 	defer p.w.Close()
 	return p.run(ctx)
@@ -125,11 +138,17 @@ func checkTopic(ctx context.Context, cfg Config, tr *kafka.Transport) error {
 
 // producer writes chunks of the sequence with a kafka-go Writer.
 type producer struct {
-	cfg  Config
-	w    *kafka.Writer
-	msgs []kafka.Message
-	buf  []byte
-	offs []int
+	cfg   Config
+	w     *kafka.Writer
+	msgs  []kafka.Message
+	buf   []byte
+	spans []span
+}
+
+// span locates one encoded record in producer.buf.
+type span struct {
+	start, keyEnd, end int
+	ts                 int64
 }
 
 func newProducer(cfg Config, tr *kafka.Transport) *producer {
@@ -138,7 +157,7 @@ func newProducer(cfg Config, tr *kafka.Transport) *producer {
 	p.w = &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
 		Topic:        cfg.Topic,
-		Balancer:     balancer(cfg.Partition),
+		Balancer:     balancer(cfg.Partition, cfg.Records.HasKey()),
 		RequiredAcks: kafka.RequireAll,
 		BatchSize:    int(chunk),
 		// A chunk smaller than BatchSize per partition is flushed when
@@ -155,8 +174,11 @@ func (p *producer) run(ctx context.Context) (int64, error) {
 	return sequence.Run(ctx, o, func(first, n int64) (int64, error) { return p.write(ctx, first, n) })
 }
 
-func balancer(partition *int) kafka.Balancer {
-	if partition == nil {
+func balancer(partition *int, keyed bool) kafka.Balancer {
+	switch {
+	case partition == nil && keyed:
+		return &kafka.Murmur2Balancer{}
+	case partition == nil:
 		return &kafka.RoundRobin{}
 	}
 	p := *partition
@@ -166,13 +188,20 @@ func balancer(partition *int) kafka.Balancer {
 // write sends records first..first+n-1 and waits for their acknowledgement.
 // It is not interrupted by ctx: kafka-go may still write a batch after a
 // cancelled WriteMessages returns, which would make the sent count a guess.
+//
+// A record that cannot be made (an expression failing at its idx) ends the
+// chunk before it: the records before it are written, then its error is
+// returned.
 func (p *producer) write(ctx context.Context, first, n int64) (int64, error) {
-	msgs := p.encode(first, n)
+	msgs, encErr := p.encode(first, n)
+	if len(msgs) == 0 {
+		return 0, encErr
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	err := p.w.WriteMessages(wctx, msgs...)
 	if err == nil {
-		return n, nil
+		return int64(len(msgs)), encErr
 	}
 	var acked int64
 	var werrs kafka.WriteErrors
@@ -183,22 +212,34 @@ func (p *producer) write(ctx context.Context, first, n int64) (int64, error) {
 	return acked, fmt.Errorf("produce to %s: write idx %d..%d: %w", p.cfg.Topic, first, first+n-1, err)
 }
 
-// encode fills the reused message slice with {"idx": first} … and returns
-// its first n entries. Values share one buffer, rebuilt per chunk; the
-// Writer is done with them once WriteMessages returns.
-func (p *producer) encode(first, n int64) []kafka.Message {
-	p.buf, p.offs = p.buf[:0], p.offs[:0]
+// encode fills the reused message slice with records first … and returns
+// its first n entries, or those before the first record that could not be
+// made, with its error. Keys and values share one buffer, rebuilt per
+// chunk; the Writer is done with them once WriteMessages returns.
+func (p *producer) encode(first, n int64) ([]kafka.Message, error) {
+	p.buf, p.spans = p.buf[:0], p.spans[:0]
+	var err error
 	for i := range n {
-		p.offs = append(p.offs, len(p.buf))
-		p.buf = sequence.AppendRecord(p.buf, first+i)
+		sp := span{start: len(p.buf)}
+		var keyLen int
+		if p.buf, keyLen, sp.ts, err = p.cfg.Records.Append(p.buf, first+i); err != nil {
+			break
+		}
+		sp.keyEnd, sp.end = sp.start+keyLen, len(p.buf)
+		p.spans = append(p.spans, sp)
 	}
-	p.offs = append(p.offs, len(p.buf))
-	msgs := p.msgs[:n]
-	for i := range msgs {
-		lo, hi := p.offs[i], p.offs[i+1]
-		msgs[i] = kafka.Message{Value: p.buf[lo:hi:hi]}
+	msgs := p.msgs[:len(p.spans)]
+	keyed, timed := p.cfg.Records.HasKey(), p.cfg.Records.HasTime()
+	for i, sp := range p.spans {
+		msgs[i] = kafka.Message{Value: p.buf[sp.keyEnd:sp.end:sp.end]}
+		if keyed {
+			msgs[i].Key = p.buf[sp.start:sp.keyEnd:sp.keyEnd]
+		}
+		if timed {
+			msgs[i].Time = time.UnixMilli(sp.ts)
+		}
 	}
-	return msgs
+	return msgs, err
 }
 
 // AppendRecord appends the demo record for idx, {"idx": idx}, to dst.

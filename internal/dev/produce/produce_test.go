@@ -210,6 +210,15 @@ func lastOffset(t *testing.T, addr, topic string, partition int) int64 {
 
 func readValues(t *testing.T, addr, topic string, partition, n int) []string {
 	t.Helper()
+	vals := make([]string, 0, n)
+	for _, m := range readMessages(t, addr, topic, partition, n) {
+		vals = append(vals, string(m.Value))
+	}
+	return vals
+}
+
+func readMessages(t *testing.T, addr, topic string, partition, n int) []kafka.Message {
+	t.Helper()
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: []string{addr}, Topic: topic, Partition: partition,
 		MaxBytes: 10 << 20, MaxWait: 200 * time.Millisecond, // Close waits out MaxWait
@@ -217,13 +226,13 @@ func readValues(t *testing.T, addr, topic string, partition, n int) []string {
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	vals := make([]string, 0, n)
+	msgs := make([]kafka.Message, 0, n)
 	for range n {
 		m, err := r.FetchMessage(ctx)
 		require.NoError(t, err)
-		vals = append(vals, string(m.Value))
+		msgs = append(msgs, m)
 	}
-	return vals
+	return msgs
 }
 
 func idx(t *testing.T, v string) int64 {

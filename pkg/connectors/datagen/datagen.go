@@ -6,6 +6,21 @@
 // (internal/eocheck), {"split":S,"seq":N,"crc":"…"}: S is the split that
 // holds N (see split) and the crc covers both, so a fault test can tell
 // lost, duplicated, reordered and corrupted records apart.
+//
+// Format events emits keyed, event-timed records for event-time jobs and
+// their tests,
+//
+//	{"idx": N, "user": "u17", "amount": 73, "ts": 1767225600412}
+//
+// with the record's timestamp set to ts (ms since the epoch). user is one
+// of keys users (keyPrefix + a number), amount lies in [amountMin,
+// amountMax], and ts is startTime + N×step minus a pseudo-random delay in
+// [0, outOfOrderness], or minus lateBy for every lateEvery-th index (see
+// EventOptions). Every field of record N is a pure function of (seed, N,
+// options): the same at any parallelism, across restarts and restores at
+// another parallelism, and whatever rate is set. rate paces emission by the
+// wall clock; event time comes from the index alone. Tests build their
+// reference input from NewEvents(…).At(N), which is this contract.
 package datagen
 
 import (
@@ -22,7 +37,20 @@ type Options struct {
 	Count  *int64  `yaml:"count"`  // total records; omit for unbounded
 	Rate   float64 `yaml:"rate"`   // records/s for the whole source; 0 = as fast as possible
 	Start  *int64  `yaml:"start"`  // first index (default 1)
-	Format string  `yaml:"format"` // json (default), raw or checked
+	Format string  `yaml:"format"` // json (default), raw, checked or events
+
+	// Options of format events: see EventOptions for each; unset ones
+	// take DefaultEventOptions.
+	Keys           *int64        `yaml:"keys"`
+	KeyPrefix      *string       `yaml:"keyPrefix"`
+	AmountMin      *int64        `yaml:"amountMin"`
+	AmountMax      *int64        `yaml:"amountMax"`
+	StartTime      *string       `yaml:"startTime"`
+	Step           *api.Duration `yaml:"step"`
+	OutOfOrderness *api.Duration `yaml:"outOfOrderness"`
+	LateEvery      *int64        `yaml:"lateEvery"`
+	LateBy         *api.Duration `yaml:"lateBy"`
+	Seed           *int64        `yaml:"seed"`
 }
 
 // format is how a value is written.
@@ -32,6 +60,7 @@ const (
 	formatJSON    format = iota // {"idx": N}
 	formatRaw                   // N
 	formatChecked               // {"split":S,"seq":N,"crc":"…"}
+	formatEvents                // {"idx": N, "user": …, "amount": …, "ts": …}
 )
 
 // Definitions returns the operator types of this package, for a
@@ -39,7 +68,9 @@ const (
 func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "datagen", Kind: api.KindSource,
-			Doc: `sequence source: {"idx": N} (format json), N (raw) or {"split":S,"seq":N,"crc":"…"} (checked, for fault tests); count (omit: unbounded), rate, start`, Configure: configure},
+			Doc: `sequence source: {"idx": N} (format json), N (raw), {"split":S,"seq":N,"crc":"…"} (checked, for fault tests) or ` +
+				`{"idx": N, "user": …, "amount": …, "ts": …} timestamped with ts (events: keys, keyPrefix, amountMin, amountMax, ` +
+				`startTime, step, outOfOrderness, lateEvery, lateBy, seed); count (omit: unbounded), rate, start`, Configure: configure},
 	}
 }
 
@@ -54,9 +85,12 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		f = formatRaw
 	case "checked":
 		f = formatChecked
+	case "events":
+		f = formatEvents
 	default:
-		c.Errorf("format", "must be json, raw or checked, got %q", o.Format)
+		c.Errorf("format", "must be json, raw, checked or events, got %q", o.Format)
 	}
+	events := configureEvents(c, &o, f == formatEvents)
 	if o.Count != nil && *o.Count < 0 {
 		c.Errorf("count", "must be 0 or more, got %d", *o.Count)
 	}
@@ -72,7 +106,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		count = *o.Count
 	}
 	return &runtime.Plan{Bounded: count >= 0, NewSource: func() runtime.Source {
-		return &source{start: start, count: count, rate: o.Rate, format: f}
+		return &source{start: start, count: count, rate: o.Rate, format: f, events: events}
 	}}
 }
 
@@ -143,6 +177,7 @@ type source struct {
 	start, count int64
 	rate         float64
 	format       format
+	events       *Events // format events
 	splits       []split
 	cur          int
 	arena        runtime.Arena
@@ -217,7 +252,13 @@ func (s *source) Poll(b *runtime.Batch) error {
 		}
 		v := sp.next
 		sp.next += sp.of
-		b.Records = append(b.Records, runtime.Record{Value: s.value(sp.id, v), Timestamp: now, Split: uint32(sp.id)})
+		if s.events != nil {
+			r := s.event(v)
+			r.Split = uint32(sp.id)
+			b.Records = append(b.Records, r)
+		} else {
+			b.Records = append(b.Records, runtime.Record{Value: s.value(sp.id, v), Timestamp: now, Split: uint32(sp.id)})
+		}
 		s.emitted++
 		room--
 		if s.cur++; s.cur >= len(s.splits) {
@@ -240,6 +281,13 @@ func (s *source) value(id, v int64) []byte {
 		d = strconv.AppendInt(d, v, 10)
 		return append(d, '}')
 	})
+}
+
+// event is record v of format events, timestamped with its event time.
+func (s *source) event(v int64) runtime.Record {
+	e := s.events.At(v)
+	val := s.arena.Append(s.events.MaxLen(), func(d []byte) []byte { return s.events.Append(d, e) })
+	return runtime.Record{Value: val, Timestamp: e.TS}
 }
 
 func (s *source) SnapshotState(int64) error {

@@ -19,6 +19,13 @@ import (
 // (nil: a fresh start).
 func subtasks(t *testing.T, f format, start, count int64, par int, old []*state.Snapshot) []*source {
 	t.Helper()
+	return openSources(t, source{start: start, count: count, format: f}, par, old)
+}
+
+// openSources opens par copies of proto as the subtasks of one datagen
+// operator, restored from old (nil: a fresh start).
+func openSources(t *testing.T, proto source, par int, old []*state.Snapshot) []*source {
+	t.Helper()
 	out := make([]*source, par)
 	for i := range out {
 		o := runtime.ContextOptions{UID: "gen", Subtask: i, Parallelism: par, State: state.NewOperatorState()}
@@ -27,7 +34,8 @@ func subtasks(t *testing.T, f format, start, count int64, par int, old []*state.
 			o.State = state.RestoreOperatorState(old, i, par)
 		}
 		ctx := runtime.NewContext(o)
-		out[i] = &source{start: start, count: count, format: f}
+		s := proto
+		out[i] = &s
 		require.NoError(t, out[i].Open(ctx))
 	}
 	return out
@@ -37,13 +45,21 @@ func subtasks(t *testing.T, f format, start, count int64, par int, old []*state.
 func drain(t *testing.T, s *source, max int) []string {
 	t.Helper()
 	var out []string
+	for _, r := range drainRecords(t, s, max) {
+		out = append(out, string(r.Value))
+	}
+	return out
+}
+
+// drainRecords polls s until end of input or max records, returning them.
+func drainRecords(t *testing.T, s *source, max int) []runtime.Record {
+	t.Helper()
+	var out []runtime.Record
 	for len(out) < max {
 		b := runtime.NewBatch()
 		b.Records = b.Records[:0:min(cap(b.Records), max-len(out))]
 		err := s.Poll(b)
-		for _, r := range b.Records {
-			out = append(out, string(r.Value))
-		}
+		out = append(out, b.Records...)
 		if errors.Is(err, runtime.ErrEndOfInput) {
 			break
 		}
@@ -149,7 +165,7 @@ operators:
   - {uid: gen, type: datagen, count: 1, format: csv}
   - {uid: out, type: test-collect, from: [gen], name: x}
 `), engine.Defaults{})
-	require.ErrorContains(t, err, "must be json, raw or checked")
+	require.ErrorContains(t, err, "must be json, raw, checked or events")
 }
 
 // Through a job: stop with a savepoint halfway, restore at another
