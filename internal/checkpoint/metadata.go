@@ -70,12 +70,21 @@ func (o *OperatorState) Keys() int64 {
 	return n
 }
 
+// TimerKeys is the total number of keys with timers.
+func (o *OperatorState) TimerKeys() int64 {
+	var n int64
+	for _, h := range o.Subtasks {
+		n += h.TimerKeys
+	}
+	return n
+}
+
 // HasState reports whether any subtask recorded operator or keyed state
 // (an operator without state can be removed or retyped freely, as in Flink
 // where it does not appear in the savepoint at all).
 func (o *OperatorState) HasState() bool {
 	for _, h := range o.Subtasks {
-		if h.Keys > 0 || len(h.Lists) > 0 {
+		if h.Keys > 0 || h.TimerKeys > 0 || len(h.Lists) > 0 {
 			return true
 		}
 	}

@@ -96,17 +96,19 @@ func (r Reason) CountsAsFailure() bool {
 // Handle describes one subtask's snapshot: its state file (relative to the
 // checkpoint directory) and what it holds.
 type Handle struct {
-	Task     int            `json:"-"`
-	UID      string         `json:"-"`
-	Subtask  int            `json:"subtask"`
-	File     string         `json:"file,omitempty"`
-	Size     int64          `json:"size"`
-	Checksum uint32         `json:"checksum"`
-	Keys     int64          `json:"keys,omitempty"`
-	KeyStart int            `json:"keyGroupStart,omitempty"`
-	KeyEnd   int            `json:"keyGroupEnd,omitempty"`
-	Lists    map[string]int `json:"lists,omitempty"`
-	Details  map[string]any `json:"details,omitempty"`
+	Task     int    `json:"-"`
+	UID      string `json:"-"`
+	Subtask  int    `json:"subtask"`
+	File     string `json:"file,omitempty"`
+	Size     int64  `json:"size"`
+	Checksum uint32 `json:"checksum"`
+	Keys     int64  `json:"keys,omitempty"`
+	// TimerKeys counts the keys with timers (event or processing time).
+	TimerKeys int64          `json:"timerKeys,omitempty"`
+	KeyStart  int            `json:"keyGroupStart,omitempty"`
+	KeyEnd    int            `json:"keyGroupEnd,omitempty"`
+	Lists     map[string]int `json:"lists,omitempty"`
+	Details   map[string]any `json:"details,omitempty"`
 }
 
 // Request is a user's savepoint or stop, or the job's final checkpoint.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 func newInfoCmd(g *globals) *cobra.Command {
@@ -64,13 +65,41 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 	_ = w.Flush()
 	fmt.Fprintln(cmd.OutOrStdout())
 	t := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(t, "OPERATOR\tTYPE\tPARALLELISM\tRECORDS IN\tRECORDS OUT\tMETRICS")
+	eventTime := false
+	for _, op := range info.Operators {
+		eventTime = eventTime || op.InputWatermark != nil || op.OutputWatermark != nil
+	}
+	header := "OPERATOR\tTYPE\tPARALLELISM\tRECORDS IN\tRECORDS OUT"
+	if eventTime {
+		header += "\tWATERMARK IN\tWATERMARK OUT\tLAG"
+	}
+	fmt.Fprintln(t, header+"\tMETRICS")
 	for _, op := range info.Operators {
 		metrics := ""
 		for _, k := range api.SortedKeys(op.Metrics) {
 			metrics += fmt.Sprintf("%s=%d ", k, op.Metrics[k])
 		}
-		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%s\n", op.UID, op.Type, op.Parallelism, op.RecordsIn, op.RecordsOut, metrics)
+		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d", op.UID, op.Type, op.Parallelism, op.RecordsIn, op.RecordsOut)
+		if eventTime {
+			lag := "-"
+			if op.WatermarkLagMs != nil {
+				lag = (time.Duration(*op.WatermarkLagMs) * time.Millisecond).String()
+			}
+			row += fmt.Sprintf("\t%s\t%s\t%s", watermarkText(op.InputWatermark), watermarkText(op.OutputWatermark), lag)
+		}
+		fmt.Fprintf(t, "%s\t%s\n", row, metrics)
 	}
 	_ = t.Flush()
+}
+
+// watermarkText shows a watermark for humans: a time, "end" for the final
+// one, "-" for none yet.
+func watermarkText(w *int64) string {
+	switch {
+	case w == nil:
+		return "-"
+	case *w == runtime.MaxWatermark:
+		return "end"
+	}
+	return time.UnixMilli(*w).UTC().Format("2006-01-02T15:04:05.000Z")
 }

@@ -63,9 +63,9 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 	}
 	fmt.Fprintln(out)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "UID\tTYPE\tPARALLELISM\tBYTES\tKEYS")
+	fmt.Fprintln(w, "UID\tTYPE\tPARALLELISM\tBYTES\tKEYS\tKEYS WITH TIMERS")
 	for _, op := range m.Operators {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", op.UID, op.Type, op.Parallelism, op.Size(), op.Keys())
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\n", op.UID, op.Type, op.Parallelism, op.Size(), op.Keys(), op.TimerKeys())
 	}
 	_ = w.Flush()
 	for _, op := range m.Operators {

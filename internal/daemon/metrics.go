@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // collector exports the jobs' figures with Flink's metric meanings.
@@ -23,11 +24,14 @@ var (
 	descRecordsIn   = prometheus.NewDesc("flinkgo_operator_records_in_total", "Records received by the operator's subtasks (Flink numRecordsIn).", opLabels, nil)
 	descRecordsOut  = prometheus.NewDesc("flinkgo_operator_records_out_total", "Records emitted by the operator's subtasks (Flink numRecordsOut).", opLabels, nil)
 	descOperatorGau = prometheus.NewDesc("flinkgo_operator_metric", "An operator's own figures (pending acks, skipped records, ...).", append(opLabels, "metric"), nil)
+	descInputWM     = prometheus.NewDesc("flinkgo_operator_current_input_watermark", "The minimum input watermark over the operator's subtasks, ms since the epoch (Flink currentInputWatermark).", opLabels, nil)
+	descOutputWM    = prometheus.NewDesc("flinkgo_operator_current_output_watermark", "The minimum output watermark over the operator's subtasks, ms since the epoch (Flink currentOutputWatermark).", opLabels, nil)
+	descWMLag       = prometheus.NewDesc("flinkgo_operator_watermark_lag_milliseconds", "How far the operator's output watermark is behind the wall clock.", opLabels, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descRestarts, descCompleted, descFailed, descInProgress,
-		descLastDur, descLastSize, descRecordsIn, descRecordsOut, descOperatorGau} {
+		descLastDur, descLastSize, descRecordsIn, descRecordsOut, descOperatorGau, descInputWM, descOutputWM, descWMLag} {
 		ch <- d
 	}
 }
@@ -50,6 +54,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ol := append(append([]string{}, jl...), op.UID, op.Type)
 			ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(op.RecordsIn), ol...)
 			ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(op.RecordsOut), ol...)
+			if w := op.InputWatermark; w != nil && *w != runtime.MaxWatermark {
+				ch <- prometheus.MustNewConstMetric(descInputWM, prometheus.GaugeValue, float64(*w), ol...)
+			}
+			if w := op.OutputWatermark; w != nil && *w != runtime.MaxWatermark {
+				ch <- prometheus.MustNewConstMetric(descOutputWM, prometheus.GaugeValue, float64(*w), ol...)
+			}
+			if l := op.WatermarkLagMs; l != nil {
+				ch <- prometheus.MustNewConstMetric(descWMLag, prometheus.GaugeValue, float64(*l), ol...)
+			}
 			for name, v := range op.Metrics {
 				ch <- prometheus.MustNewConstMetric(descOperatorGau, prometheus.GaugeValue, float64(v), append(append([]string{}, ol...), name)...)
 			}

@@ -400,7 +400,7 @@ func (t *subtask) snapshot(b Barrier) error {
 		return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
 	}
 	data, sum := state.EncodeChunks(t.state, t.keyed)
-	h := checkpoint.Handle{Task: t.id, UID: t.v.Op.UID, Subtask: t.index, Keys: sum.Keys, Lists: sum.Lists}
+	h := checkpoint.Handle{Task: t.id, UID: t.v.Op.UID, Subtask: t.index, Keys: sum.Keys, TimerKeys: sum.TimerKeys, Lists: sum.Lists}
 	if sum.KeyGroups != nil {
 		h.KeyStart, h.KeyEnd = sum.KeyGroups.Start, sum.KeyGroups.End
 	}

@@ -13,8 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // restoreSpec: the exactness job into an exactly-once file sink, its source
@@ -96,8 +98,16 @@ func TestSavepointAmongOpenWindowsRestoresAtAnotherParallelism(t *testing.T) {
 			for _, op := range info.Operators {
 				if op.UID == "win" {
 					require.Greater(t, op.Metrics["openWindows"], int64(0), "the savepoint holds open windows")
+					require.Greater(t, op.Metrics["keys"], int64(0))
+					require.Greater(t, op.Metrics["timers"], int64(0))
+					require.NotNil(t, op.InputWatermark, "info shows the window's watermarks")
+					require.NotNil(t, op.OutputWatermark)
+					require.NotNil(t, op.WatermarkLagMs)
 				}
 			}
+			r, err := engine.LoadRestore(vfs.Default, path)
+			require.NoError(t, err)
+			require.Greater(t, r.Meta.Operator("win").TimerKeys(), int64(0), "savepoint inspect counts the keys with timers")
 			j = runtimetest.Start(t, restoreSpec(c.window, out, 3), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: path})
 			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
 			requireSameResults(t, c.want, fileResults(t, out))

@@ -667,10 +667,12 @@ function operatorsTab(job) {
     num(fmtCount(op.recordsOut)),
     num(fmtRate(op.recordsInPerSec)),
     num(fmtRate(op.recordsOutPerSec)),
+    h('td', { class: 'watermark' }, fmtWatermark(op.outputWatermark, op.watermarkLagMs)),
     h('td', { class: 'metrics' }, Object.keys(op.metrics || {}).sort().map(k =>
       h('span', { class: 'metric' }, `${k}=${fmtCount(op.metrics[k])}`))),
     h('td', { class: 'inputs' }, (op.inputs || []).map(i =>
-      h('span', { class: 'input' }, i.uid, i.partitioning ? h('small', {}, ` (${i.partitioning})`) : null)))));
+      h('span', { class: 'input' }, i.sideOutput ? `${i.uid}.${i.sideOutput}` : i.uid,
+        i.partitioning ? h('small', {}, ` (${i.partitioning})`) : null)))));
   const cpOff = isZeroDuration((job.checkpointing || {}).interval) && !(c && c.triggered);
   return h('div', { class: 'tab-body' },
     cpOff ? h('p', { class: 'summary-line' }, 'Periodic checkpointing is off for this job.')
@@ -679,8 +681,24 @@ function operatorsTab(job) {
         lastCheckpoint(job.latestCheckpoint), ' · ', link(jobHref(job.id) + '/checkpoints', 'details')),
     section('Operators',
       table({ id: 'operators', class: 'grid' },
-        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Metrics', 'Reads from'],
+        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Watermark (lag)', 'Metrics', 'Reads from'],
         rows, 'No operators reported yet.')));
+}
+
+// fmtWatermark shows an operator's output watermark and its lag behind the
+// clock: "-" before the first, "end" after the final one.
+function fmtWatermark(w, lagMs) {
+  if (w === undefined || w === null) return '-';
+  if (w >= 9.2e18) return 'end';
+  const t = new Date(w).toISOString().replace('T', ' ').replace('Z', '');
+  return lagMs === undefined || lagMs === null ? t : `${t} (${fmtDurationMs(lagMs)})`;
+}
+
+function fmtDurationMs(ms) {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 120000) return `${(ms / 1000).toFixed(1)}s`;
+  if (ms < 7200000) return `${Math.round(ms / 60000)}m`;
+  return `${Math.round(ms / 3600000)}h`;
 }
 
 // Checkpoints tab ----------------------------------------------------------------
