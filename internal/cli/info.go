@@ -83,13 +83,26 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 		if eventTime {
 			lag := "-"
 			if op.WatermarkLagMs != nil {
-				lag = (time.Duration(*op.WatermarkLagMs) * time.Millisecond).String()
+				lag = lagText(*op.WatermarkLagMs)
 			}
 			row += fmt.Sprintf("\t%s\t%s\t%s", watermarkText(op.InputWatermark), watermarkText(op.OutputWatermark), lag)
 		}
 		fmt.Fprintf(t, "%s\t%s\n", row, metrics)
 	}
 	_ = t.Flush()
+}
+
+// lagText shows how far a watermark is behind the clock, to a readable
+// precision.
+func lagText(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Millisecond).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%dd", d/(24*time.Hour))
 }
 
 // watermarkText shows a watermark for humans: a time, "end" for the final
