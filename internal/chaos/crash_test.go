@@ -50,6 +50,20 @@ operators:
 
 const crashRate = 6000 // records/s: half a second, some twenty checkpoints
 
+// workload is a job the crash suite crashes: its spec at a datagen rate
+// (0: unlimited, for recoveries), how many records its sources emit, and
+// the check of its committed output.
+type workload struct {
+	name    string
+	spec    func(rate int) string
+	records int
+	check   func(fsys vfs.FS) (*eocheck.Report, error)
+}
+
+// fileWorkload is datagen -> keyBy -> file, checked record by record.
+var fileWorkload = workload{name: "file", spec: crashSpec, records: crashRecords,
+	check: func(fsys vfs.FS) (*eocheck.Report, error) { return checkOutput(fsys, eocheck.Datagen(2, 1, crashRecords)) }}
+
 // crashHook crashes at the k-th hit of point (counting only hits for
 // which counts() holds, when set). It is the job's FaultHook and, through
 // vfs.WithFaults, the injector of its filesystem.
@@ -160,10 +174,10 @@ type crashOutcome struct {
 
 // restoreBase crashes the job (process crash) when a sink finished
 // committing the second checkpoint: the disk a restored job starts from.
-func restoreBase() (*vfs.MemFS, string, error) {
+func restoreBase(w workload) (*vfs.MemFS, string, error) {
 	mem := vfs.NewMem()
 	h := newCrashHook(mem, "file.commit-done", 3, vfs.ProcessCrash)
-	j, err := job{spec: crashSpec(crashRate), fs: vfs.WithFaults(mem, h), faults: h}.start()
+	j, err := job{spec: w.spec(crashRate), fs: vfs.WithFaults(mem, h), faults: h}.start()
 	if err != nil {
 		return nil, "", err
 	}
@@ -191,11 +205,11 @@ func awaitCrash(j *engine.Job, h *crashHook) {
 	<-j.Done()
 }
 
-func runCrash(c crashCase) (o crashOutcome) {
+func runCrash(w workload, c crashCase) (o crashOutcome) {
 	mem, base := vfs.NewMem(), ""
 	if c.restored {
 		var err error
-		if mem, base, err = restoreBase(); err != nil {
+		if mem, base, err = restoreBase(w); err != nil {
 			return crashOutcome{err: err}
 		}
 	}
@@ -203,10 +217,10 @@ func runCrash(c crashCase) (o crashOutcome) {
 	if c.after > 0 {
 		h.counts = func() bool {
 			j := h.job.Load()
-			return j != nil && float64(j.Info().Operators[0].RecordsOut) >= c.after*crashRecords
+			return j != nil && float64(j.Info().Operators[0].RecordsOut) >= c.after*float64(w.records)
 		}
 	}
-	j, err := job{spec: crashSpec(crashRate), fs: vfs.WithFaults(mem, h), restore: base, faults: h}.start()
+	j, err := job{spec: w.spec(crashRate), fs: vfs.WithFaults(mem, h), restore: base, faults: h}.start()
 	if err != nil {
 		return crashOutcome{err: err}
 	}
@@ -223,7 +237,7 @@ func runCrash(c crashCase) (o crashOutcome) {
 	if ended {
 		// The job had finished (and deleted its checkpoints): its output
 		// must be complete as it is.
-		if o.report, o.err = checkOutput(clone, eocheck.Datagen(2, 1, crashRecords)); o.err == nil && !o.report.OK() {
+		if o.report, o.err = w.check(clone); o.err == nil && !o.report.OK() {
 			o.err = fmt.Errorf("crashed at %s after the job finished: %s", at, o.report)
 		}
 		return o
@@ -237,7 +251,7 @@ func runCrash(c crashCase) (o crashOutcome) {
 		dir = base // nothing newer than what the crashed job started from
 	}
 	o.restored = dir != ""
-	if o.report, o.err = recoverRun(clone, j.ID(), dir); o.err != nil {
+	if o.report, o.err = recoverRun(w, clone, j.ID(), dir); o.err != nil {
 		o.err = fmt.Errorf("crashed at %s: %w", at, o.err)
 	}
 	return o
@@ -245,15 +259,15 @@ func runCrash(c crashCase) (o crashOutcome) {
 
 // recoverRun runs job id from dir ("" fresh) on fsys to the end and checks
 // the output.
-func recoverRun(fsys vfs.FS, id, dir string) (*eocheck.Report, error) {
-	j, err := job{id: id, spec: crashSpec(0), fs: fsys, restore: dir}.start()
+func recoverRun(w workload, fsys vfs.FS, id, dir string) (*eocheck.Report, error) {
+	j, err := job{id: id, spec: w.spec(0), fs: fsys, restore: dir}.start()
 	if err != nil {
 		return nil, err
 	}
 	if awaitEnd(j, 60*time.Second) || j.State() != api.StateFinished {
 		return nil, fmt.Errorf("recovery from %q ended %s: %s", dir, j.State(), j.Info().Error)
 	}
-	r, err := checkOutput(fsys, eocheck.Datagen(2, 1, crashRecords))
+	r, err := w.check(fsys)
 	if err == nil && !r.OK() {
 		err = fmt.Errorf("recovery from %q: %s", dir, r)
 	}
@@ -298,9 +312,9 @@ func fractions(from, to, step float64) []float64 {
 	return out
 }
 
-func crashCases(t *testing.T, s sweep) []crashCase {
+func crashCases(t *testing.T, w workload, s sweep) []crashCase {
 	ref := &hitCounter{hits: map[string]int{}}
-	j, err := job{spec: crashSpec(crashRate), fs: vfs.NewMem(), faults: ref}.start()
+	j, err := job{spec: w.spec(crashRate), fs: vfs.NewMem(), faults: ref}.start()
 	require.NoError(t, err)
 	require.False(t, awaitEnd(j, 60*time.Second))
 	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
@@ -343,10 +357,16 @@ func crashCases(t *testing.T, s sweep) []crashCase {
 }
 
 func TestCrashAtEveryFaultPoint(t *testing.T) {
+	crashSuite(t, fileWorkload, "crash at every fault point")
+}
+
+// crashSuite crashes workload w at every point of its sweep and records the
+// outcome in the scorecard under suite.
+func crashSuite(t *testing.T, w workload, suite string) {
 	start := time.Now()
-	cases := crashCases(t, sweepSize())
+	cases := crashCases(t, w, sweepSize())
 	outs := make([]crashOutcome, len(cases))
-	parallel(len(cases), 6, func(i int) { outs[i] = runCrash(cases[i]) })
+	parallel(len(cases), 6, func(i int) { outs[i] = runCrash(w, cases[i]) })
 
 	var sum tally
 	var errs []string
@@ -368,10 +388,10 @@ func TestCrashAtEveryFaultPoint(t *testing.T) {
 			errs = append(errs, fmt.Sprintf("crash at %s: %v", cases[i], o.err))
 		}
 	}
-	scorecard.Record(t, start, scorecard.Entry{Suite: "crash at every fault point",
+	scorecard.Record(t, start, scorecard.Entry{Suite: suite,
 		Faults:  fmt.Sprintf("%d points x 2 crash models (process crash, power loss), at several hits", len(points)),
 		Planned: sum.planned, Fired: sum.fired, Cases: sum.cases, Records: sum.records, Lost: sum.lost, Duplicated: sum.dup})
-	t.Logf("%d crashes (%s sweep) at %d points: %d recovered from a checkpoint, %d from scratch; %d records checked, lost %d, duplicated %d",
+	t.Logf("%d crashes (%s sweep) at %d points: %d recovered from a checkpoint, %d from scratch; %d checked (records or windows), lost %d, duplicated %d",
 		sum.fired, sweepSize(), len(points), restored, fresh, sum.records, sum.lost, sum.dup)
 	require.Empty(t, errs, strings.Join(errs, "\n"))
 	require.NoError(t, eocheck.Fired(sum.planned, sum.fired))
