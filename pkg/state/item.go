@@ -28,6 +28,15 @@ func NewEncoder(version byte) *Encoder {
 	return &Encoder{b: []byte{version}}
 }
 
+// AppendEncoder starts an item of format version at the end of dst (for a
+// Codec's Append: no copy of the item).
+func AppendEncoder(dst []byte, version byte) Encoder {
+	if version == 0 {
+		panic("state: format version 0 is reserved (bug)")
+	}
+	return Encoder{b: append(dst, version)}
+}
+
 // Uvarint appends v.
 func (e *Encoder) Uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 

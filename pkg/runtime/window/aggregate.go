@@ -400,7 +400,7 @@ func distinctKey(v any) string {
 type accCodec struct{ aggs []Aggregate }
 
 func (c accCodec) Append(dst []byte, a *Acc) []byte {
-	e := state.NewEncoder(1)
+	e := state.AppendEncoder(dst, 1)
 	e.Varint(a.Records)
 	e.Uvarint(uint64(len(a.Slots)))
 	for k := range a.Slots {
@@ -417,7 +417,7 @@ func (c accCodec) Append(dst []byte, a *Acc) []byte {
 			e.String(v)
 		}
 	}
-	return append(dst, e.Encoded()...)
+	return e.Encoded()
 }
 
 func (c accCodec) Decode(b []byte) (*Acc, error) {

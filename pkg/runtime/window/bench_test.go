@@ -53,6 +53,7 @@ func benchInputOf(name string) *benchInput {
 // replaySource emits a benchInput's records, subtask s taking every p-th.
 type replaySource struct {
 	in   *benchInput
+	hold bool
 	ctx  *runtime.Context
 	next int
 }
@@ -62,9 +63,12 @@ func replayDef() runtime.Definition {
 		Configure: func(c *runtime.ConfigContext) *runtime.Plan {
 			var o struct {
 				Input string `yaml:"input"`
+				Hold  bool   `yaml:"hold"` // after the input, wait instead of ending
 			}
 			c.Decode(&o)
-			return &runtime.Plan{Bounded: true, NewSource: func() runtime.Source { return &replaySource{in: benchInputOf(o.Input)} }}
+			return &runtime.Plan{Bounded: !o.Hold, NewSource: func() runtime.Source {
+				return &replaySource{in: benchInputOf(o.Input), hold: o.Hold}
+			}}
 		}}
 }
 
@@ -82,6 +86,10 @@ func (s *replaySource) Poll(b *runtime.Batch) error {
 		s.next += p
 	}
 	if s.next >= len(s.in.recs) {
+		if s.hold {
+			time.Sleep(10 * time.Millisecond)
+			return nil
+		}
 		return runtime.ErrEndOfInput
 	}
 	return nil
@@ -281,4 +289,67 @@ func BenchmarkWindowCheckpointOverhead(b *testing.B) {
 	b.ReportMetric(records/without.Seconds(), "records/cpu-s(no-checkpoints)")
 	b.ReportMetric(records/with.Seconds(), "records/cpu-s(1s-checkpoints)")
 	b.ReportMetric(without.Seconds()/with.Seconds(), "throughput-ratio")
+}
+
+// BenchmarkWindowStateSavepointRestore: 1,000,000 keys with an open
+// window each (count and sum): the savepoint's duration and size, and the
+// time a restore takes until every window is back (the window's keys gauge).
+func BenchmarkWindowStateSavepointRestore(b *testing.B) {
+	const keys = 1_000_000
+	in := &benchInput{recs: make([][]byte, keys), bound: 1000}
+	for i := range in.recs {
+		in.recs[i] = fmt.Appendf(nil, `{"user":"u%d","amount":%d,"ts":1700000000000}`, i, i%100)
+	}
+	register("state", in)
+	spec := func() string {
+		return `
+name: bench-window-state
+checkpointing: {interval: 1h}
+operators:
+  - {uid: src, type: bench-replay, input: state, hold: true, eventTime: {timestamp: ts, maxOutOfOrderness: 1s}}
+  - {uid: byUser, type: keyBy, from: [src], expr: user}
+  - {uid: win, type: window, from: [byUser], window: {type: tumbling, size: 1h}, aggregate: {clicks: count(), spent: sum(amount)}}
+  - {uid: out, type: discard, from: [win]}
+`
+	}
+	winMetric := func(j interface{ Info() api.JobInfo }, name string) int64 {
+		for _, op := range j.Info().Operators {
+			if op.UID == "win" {
+				if name == "in" {
+					return op.RecordsIn
+				}
+				return op.Metrics[name]
+			}
+		}
+		return 0
+	}
+	var spDur, restoreDur time.Duration
+	var size int64
+	for i := 0; i < b.N; i++ {
+		sp := b.TempDir()
+		j := runtimetest.Start(b, spec(), runtimetest.Options{Types: benchTypes, CheckpointsDir: b.TempDir(), SavepointsDir: sp})
+		runtimetest.WaitUntil(b, 5*time.Minute, "every key in a window", func() bool { return winMetric(j, "in") == keys })
+		start := time.Now()
+		path, _, err := j.Savepoint("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		spDur += time.Since(start)
+		for _, h := range j.Checkpoints().History {
+			if h.Path == path {
+				size += h.Size
+			}
+		}
+		runtimetest.Cancel(b, time.Minute, j)
+		start = time.Now()
+		j = runtimetest.Start(b, spec(), runtimetest.Options{Types: benchTypes, CheckpointsDir: b.TempDir(), Restore: path})
+		runtimetest.WaitUntil(b, 5*time.Minute, "the windows restored", func() bool { return winMetric(j, "keys") == keys })
+		restoreDur += time.Since(start)
+		runtimetest.Cancel(b, time.Minute, j)
+	}
+	n := float64(b.N)
+	b.ReportMetric(spDur.Seconds()/n*1000, "ms-savepoint")
+	b.ReportMetric(float64(size)/n/1e6, "MB-state")
+	b.ReportMetric(restoreDur.Seconds()/n*1000, "ms-restore")
+	b.ReportMetric(float64(size)/n/1e6/(restoreDur.Seconds()/n), "MB/s-restore")
 }

@@ -407,10 +407,10 @@ func appendValue(b []byte, v any) []byte {
 type sessionCodec struct{ acc accCodec }
 
 func (c sessionCodec) Append(dst []byte, s *session) []byte {
-	e := state.NewEncoder(1)
+	e := state.AppendEncoder(dst, 1)
 	e.Varint(s.End)
 	e.Bytes(c.acc.Append(nil, s.Acc))
-	return append(dst, e.Encoded()...)
+	return e.Encoded()
 }
 
 func (c sessionCodec) Decode(b []byte) (*session, error) {
