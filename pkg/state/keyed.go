@@ -19,7 +19,8 @@ type KeyedBackend struct {
 	raw            map[string]*RawTable // restored, not yet declared
 
 	curKey []byte
-	curKG  int // index into group slices (key group - rng.Start)
+	curKG  int    // index into group slices (key group - rng.Start)
+	keyGen uint64 // counts SetCurrentKey calls: handles cache per current key
 }
 
 // NewKeyedBackend returns an empty backend for key groups rng.
@@ -43,6 +44,7 @@ func (b *KeyedBackend) SetCurrentKey(key []byte) {
 	}
 	b.curKey = key
 	b.curKG = kg - b.rng.Start
+	b.keyGen++
 }
 
 // CurrentKey returns the key set by SetCurrentKey.

@@ -7,6 +7,20 @@ type Map[K comparable, V any] struct {
 	groups []map[string]map[K]V
 	kc     Codec[K]
 	vc     Codec[V]
+	// The current key's map, valid while the backend's keyGen is cacheGen
+	// (several calls per record look the key up once).
+	cacheGen uint64
+	cache    map[K]V
+}
+
+// current returns the current key's map (nil when it has none).
+func (s *Map[K, V]) current() map[K]V {
+	if s.cacheGen == s.b.keyGen && s.cacheGen != 0 {
+		return s.cache
+	}
+	m := s.groups[s.b.curKG][string(s.b.curKey)]
+	s.cacheGen, s.cache = s.b.keyGen, m
+	return m
 }
 
 // NewMap declares (or returns the restored) map state name.
@@ -23,42 +37,45 @@ func NewMap[K comparable, V any](b *KeyedBackend, name string, kc Codec[K], vc C
 
 // Get returns the value at user key uk of the current key.
 func (s *Map[K, V]) Get(uk K) (V, bool) {
-	v, ok := s.groups[s.b.curKG][string(s.b.curKey)][uk]
+	v, ok := s.current()[uk]
 	return v, ok
 }
 
 // Put sets user key uk of the current key.
 func (s *Map[K, V]) Put(uk K, v V) {
-	g := s.groups[s.b.curKG]
-	m := g[string(s.b.curKey)]
+	m := s.current()
 	if m == nil {
 		m = map[K]V{}
-		g[string(s.b.curKey)] = m
+		s.groups[s.b.curKG][string(s.b.curKey)] = m
+		s.cache = m
 	}
 	m[uk] = v
 }
 
 // Remove deletes user key uk of the current key.
 func (s *Map[K, V]) Remove(uk K) {
-	g := s.groups[s.b.curKG]
-	if m := g[string(s.b.curKey)]; m != nil {
+	if m := s.current(); m != nil {
 		delete(m, uk)
 		if len(m) == 0 {
-			delete(g, string(s.b.curKey))
+			delete(s.groups[s.b.curKG], string(s.b.curKey))
+			s.cache = nil
 		}
 	}
 }
 
 // Len is the number of user keys of the current key.
-func (s *Map[K, V]) Len() int { return len(s.groups[s.b.curKG][string(s.b.curKey)]) }
+func (s *Map[K, V]) Len() int { return len(s.current()) }
 
 // Clear removes every user key of the current key.
-func (s *Map[K, V]) Clear() { delete(s.groups[s.b.curKG], string(s.b.curKey)) }
+func (s *Map[K, V]) Clear() {
+	delete(s.groups[s.b.curKG], string(s.b.curKey))
+	s.cache, s.cacheGen = nil, 0
+}
 
 // Range calls fn for every user key of the current key, in no order, until
 // fn returns false. fn must not modify the map.
 func (s *Map[K, V]) Range(fn func(uk K, v V) bool) {
-	for k, v := range s.groups[s.b.curKG][string(s.b.curKey)] {
+	for k, v := range s.current() {
 		if !fn(k, v) {
 			return
 		}
@@ -95,6 +112,7 @@ func (s *Map[K, V]) encodeGroup(g int, e *encoder) {
 }
 
 func (s *Map[K, V]) decodeEntry(g int, key, value []byte) error {
+	s.cacheGen, s.cache = 0, nil
 	d := decoder{buf: value}
 	n := d.uvarint()
 	m := make(map[K]V, min(n, uint64(len(value)))) // a corrupt count must not allocate

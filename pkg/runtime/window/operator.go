@@ -44,6 +44,16 @@ type operator struct {
 	keys     *atomic.Int64
 	sessBuf  []SessionWindow
 	sessKeys []int64
+	// running caches, per key, the result of the last sliding window fired
+	// (see slidingResult); it is derived from the panes, not state.
+	running map[string]*runningWindow
+}
+
+// runningWindow is a key's running sliding result: the merge of its panes
+// from..to, for the window ending at end.
+type runningWindow struct {
+	end, from, to int64
+	acc           *Acc
 }
 
 // session is a session's window end and partial aggregate.
@@ -183,6 +193,9 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 		return fmt.Errorf("record %s: %w", r.Value, err)
 	}
 	o.panes.Put(p, acc)
+	if first-1 <= wm { // late for a fired window: the running result may cover its pane
+		o.touchRunning(p, o.vals, ts)
+	}
 	if !ok {
 		o.open.Store(o.openDelta(1))
 		if o.panes.Len() == 1 {
@@ -252,10 +265,13 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	from, to := o.a.PanesOf(e)
 	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
 	var acc *Acc
-	if o.a.Kind == Tumbling {
+	switch {
+	case o.a.Kind == Tumbling:
 		acc, _ = o.panes.Get(from)
 		_, next = o.panes.Get(nextFrom)
-	} else {
+	case o.cfg.invertible:
+		acc, next = o.slidingResult(e)
+	default:
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
 				if acc == nil {
@@ -270,7 +286,85 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	if acc != nil && acc.Records > 0 {
 		o.emit(e-o.a.Size, e, acc, out)
 	}
+	if o.cfg.invertible && o.a.Kind == Sliding {
+		o.slideOn(e, next)
+	}
 	return next
+}
+
+// slidingResult is the result of the sliding window ending at e when every
+// aggregate can be taken back (count, integer sum, avg of integers): the
+// key's running result (the previous window without the panes that left it,
+// see slideOn) plus the panes that entered: a step's panes merged per
+// firing instead of every pane of the window. The running result is rebuilt
+// from the panes when it is not the window just before (a key's first
+// window, a gap, a restore, a re-fired late window) or a float made the sum
+// inexact. next reports whether the window after e holds a pane.
+func (o *operator) slidingResult(e int64) (acc *Acc, next bool) {
+	if o.running == nil {
+		o.running = map[string]*runningWindow{}
+	}
+	key := string(o.ctx.CurrentKey())
+	step, pane := o.a.Step(), o.a.Pane()
+	from, to := o.a.PanesOf(e)
+	rw := o.running[key]
+	if rw == nil || rw.end != e-step || !rw.acc.exactSums() {
+		rw = &runningWindow{acc: newAcc(o.cfg.aggs)}
+		o.panes.Range(func(p int64, pa *Acc) bool {
+			if p >= from && p <= to {
+				rw.acc.Merge(o.cfg.aggs, pa)
+			}
+			return true
+		})
+		o.running[key] = rw
+	} else {
+		for p := rw.to + pane; p <= to; p += pane { // the panes that entered
+			if pa, ok := o.panes.Get(p); ok {
+				rw.acc.Merge(o.cfg.aggs, pa)
+			}
+		}
+	}
+	rw.end, rw.from, rw.to = e, from, to
+	for p := to + step; p >= from+step && !next; p -= pane {
+		_, next = o.panes.Get(p)
+	}
+	return rw.acc, next
+}
+
+// slideOn takes the panes that leave before the key's next window out of
+// its running result, once the window ending at e was emitted and before
+// the panes are dropped.
+func (o *operator) slideOn(e int64, next bool) {
+	key := string(o.ctx.CurrentKey())
+	rw := o.running[key]
+	if rw == nil || rw.end != e {
+		return
+	}
+	if !next {
+		delete(o.running, key) // the key's windows end here
+		return
+	}
+	nextFrom := e + o.a.Step() - o.a.Size
+	for p := rw.from; p < nextFrom; p += o.a.Pane() {
+		if pa, ok := o.panes.Get(p); ok {
+			rw.acc.subtract(o.cfg.aggs, pa)
+		}
+	}
+	rw.from = nextFrom
+}
+
+// touchRunning keeps a key's running result right when a late record lands
+// in a pane it covers.
+func (o *operator) touchRunning(p int64, vals []any, ts int64) {
+	if !o.cfg.invertible || o.running == nil {
+		return
+	}
+	key := string(o.ctx.CurrentKey())
+	if rw := o.running[key]; rw != nil && p >= rw.from && p <= rw.to {
+		if err := rw.acc.Add(o.cfg.aggs, vals, ts); err != nil {
+			delete(o.running, key)
+		}
+	}
 }
 
 func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) error {

@@ -44,6 +44,7 @@ type config struct {
 	args       *expr.Multi
 	nargs      int
 	global     bool
+	invertible bool // every aggregate can be subtracted: sliding windows keep a running result
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
@@ -156,5 +157,6 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	}
 	cfg.args = expr.NewMulti(progs...)
 	cfg.nargs = len(progs)
+	cfg.invertible = invertible(cfg.aggs)
 	return cfg, true
 }
