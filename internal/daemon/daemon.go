@@ -318,11 +318,12 @@ func (d *Daemon) suspend(e *entry) {
 			return
 		}
 		log.Warn().Err(r.err).Msg("shutdown savepoint failed; suspending the job (it resumes from its latest checkpoint)")
+		_ = e.job.Suspend()
 	case <-timer.C:
 		log.Warn().Dur("timeout", d.cfg.ShutdownSavepointTimeout).Msg("shutdown savepoint too slow; suspending the job (it resumes from its latest checkpoint)")
+		_ = e.job.Suspend()
+		<-done // the stop's answer, once the job ended: done is received once
 	}
-	_ = e.job.Suspend()
-	<-done
 	<-e.job.Done()
 }
 
