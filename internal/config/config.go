@@ -128,6 +128,9 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 // accepts both nested maps and flat "a.b.c" keys), rejecting unknown keys
 // with their line, and returns a nested map for viper.
 func parseFile(file string, data []byte, positions map[string]api.Pos) (map[string]any, error) {
+	if d := api.NewDecoder(file); !d.CheckBounds(data) {
+		return nil, api.Invalid(d.Errors.Err())
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		d := api.NewDecoder(file)

@@ -43,6 +43,10 @@ type Decoder struct {
 	// so later validation can point at the line of a value.
 	Positions map[string]Pos
 	anchors   map[string]ast.Node
+	// What following aliases has added to the document (chargeAlias).
+	expanded        int
+	expansionFailed bool
+	sizes           map[ast.Node]int
 }
 
 // NewDecoder returns a decoder whose errors name file.
@@ -51,8 +55,12 @@ func NewDecoder(file string) *Decoder {
 }
 
 // ParseYAML parses a single YAML document. A syntax error is recorded on the
-// decoder and the zero Node returned.
+// decoder and the zero Node returned, as is a document past the bounds of
+// CheckBounds (checked first, before the parser sees it).
 func (d *Decoder) ParseYAML(src []byte) Node {
+	if !d.CheckBounds(src) {
+		return Node{}
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		d.syntaxError(err)
@@ -170,6 +178,9 @@ func (d *Decoder) resolve(n ast.Node) ast.Node {
 			}
 			if contains(via, name) {
 				d.Errorf(nodePos(n), "", "alias *%s refers to itself", name)
+				return nil
+			}
+			if !d.chargeAlias(n, a) {
 				return nil
 			}
 			via = append(via, name)
