@@ -111,6 +111,6 @@ func TestHostileSpecsAreRefusedCheaply(t *testing.T) {
 	require.NoError(t, e.daemon.Process.Signal(syscall.Signal(0)), "the daemon is still up")
 	require.Equal(t, jobs, e.mustRun("list", "-a", "-o", "json"), "no job was created")
 	scorecard.Record(t, start, scorecard.Entry{Suite: "hostile job specs, real binary (validate, API)",
-		Faults: "YAML nested 40,000 deep (flow, block), 100,000 entries, alias expansion, over-size spec",
+		Faults:  "YAML nested 40,000 deep (flow, block), 100,000 entries, alias expansion, over-size spec",
 		Planned: 2 * len(cases), Fired: refused, Cases: len(cases)})
 }
