@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -113,4 +116,61 @@ func TestHostileSpecsAreRefusedCheaply(t *testing.T) {
 	scorecard.Record(t, start, scorecard.Entry{Suite: "hostile job specs, real binary (validate, API)",
 		Faults:  "YAML nested 40,000 deep (flow, block), 100,000 entries, alias expansion, over-size spec",
 		Planned: 2 * len(cases), Fired: refused, Cases: len(cases)})
+}
+
+// The TCP listener neither waits for an unauthenticated body nor keeps
+// connections forever: a POST without the token that trickles its body at
+// 1 byte/s is answered 401 at once (Go's server used to read the rest of a
+// body before replying), and an idle keep-alive connection is closed after
+// rest.idleness-timeout.
+func TestTCPListenerTimeouts(t *testing.T) {
+	start := time.Now()
+	e := newEnv(t)
+	conf := e.writeSpec("daemon.yaml", "rest.idleness-timeout: 500ms\n")
+	e.startDaemon("--config", conf)
+	addr := e.restAddress()
+
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	const bodyLen = 60
+	_, err = fmt.Fprintf(conn, "POST /v1/jobs HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, bodyLen)
+	require.NoError(t, err)
+	answered := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		answered <- line
+	}()
+	sent := 0
+	var status string
+	for status == "" && sent < bodyLen {
+		select {
+		case status = <-answered:
+		case <-time.After(time.Second):
+			if _, err := conn.Write([]byte(" ")); err == nil {
+				sent++
+			}
+		}
+	}
+	require.Contains(t, status, "401", "the slow unauthenticated POST was answered after %d of %d body bytes", sent, bodyLen)
+	require.Less(t, sent, 3, "answered only after %d body bytes (1 byte/s)", sent)
+
+	idle, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer idle.Close()
+	_, err = fmt.Fprintf(idle, "GET /v1/health HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	require.NoError(t, err)
+	r := bufio.NewReader(idle)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, idle.SetReadDeadline(time.Now().Add(5*time.Second)))
+	idleSince := time.Now()
+	_, err = r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the idle keep-alive connection was not closed in %s", time.Since(idleSince))
+	require.Less(t, time.Since(idleSince), 3*time.Second)
+	scorecard.Record(t, start, scorecard.Entry{Suite: "slow and idle TCP clients, real binary",
+		Faults: "unauthenticated POST at 1 byte/s, idle keep-alive connection", Planned: 2, Fired: 2, Cases: 2})
 }

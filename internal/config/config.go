@@ -25,6 +25,8 @@ type Config struct {
 	CheckpointsDir string
 	SavepointsDir  string
 	LogLevel       string
+	// IdleTimeout closes idle keep-alive connections of the control API.
+	IdleTimeout time.Duration
 	// AllowedHosts are extra Host names the TCP listener answers to.
 	AllowedHosts []string
 	// AllowedPaths bounds the paths the control API accepts (empty: any).
@@ -60,7 +62,8 @@ func EnvName(key string) string {
 // flags that override them (only flags the user changed count). Every
 // problem is reported at once, naming the key and where its value came from.
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
-	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second}
+	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
+		IdleTimeout: time.Minute}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")

@@ -37,6 +37,17 @@ var keys = []key{
 		}
 		return nil
 	}},
+	{"rest.idleness-timeout", "1min", "an idle keep-alive connection to the REST API (or the socket) is closed after this", func(c *Config, v string) error {
+		d, err := api.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("must be positive, got %s", d)
+		}
+		c.IdleTimeout = d.D()
+		return nil
+	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {

@@ -220,7 +220,8 @@ func (d *Daemon) serve() error {
 			}
 			h = hosts.Wrap(d.handler(true))
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+			WriteTimeout: writeTimeout, IdleTimeout: d.cfg.IdleTimeout}
 		d.servers = append(d.servers, srv)
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
