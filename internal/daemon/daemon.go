@@ -83,6 +83,9 @@ func Start(o Options) (_ *Daemon, err error) {
 	cfg := o.Config
 	if o.FS == nil {
 		o.FS = vfs.Default
+		if len(cfg.AllowedPaths) > 0 {
+			o.FS = vfs.Confined(allowedRoots(cfg.AllowedPaths))
+		}
 	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
