@@ -268,6 +268,10 @@ func (d *Decoder) decode(n ast.Node, path string, v reflect.Value) {
 			d.typeError(n, path, "a number")
 			return
 		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			d.Errorf(nodePos(n), path, "expected a finite number, got %s", describe(n))
+			return
+		}
 		v.SetFloat(f)
 	case reflect.Interface:
 		v.Set(reflect.ValueOf(plain(n)))
@@ -417,7 +421,7 @@ func (d *Decoder) decodeDuration(n ast.Node, path string, v reflect.Value) {
 	var dur Duration
 	var err error
 	if i, ok := intValue(n); ok {
-		dur = Duration(i) * Duration(1e6) // bare numbers are milliseconds, as in Flink
+		dur, err = DurationOfMillis(i) // bare numbers are milliseconds, as in Flink
 	} else if s, ok := n.(*ast.StringNode); ok {
 		dur, err = ParseDuration(s.Value)
 	} else {
@@ -426,10 +430,6 @@ func (d *Decoder) decodeDuration(n ast.Node, path string, v reflect.Value) {
 	}
 	if err != nil {
 		d.Errorf(nodePos(n), path, "%v", err)
-		return
-	}
-	if dur < 0 {
-		d.Errorf(nodePos(n), path, "duration %s is negative", dur)
 		return
 	}
 	v.SetInt(int64(dur))
