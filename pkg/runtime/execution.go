@@ -209,7 +209,8 @@ func (e *execution) decline(t *subtask, id int64, err error) {
 }
 
 // writeState writes a subtask's snapshot in the background, then
-// acknowledges it (or declines the checkpoint when writing failed).
+// acknowledges it (or declines the checkpoint when writing failed). A
+// stateless subtask (data nil) writes nothing: its handle has no file.
 func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data *state.Encoded) {
 	if !e.beginWrite(b.ID) {
 		return // the checkpoint was aborted: nothing to write or acknowledge
@@ -218,7 +219,7 @@ func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data 
 	go func() {
 		defer e.wg.Done()
 		defer e.endWrite(b.ID)
-		if b.Dir != "" {
+		if b.Dir != "" && data != nil {
 			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
 			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
 			if err == nil {

@@ -338,7 +338,11 @@ func (t *subtask) snapshot(b Barrier) error {
 		t.exec.decline(t, b.ID, err)
 		return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
 	}
-	data, sum := state.EncodeChunks(t.ctx.State, t.ctx.Keyed)
+	var data *state.Encoded // nil: nothing to write (state.Stateless)
+	var sum state.Summary
+	if !state.Stateless(t.ctx.State, t.ctx.Keyed) {
+		data, sum = state.EncodeChunks(t.ctx.State, t.ctx.Keyed)
+	}
 	h := checkpoint.Handle{Task: t.id, UID: t.v.Op.UID, Subtask: t.index, Keys: sum.Keys, Lists: sum.Lists}
 	if sum.KeyGroups != nil {
 		h.KeyStart, h.KeyEnd = sum.KeyGroups.Start, sum.KeyGroups.End
