@@ -65,6 +65,7 @@ type fetchShared struct {
 	out        chan *chunk
 	free       chan *chunk
 	skipped    *atomic.Int64 // undecodable records skipped
+	missing    *atomic.Int64 // format json: records without value skipped
 	skippedOOR *atomic.Int64 // records skipped because their offsets were gone
 }
 
@@ -266,8 +267,12 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 			break
 		}
 		if f.cfg.json && !json.Valid(m.Value) {
-			if m.Value == nil { // no value (a tombstone): nothing to decode, skipped as Flink's JSON format does
-				f.skipped.Add(1)
+			if len(m.Value) == 0 { // no value: nothing to decode (see missingValue)
+				if f.cfg.failMissing {
+					err = &fatalError{fmt.Errorf("%s offset %d: the record has no value (a tombstone, or an empty value: the Kafka client reports them alike) and onMissingValue is fail; set onMissingValue: skip to skip such records", f.tp, m.Offset)}
+					break
+				}
+				f.missing.Add(1)
 				f.next = m.Offset + 1
 				continue
 			}

@@ -25,7 +25,8 @@ const (
 
 // Gauges published by the source (per subtask; info sums them).
 const (
-	gaugeSkipped     = "recordsSkipped"           // format json: invalid (onDecodeError: skip) or without value
+	gaugeSkipped     = "recordsSkipped"           // format json: invalid (onDecodeError: skip)
+	gaugeMissing     = "recordsWithoutValue"      // format json: tombstones and empty values, skipped (onMissingValue: skip)
 	gaugeSkippedOOR  = "recordsSkippedOutOfRange" // records lost to retention and skipped (onOffsetOutOfRange)
 	gaugePending     = "pendingRecords"           // records in the assigned partitions not yet emitted
 	gaugePartitions  = "assignedPartitions"
@@ -88,7 +89,8 @@ func (s *source) Open(ctx *runtime.Context) error {
 	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: ctx.Log, ctx: s.run,
 		dialer: &kafka.Dialer{ClientID: clientID, Timeout: requestTimeout},
 		out:    make(chan *chunk, chunkQueue), free: make(chan *chunk, chunkQueue+8),
-		skipped: ctx.Metrics.Counter(gaugeSkipped), skippedOOR: ctx.Metrics.Counter(gaugeSkippedOOR)}
+		skipped: ctx.Metrics.Counter(gaugeSkipped), skippedOOR: ctx.Metrics.Counter(gaugeSkippedOOR),
+		missing: ctx.Metrics.Counter(gaugeMissing)}
 	positions, all, err := s.initialPositions(restored, known)
 	if err != nil {
 		return fmt.Errorf("kafka source: %w", err)
