@@ -295,6 +295,7 @@ func (j *Job) discardAbandoned(restore *Restore) {
 	if j.opts.CheckpointsDir == "" {
 		return
 	}
+	j.resolvePendingStops(restore)
 	var from int64
 	if restore != nil {
 		from = restore.Meta.CheckpointID
