@@ -137,6 +137,6 @@ operators:
 	e.mustRun("savepoint", "dispose", "--force", dir)
 	require.NoDirExists(t, dir)
 	scorecard.Record(t, start, scorecard.Entry{Suite: "crash inside stop-with-savepoint before it is recorded, real binary",
-		Faults: "checkpoint.metadata-published:exit in the stop; the stop savepoint abandoned, the job resumed from its checkpoint",
+		Faults:  "checkpoint.metadata-published:exit in the stop; the stop savepoint abandoned, the job resumed from its checkpoint",
 		Planned: 1, Fired: 1, Cases: 1, Records: total})
 }
