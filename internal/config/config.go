@@ -27,6 +27,10 @@ type Config struct {
 	LogLevel       string
 	// IdleTimeout closes idle keep-alive connections of the control API.
 	IdleTimeout time.Duration
+	// Umask is the daemon process's umask (daemon.umask).
+	Umask int
+	// JobOutMaxSize caps a job's job.out before it is rotated.
+	JobOutMaxSize int64
 	// AllowedHosts are extra Host names the TCP listener answers to.
 	AllowedHosts []string
 	// AllowedPaths bounds the paths the control API accepts (empty: any).
@@ -63,7 +67,7 @@ func EnvName(key string) string {
 // problem is reported at once, naming the key and where its value came from.
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
-		IdleTimeout: time.Minute}
+		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,7 +22,7 @@ type entry struct {
 	mu  sync.Mutex // guards rec and out
 	rec Record
 	job *runtime.Job
-	out *os.File // the job's .out file (print sink)
+	out *jobOut // the job's .out file (print sink)
 }
 
 func (e *entry) closeOut() {
@@ -109,7 +108,7 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 
 // start runs a job for e, wiring persistence and output.
 func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o runtime.JobOptions) {
-	out, err := os.OpenFile(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	out, err := openJobOut(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), d.cfg.JobOutMaxSize)
 	if err != nil {
 		d.log.Warn().Err(err).Msg("cannot open the job's .out file; print output goes to stdout only")
 	} else {
@@ -118,7 +117,7 @@ func (d *Daemon) start(e *entry, g *runtime.Graph, restore *runtime.Restore, o r
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
 	o.Env = &runtime.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults}
 	if e.out != nil {
-		o.Env.OutFile = &lockedWriter{w: e.out}
+		o.Env.OutFile = e.out
 	}
 	o.Log = d.log
 	o.CheckpointsDir, o.SavepointsDir = d.cfg.CheckpointsDir, d.cfg.SavepointsDir
