@@ -44,6 +44,7 @@ type Gauges struct {
 	mu       sync.Mutex
 	m        map[string]*atomic.Int64
 	counters map[string]bool
+	problems map[string]string // see SetProblem
 }
 
 // Get returns the named gauge, creating it.

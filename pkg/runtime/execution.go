@@ -147,7 +147,7 @@ func (e *execution) newContext(t *subtask) *Context {
 	j := e.job
 	ctx := &Context{JobID: j.id, JobName: e.g.Spec.Name, UID: t.v.Op.UID, Type: t.v.Op.Type,
 		Subtask: t.index, Parallelism: t.v.Parallelism, MaxParallelism: e.g.MaxParallelism,
-		Attempt: e.attempt, Checkpointing: e.g.Checkpointing, Env: j.env, Wakeup: t.wake, Metrics: &t.gauges,
+		Attempt: e.attempt, Checkpointing: e.g.Checkpointing, Env: j.env, Wakeup: t.wake, Metrics: &t.gauges, Done: e.done,
 		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
 	if e.restoreFrom != nil {
 		ctx.Restored = true

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -44,6 +45,7 @@ func (j *Job) complete(info api.CheckpointInfo, kind checkpoint.Kind) {
 	defer j.mu.Unlock()
 	j.upsert(info)
 	j.status.counts.Completed++
+	j.status.streak.progress()
 	j.status.durations = appendBounded(j.status.durations, info.DurationMs)
 	j.status.sizes = appendBounded(j.status.sizes, info.Size)
 	c := info
@@ -117,6 +119,7 @@ func (j *Job) Info() api.JobInfo {
 		t := s.errTime
 		info.ErrorTime = &t
 	}
+	s.streak.describe(&info)
 	if s.restoredFrom != nil {
 		info.RestoredFrom = s.restoredFrom.Path
 	}
@@ -150,6 +153,7 @@ func (j *Job) Info() api.JobInfo {
 		if live != nil {
 			oi.RecordsIn += live.in[i]
 			oi.RecordsOut += live.out[i]
+			oi.Problems = live.problems[i]
 			for k, val := range live.values[i] {
 				if live.counters[k] {
 					m[k] += val // the total of earlier attempts plus this one
@@ -240,19 +244,24 @@ func minAvgMax(v []int64) api.MinAvgMax {
 }
 
 // figures are an execution's operator figures by vertex: gauges and
-// counters summed over subtasks.
+// counters summed over subtasks, and the subtasks' problems.
 type figures struct {
 	in, out  []int64
 	values   []map[string]int64
 	counters map[string]bool
+	problems [][]string
 }
 
 // totals sums the records and gauges of an execution's subtasks by vertex.
 func (e *execution) totals() figures {
 	n := len(e.g.Vertices)
-	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{}}
+	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{},
+		problems: make([][]string, n)}
 	for _, t := range e.tasks {
 		i := t.v.Index
+		for _, p := range t.gauges.Problems() {
+			f.problems[i] = append(f.problems[i], fmt.Sprintf("subtask %d: %s", t.index, p))
+		}
 		f.in[i] += t.recordsIn.Load()
 		f.out[i] += t.recordsOut.Load()
 		values, counters := t.gauges.Snapshot()

@@ -46,8 +46,13 @@ type Context struct {
 	// Wakeup receives when the subtask has a control message to handle;
 	// a blocking Poll should return early when it fires.
 	Wakeup <-chan struct{}
-	// Metrics lets an operator publish its own figures (shown by info).
+	// Metrics lets an operator publish its own figures (shown by info), and
+	// its problems in words (Gauges.SetProblem).
 	Metrics *Gauges
+	// Done is closed when the attempt is canceled (a failover, cancel or
+	// stop): an operator blocked in Open (retrying a broker, say) or in
+	// Poll returns. Nil outside a job.
+	Done <-chan struct{}
 }
 
 // Source produces records. A source subtask calls Poll in a loop and, between

@@ -35,8 +35,10 @@
 //	                            offset) or skip (counted in the recordsSkipped gauge)
 //	onMissingValue              format json: skip (default; counted in recordsWithoutValue) or
 //	                            fail, for a record without value (a tombstone or an empty value)
-//	retryTimeout                how long a partition reconnects to an unreachable broker before
-//	                            the source fails the job over (default 60s)
+//	retryTimeout                how long a partition reconnects to an unreachable broker, and
+//	                            Open retries one (connection refused included), before the source
+//	                            fails the job over (default 60s); meanwhile the source reports a
+//	                            problem per partition and the partitionsNotFetching gauge
 //
 // A record's Key is the Kafka key, its Timestamp the Kafka timestamp (ms),
 // its Value the Kafka value. kafka-go reads a null value (a tombstone) and

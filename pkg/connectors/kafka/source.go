@@ -19,7 +19,8 @@ const (
 	// chunkQueue is how many chunks the fetchers of a subtask may have
 	// ready ahead of Poll (backpressure beyond it).
 	chunkQueue = 64
-	// openTimeout bounds the requests of Open (metadata and offsets).
+	// openTimeout bounds one round of Open's requests (metadata and
+	// offsets); failed rounds are retried for retryTimeout (openRetry).
 	openTimeout = 30 * time.Second
 )
 
@@ -30,6 +31,7 @@ const (
 	gaugeSkippedOOR  = "recordsSkippedOutOfRange" // records lost to retention and skipped (onOffsetOutOfRange)
 	gaugePending     = "pendingRecords"           // records in the assigned partitions not yet emitted
 	gaugePartitions  = "assignedPartitions"
+	gaugeNotFetching = "partitionsNotFetching" // partitions whose fetches fail (retrying for retryTimeout)
 	gaugeCommitFails = "offsetCommitFailures"
 )
 
@@ -86,9 +88,11 @@ func (s *source) Open(ctx *runtime.Context) error {
 	}
 	s.cl = newCluster(s.cfg.brokers, s.cfg.discovery)
 	s.run, s.cancel = context.WithCancel(context.Background())
+	s.watchDone(ctx.Done)
 	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: ctx.Log, ctx: s.run,
 		dialer: &kafka.Dialer{ClientID: clientID, Timeout: requestTimeout},
 		out:    make(chan *chunk, chunkQueue), free: make(chan *chunk, chunkQueue+8),
+		metrics: ctx.Metrics, failing: ctx.Metrics.Get(gaugeNotFetching),
 		skipped: ctx.Metrics.Counter(gaugeSkipped), skippedOOR: ctx.Metrics.Counter(gaugeSkippedOOR),
 		missing: ctx.Metrics.Counter(gaugeMissing)}
 	positions, all, err := s.initialPositions(restored, known)

@@ -647,7 +647,12 @@ function jobError(job) {
     h('div', { class: 'error-head' }, h('strong', {}, 'Last error'),
       isTime(job.errorTime) && h('time', { class: 'error-time' },
         ` · ${fmtTime(job.errorTime)} (${fmtAgo(job.errorTime)})`)),
-    h('pre', { class: 'error-text' }, job.error));
+    h('pre', { class: 'error-text' }, job.error),
+    job.rootCause && job.rootCause !== job.error && [
+      h('div', { class: 'error-head' }, h('strong', {}, `Root cause (the first of ${job.consecutiveFailures} failures)`),
+        isTime(job.rootCauseTime) && h('time', { class: 'error-time' },
+          ` · ${fmtTime(job.rootCauseTime)} (${fmtAgo(job.rootCauseTime)})`)),
+      h('pre', { class: 'error-text root-cause' }, job.rootCause)]);
 }
 
 function jobTabs(job, tab) {
