@@ -102,12 +102,7 @@ operators:
   - {uid: files, type: file, from: [gen], path: %s, bucket: none, rolling: {onCheckpoint: true}}
 `, total, out))
 	id := e.mustRun("run", spec)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if info := e.info(id); info.Checkpoints != nil && info.Checkpoints.Completed > 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "no checkpoint completed")
-	}
+	e.waitCheckpointCompleted(id)
 	r := e.run("stop", id)
 	require.Equal(t, 5, r.code, "the daemon exits after the stop's _metadata: %s%s", r.stdout, r.stderr)
 	require.Contains(t, e.stderr.String(), "injected fault: checkpoint.metadata-published exit")

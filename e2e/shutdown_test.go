@@ -35,12 +35,7 @@ operators:
   - {uid: gen, type: datagen, count: %d, rate: 5000}
   - {uid: files, type: file, from: [gen], path: %s, bucket: none, rolling: {onCheckpoint: true}}
 `, total, out)))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if info := e.info(id); info.Checkpoints != nil && info.Checkpoints.Completed > 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "no checkpoint completed")
-	}
+	e.waitCheckpointCompleted(id)
 	code, took := e.stopDaemon()
 	log := e.stderr.String()
 	require.Equal(t, 0, code, log)
@@ -56,4 +51,15 @@ operators:
 	requireExactly(t, out, total)
 	scorecard.Record(t, start, scorecard.Entry{Suite: "shutdown savepoint that cannot be written, real binary",
 		Faults: "SIGTERM with state.savepoints.dir under a regular file", Planned: 1, Fired: 1, Cases: 1, Records: total})
+}
+
+// waitCheckpointCompleted waits until job id completed a checkpoint.
+func (e *env) waitCheckpointCompleted(id string) {
+	e.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if info := e.info(id); info.Checkpoints != nil && info.Checkpoints.Completed > 0 {
+			return
+		}
+		require.True(e.t, time.Now().Before(deadline), "no checkpoint completed")
+	}
 }

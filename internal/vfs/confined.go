@@ -179,17 +179,7 @@ func (c confinedFS) ReadDir(dir string) ([]os.DirEntry, error) {
 }
 
 func (c confinedFS) SyncDir(dir string) error {
-	ok, err := c.in(dir, func(r *os.Root, rel string) error {
-		f, err := r.Open(rel)
-		if err != nil {
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			_ = f.Close()
-			return err
-		}
-		return f.Close()
-	})
+	ok, err := c.in(dir, func(r *os.Root, rel string) error { return syncOpened(r.Open(rel)) })
 	if !ok {
 		return osFS{}.SyncDir(dir)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
@@ -98,20 +99,29 @@ func TestBrokerUnreachableAtStart(t *testing.T) {
 	}
 }
 
+// runCountingOnData starts a broker on a data dir with 1,000 records in
+// topic in (3 partitions) and the job spec(addr, name), and waits until it
+// counted them.
+func runCountingOnData(t *testing.T, spec func(addr, name string) string) (dir, addr, name string, b *kafkabroker.Broker, j *runtime.Job) {
+	t.Helper()
+	dir = t.TempDir()
+	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir,
+		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 3}}})
+	require.NoError(t, err)
+	addr = b.Addr()
+	produceIdx(t, addr, "in", 1, 1000)
+	name = runtimetest.UniqueName(t)
+	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
+	j = runtimetest.Start(t, spec(addr, name), runtimetest.Options{CheckpointsDir: t.TempDir()})
+	waitCounts(t, name, 1000)
+	return dir, addr, name, b, j
+}
+
 // TestBrokerRestartMidRun: the broker goes away and comes back on the same
 // address and data; the source reconnects (within retryTimeout) without a
 // restart: no loss, no duplicate.
 func TestBrokerRestartMidRun(t *testing.T) {
-	dir := t.TempDir()
-	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir,
-		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 3}}})
-	require.NoError(t, err)
-	addr := b.Addr()
-	produceIdx(t, addr, "in", 1, 1000)
-	name := runtimetest.UniqueName(t)
-	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	j := runtimetest.Start(t, countingJob(addr, name, ""), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCounts(t, name, 1000)
+	dir, addr, name, b, j := runCountingOnData(t, func(a, n string) string { return countingJob(a, n, "") })
 
 	require.NoError(t, b.Close())
 	for range 5 {
@@ -131,16 +141,7 @@ func TestBrokerRestartMidRun(t *testing.T) {
 // retryTimeout; restarts fail until the broker is back; the job then
 // resumes from its latest checkpoint: exact counts, no gap.
 func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
-	dir := t.TempDir()
-	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir,
-		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 3}}})
-	require.NoError(t, err)
-	addr := b.Addr()
-	produceIdx(t, addr, "in", 1, 1000)
-	name := runtimetest.UniqueName(t)
-	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	j := runtimetest.Start(t, countingJob(addr, name, ", retryTimeout: 200ms"), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCounts(t, name, 1000)
+	dir, addr, name, b, j := runCountingOnData(t, func(a, n string) string { return countingJob(a, n, ", retryTimeout: 200ms") })
 
 	require.NoError(t, b.Close())
 	runtimetest.WaitUntil(t, waitFor, "a restart", func() bool { return j.Info().Restarts >= 1 })
@@ -167,16 +168,7 @@ func outageJob(addr, name string) string {
 // from its latest checkpoint: exact counts, no gap.
 func TestBrokerOutageLongerThanRetryTimeout(t *testing.T) {
 	start := time.Now()
-	dir := t.TempDir()
-	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir,
-		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 3}}})
-	require.NoError(t, err)
-	addr := b.Addr()
-	produceIdx(t, addr, "in", 1, 1000)
-	name := runtimetest.UniqueName(t)
-	t.Cleanup(func() { runtimetest.Reset(name + "-counts") })
-	j := runtimetest.Start(t, outageJob(addr, name), runtimetest.Options{CheckpointsDir: t.TempDir()})
-	waitCounts(t, name, 1000)
+	dir, addr, name, b, j := runCountingOnData(t, func(a, n string) string { return outageJob(a, n) })
 
 	require.NoError(t, b.Close())
 	down := time.Now()
