@@ -40,6 +40,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./pkg/state/
 	for p in datagen file kafka nats; do $(GO) test -run '^$$' -fuzz FuzzStateDecoders -fuzztime $(FUZZTIME) ./pkg/connectors/$$p/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz FuzzJSONFields -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
+	$(GO) test -run '^$$' -fuzz FuzzNumericOptions -fuzztime $(FUZZTIME) ./pkg/connectors/all/
 
 test-short:
 	$(GO) test -short -count=1 ./...

@@ -247,3 +247,61 @@ func TestAllowedPathsSymlinkEscape(t *testing.T) {
 	require.Contains(t, r.stderr, "outside security.allowed-paths")
 	require.Equal(t, before, treeSnapshot(t, a.outside), "written outside the allowed root")
 }
+
+// A symlink swapped in after the check must not redirect a savepoint
+// outside security.allowed-paths either: a flipper turns allowed/link back
+// and forth between a directory and a symlink to outside/ while savepoints
+// are aimed at allowed/link. The daemon writes under the allowed root
+// through a handle on it that does not follow links out of it, so every
+// savepoint either lands inside or fails; before, 20 of 150 landed outside.
+func TestAllowedPathsSymlinkRace(t *testing.T) {
+	start := time.Now()
+	a := newAPIEnv(t)
+	link := filepath.Join(a.allowed, "link")
+	require.NoError(t, os.Mkdir(link, 0o700))
+	stop := make(chan struct{})
+	flipped := make(chan int)
+	go func() {
+		n := 0
+		defer func() { flipped <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = os.RemoveAll(link)
+			_ = os.Symlink(a.outside, link)
+			time.Sleep(time.Duration(n%3) * 300 * time.Microsecond)
+			_ = os.Remove(link)
+			_ = os.Mkdir(link, 0o700)
+			time.Sleep(time.Duration(n%5) * 200 * time.Microsecond)
+			n++
+		}
+	}()
+	const attempts = 150
+	ok, refused, failed := 0, 0, 0
+	body := jsonBody(t, api.SavepointRequest{TargetDir: link})
+	for range attempts {
+		code, resp := a.sockRequest(http.MethodPost, "/v1/jobs/"+a.id+"/savepoints", body)
+		switch {
+		case code == http.StatusOK:
+			ok++
+		case code == http.StatusBadRequest && strings.Contains(resp, "outside security.allowed-paths"):
+			refused++
+		default:
+			failed++ // the link turned into a symlink (or vanished) midway
+		}
+	}
+	close(stop)
+	flips := <-flipped
+	escaped, _ := filepath.Glob(filepath.Join(a.outside, "savepoint-*"))
+	t.Logf("%d savepoints: %d written inside, %d refused at the check, %d failed midway; %d flips; %d outside", attempts, ok, refused, failed, flips, len(escaped))
+	require.Empty(t, escaped, "savepoints written outside the allowed root")
+	require.Positive(t, flips)
+	require.Equal(t, api.StateRunning, a.info(a.id).State, "the job survives the failed savepoints")
+	requireNoPanic(t, "daemon log", a.stderr.String())
+	scorecard.Record(t, start, scorecard.Entry{Suite: "allowed-paths symlink race, real binary",
+		Faults:  fmt.Sprintf("a directory of the savepoint target swapped for a symlink out of the allowed root (%d flips)", flips),
+		Planned: attempts, Fired: attempts - len(escaped), Cases: attempts})
+}

@@ -29,6 +29,7 @@ var elsewhere = []struct {
 	{"nats.ack", "pkg/connectors/nats/queue_test.go", "TestQueueAckFailureAfterCheckpointCompleted"},
 	{"nats.nak", "pkg/connectors/nats/queue_test.go", "TestQueueNakFailureFallsBackToAckWait"},
 	{"nats.publish", "internal/chaos/nats_test.go", "TestNATSSinkPublishFaults"},
+	{"checkpoint.metadata-published", "e2e/leftover_test.go", "TestCrashedStopLeavesAnAbandonedSavepoint"},
 }
 
 // TestEveryFaultPointIsCovered: each registered point is crashed at by

@@ -62,7 +62,9 @@ type workload struct {
 
 // fileWorkload is datagen -> keyBy -> file, checked record by record.
 var fileWorkload = workload{name: "file", spec: crashSpec, records: crashRecords,
-	check: func(fsys vfs.FS) (*eocheck.Report, error) { return checkOutput(fsys, eocheck.Datagen(2, 1, crashRecords)) }}
+	check: func(fsys vfs.FS) (*eocheck.Report, error) {
+		return checkOutput(fsys, eocheck.Datagen(2, 1, crashRecords))
+	}}
 
 // crashHook crashes at the k-th hit of point (counting only hits for
 // which counts() holds, when set). It is the job's FaultHook and, through

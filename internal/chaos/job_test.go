@@ -14,9 +14,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/file" // register
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	_ "github.com/flinkgo/flinkgo/pkg/runtime/transform" // register
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 

@@ -132,6 +132,9 @@ func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
 	data, err := readRegular(fsys, filepath.Join(dir, MetadataFile), MaxMetadataSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			if in, ierr := InspectIncomplete(fsys, dir); ierr == nil {
+				return "", nil, fmt.Errorf("%s is not a savepoint: %s: %w", dir, in.Problem(), ErrNotSnapshot)
+			}
 			return "", nil, fmt.Errorf("%s has no %s: %w (an incomplete snapshot, or not a snapshot directory)", dir, MetadataFile, ErrNotSnapshot)
 		}
 		return "", nil, err

@@ -99,7 +99,7 @@ type Handle struct {
 	Task     int    `json:"-"`
 	UID      string `json:"-"`
 	Subtask  int    `json:"subtask"`
-	File     string `json:"file,omitempty"`
+	File     string `json:"file,omitempty"` // "": the subtask had no state and wrote no file
 	Size     int64  `json:"size"`
 	Checksum uint32 `json:"checksum"`
 	Keys     int64  `json:"keys,omitempty"`

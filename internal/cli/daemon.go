@@ -43,6 +43,7 @@ it from that savepoint (--restore-on-start).`,
 		if err != nil {
 			return err
 		}
+		syscall.Umask(cfg.Umask) // daemon.umask: before the daemon creates anything
 		log := newLogger(cfg.LogLevel)
 		faults, err := faultsFromEnv()
 		if err != nil {

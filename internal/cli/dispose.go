@@ -11,18 +11,34 @@ import (
 )
 
 func newDisposeCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "dispose PATH",
 		Short: "Delete a savepoint (its _metadata first, then the rest)",
-		Args:  args(1, 1),
-		RunE:  func(cmd *cobra.Command, a []string) error { return runDispose(cmd, g, a[0]) },
+		Long: `Delete a savepoint: its _metadata first, then the rest. --force also removes an incomplete
+savepoint directory (no _metadata: a crash during a savepoint or a stop left it) or an abandoned
+stop savepoint, as 'savepoint inspect' and the dashboard list them; nothing else.`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error { return runDispose(cmd, g, a[0], force) },
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "also remove an incomplete or abandoned savepoint directory")
+	return cmd
 }
 
-func runDispose(cmd *cobra.Command, g *globals, path string) error {
+func runDispose(cmd *cobra.Command, g *globals, path string, force bool) error {
 	dir, m, err := checkpoint.Load(vfs.Default, path)
 	if err != nil {
-		return api.Errorf(api.CodeInvalid, "refusing to dispose of %s: %v", path, err)
+		in, ierr := checkpoint.InspectIncomplete(vfs.Default, path)
+		if ierr != nil {
+			return api.Errorf(api.CodeInvalid, "refusing to dispose of %s: %v", path, err)
+		}
+		if !force {
+			return api.Errorf(api.CodeInvalid, "refusing to dispose of %s without --force: it is %s", in.Dir, in.Problem())
+		}
+		if err := checkpoint.DisposeIncomplete(vfs.Default, in.Dir); err != nil {
+			return fmt.Errorf("dispose %s: %w", in.Dir, err)
+		}
+		return printDisposed(cmd, g, in.Dir)
 	}
 	if m.Kind != "savepoint" && m.Kind != "stop-with-savepoint" {
 		return api.Errorf(api.CodeInvalid, "refusing to dispose of %s: it is a %s, owned by the daemon (retention deletes checkpoints)", dir, m.Kind)
@@ -30,6 +46,10 @@ func runDispose(cmd *cobra.Command, g *globals, path string) error {
 	if err := checkpoint.Dispose(vfs.Default, dir); err != nil {
 		return fmt.Errorf("dispose %s: %w", dir, err)
 	}
+	return printDisposed(cmd, g, dir)
+}
+
+func printDisposed(cmd *cobra.Command, g *globals, dir string) error {
 	if g.json() {
 		return printJSON(cmd.OutOrStdout(), map[string]string{"disposed": dir})
 	}

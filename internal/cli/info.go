@@ -42,6 +42,9 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 	if info.Error != "" {
 		fmt.Fprintf(w, "error:\t%s\n", info.Error)
 	}
+	if info.RootCause != "" && info.RootCause != info.Error {
+		fmt.Fprintf(w, "root cause:\t%s (the first of %d failures, %s)\n", info.RootCause, info.Failures, info.RootCauseTime.Local().Format(time.RFC3339))
+	}
 	fmt.Fprintf(w, "submitted:\t%s\n", info.SubmitTime.Local().Format(time.RFC3339))
 	if info.EndTime != nil {
 		fmt.Fprintf(w, "ended:\t%s\n", info.EndTime.Local().Format(time.RFC3339))
@@ -90,6 +93,11 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 		fmt.Fprintf(t, "%s\t%s\n", row, metrics)
 	}
 	_ = t.Flush()
+	for _, op := range info.Operators {
+		for _, p := range op.Problems {
+			fmt.Fprintf(cmd.OutOrStdout(), "PROBLEM %s %s\n", op.UID, p)
+		}
+	}
 }
 
 // lagText shows how far a watermark is behind the clock, to a readable

@@ -21,6 +21,9 @@ func newInspectCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			dir, m, err := checkpoint.Load(vfs.Default, a[0])
 			if err != nil {
+				if in, ierr := checkpoint.InspectIncomplete(vfs.Default, a[0]); ierr == nil {
+					return printIncomplete(cmd, g, in)
+				}
 				return notSnapshot(err)
 			}
 			verr := checkpoint.Verify(vfs.Default, dir, m)
@@ -43,6 +46,20 @@ func newInspectCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// printIncomplete describes a savepoint directory a crash left without
+// _metadata (or whose stop was abandoned) and fails: it is no savepoint.
+func printIncomplete(cmd *cobra.Command, g *globals, in *checkpoint.Incomplete) error {
+	if g.json() {
+		if err := printJSON(cmd.OutOrStdout(), map[string]any{"path": in.Dir, "complete": false, "incomplete": true,
+			"abandoned": in.Abandoned, "files": in.Files, "size": in.Bytes, "problem": in.Problem()}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "path:    %s\nPROBLEM: %s\n", in.Dir, in.Problem())
+	}
+	return api.Errorf(api.CodeInvalid, "%s is not a usable savepoint: %s", in.Dir, in.Problem())
 }
 
 func notSnapshot(err error) error {

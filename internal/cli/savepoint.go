@@ -13,6 +13,7 @@ import (
 
 func newSavepointCmd(g *globals) *cobra.Command {
 	var dispose string
+	var force bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "savepoint JOB [TARGET_DIR]",
@@ -28,7 +29,7 @@ Flink since 1.15, an intermediate savepoint is not a recovery point and commits 
 		},
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if dispose != "" {
-				return runDispose(cmd, g, dispose)
+				return runDispose(cmd, g, dispose, force)
 			}
 			target := ""
 			if len(a) == 2 {
@@ -52,6 +53,7 @@ Flink since 1.15, an intermediate savepoint is not a recovery point and commits 
 		},
 	}
 	cmd.Flags().StringVarP(&dispose, "dispose", "d", "", "dispose of the savepoint at this path")
+	cmd.Flags().BoolVar(&force, "force", false, "with -d: also remove an incomplete or abandoned savepoint directory")
 	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "give up waiting after this long")
 	cmd.AddCommand(newInspectCmd(g), newDisposeCmd(g))
 	return cmd

@@ -25,6 +25,12 @@ type Config struct {
 	CheckpointsDir string
 	SavepointsDir  string
 	LogLevel       string
+	// IdleTimeout closes idle keep-alive connections of the control API.
+	IdleTimeout time.Duration
+	// Umask is the daemon process's umask (daemon.umask).
+	Umask int
+	// JobOutMaxSize caps a job's job.out before it is rotated.
+	JobOutMaxSize int64
 	// AllowedHosts are extra Host names the TCP listener answers to.
 	AllowedHosts []string
 	// AllowedPaths bounds the paths the control API accepts (empty: any).
@@ -60,7 +66,8 @@ func EnvName(key string) string {
 // flags that override them (only flags the user changed count). Every
 // problem is reported at once, naming the key and where its value came from.
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
-	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second}
+	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
+		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")
@@ -128,6 +135,9 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 // accepts both nested maps and flat "a.b.c" keys), rejecting unknown keys
 // with their line, and returns a nested map for viper.
 func parseFile(file string, data []byte, positions map[string]api.Pos) (map[string]any, error) {
+	if d := api.NewDecoder(file); !d.CheckBounds(data) {
+		return nil, api.Invalid(d.Errors.Err())
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		d := api.NewDecoder(file)

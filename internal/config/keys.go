@@ -37,6 +37,17 @@ var keys = []key{
 		}
 		return nil
 	}},
+	{"rest.idleness-timeout", "1min", "an idle keep-alive connection to the REST API (or the socket) is closed after this", func(c *Config, v string) error {
+		d, err := api.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("must be positive, got %s", d)
+		}
+		c.IdleTimeout = d.D()
+		return nil
+	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
@@ -59,6 +70,25 @@ var keys = []key{
 			return err
 		}
 		c.ShutdownSavepointTimeout = d.D()
+		return nil
+	}},
+	{"daemon.umask", "0077", "umask of the daemon: the files it creates (state files, checkpoints, savepoints, the registry, job.out, file sink output) get 0666 and its directories 0777 minus these bits; 0077 keeps them to the daemon's user (0600, 0700), 0027 lets its group read", func(c *Config, v string) error {
+		m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+		if err != nil || m > 0o777 {
+			return fmt.Errorf("must be octal permission bits such as 0077 or 0027, got %q", v)
+		}
+		c.Umask = int(m)
+		return nil
+	}},
+	{"daemon.job-out.max-size", "16MiB", "jobs/<id>/job.out (print sink lines) is rotated to job.out.1 when it would grow past this; one previous file is kept", func(c *Config, v string) error {
+		b, err := api.ParseByteSize(v)
+		if err != nil {
+			return err
+		}
+		if b < 1024 {
+			return fmt.Errorf("must be at least 1KiB, got %s", b)
+		}
+		c.JobOutMaxSize = int64(b)
 		return nil
 	}},
 	{"log.level", "info", "debug, info, warn or error", func(c *Config, v string) error {

@@ -89,6 +89,9 @@ func Start(o Options) (_ *Daemon, err error) {
 	cfg := o.Config
 	if o.FS == nil {
 		o.FS = vfs.Default
+		if len(cfg.AllowedPaths) > 0 {
+			o.FS = vfs.Confined(allowedRoots(cfg.AllowedPaths))
+		}
 	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
@@ -229,7 +232,8 @@ func (d *Daemon) serve() error {
 			}
 			h = hosts.Wrap(d.handler(true))
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+			WriteTimeout: writeTimeout, IdleTimeout: d.cfg.IdleTimeout}
 		d.servers = append(d.servers, srv)
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -327,11 +331,12 @@ func (d *Daemon) suspend(e *entry) {
 			return
 		}
 		log.Warn().Err(r.err).Msg("shutdown savepoint failed; suspending the job (it resumes from its latest checkpoint)")
+		_ = e.job.Suspend()
 	case <-timer.C:
 		log.Warn().Dur("timeout", d.cfg.ShutdownSavepointTimeout).Msg("shutdown savepoint too slow; suspending the job (it resumes from its latest checkpoint)")
+		_ = e.job.Suspend()
+		<-done // the stop's answer, once the job ended: done is received once
 	}
-	_ = e.job.Suspend()
-	<-done
 	<-e.job.Done()
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,6 +21,18 @@ import (
 // MaxBodyBytes bounds request bodies (a job spec is a few KiB).
 const MaxBodyBytes = 1 << 20
 
+// Timeouts of the control API's connections, so a slow or idle client
+// cannot hold one forever: the headers must arrive within
+// readHeaderTimeout, the whole request within readTimeout, and an answer
+// must be written within writeTimeout, except by the handlers that wait
+// for a job (long). Idle keep-alive connections close after
+// rest.idleness-timeout.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = time.Minute
+	writeTimeout      = time.Minute
+)
+
 // handlerFunc is an API handler: it returns the response body or an error
 // that wrap maps to a status code (after Nomad's agent HTTP handlers).
 type handlerFunc func(r *http.Request) (any, error)
@@ -29,33 +42,33 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 	mux.Handle("GET /v1/jobs", d.wrap(func(r *http.Request) (any, error) {
 		return d.List(r.URL.Query().Get("all") == "true"), nil
 	}))
-	mux.Handle("POST /v1/jobs", d.wrap(func(r *http.Request) (any, error) {
+	mux.Handle("POST /v1/jobs", long(d.wrap(func(r *http.Request) (any, error) {
 		var req api.SubmitRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
 		return d.Submit(req)
-	}))
+	})))
 	mux.Handle("GET /v1/jobs/{id}", d.wrap(func(r *http.Request) (any, error) { return d.Info(r.PathValue("id")) }))
 	mux.Handle("GET /v1/overview", d.wrap(func(*http.Request) (any, error) { return d.Overview(), nil }))
-	mux.Handle("GET /v1/savepoints", d.wrap(func(*http.Request) (any, error) { return d.Savepoints(), nil }))
-	mux.Handle("GET /v1/savepoints/inspect", d.wrap(func(r *http.Request) (any, error) { return d.Inspect(r.URL.Query().Get("path")) }))
+	mux.Handle("GET /v1/savepoints", long(d.wrap(func(*http.Request) (any, error) { return d.Savepoints(), nil })))
+	mux.Handle("GET /v1/savepoints/inspect", long(d.wrap(func(r *http.Request) (any, error) { return d.Inspect(r.URL.Query().Get("path")) })))
 	mux.Handle("GET /v1/jobs/{id}/checkpoints", d.wrap(func(r *http.Request) (any, error) { return d.Checkpoints(r.PathValue("id")) }))
-	mux.Handle("POST /v1/jobs/{id}/cancel", d.wrap(func(r *http.Request) (any, error) { return d.Cancel(r.PathValue("id")) }))
-	mux.Handle("POST /v1/jobs/{id}/savepoints", d.wrap(func(r *http.Request) (any, error) {
+	mux.Handle("POST /v1/jobs/{id}/cancel", long(d.wrap(func(r *http.Request) (any, error) { return d.Cancel(r.PathValue("id")) })))
+	mux.Handle("POST /v1/jobs/{id}/savepoints", long(d.wrap(func(r *http.Request) (any, error) {
 		var req api.SavepointRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
 		return d.Savepoint(r.PathValue("id"), req)
-	}))
-	mux.Handle("POST /v1/jobs/{id}/stop", d.wrap(func(r *http.Request) (any, error) {
+	})))
+	mux.Handle("POST /v1/jobs/{id}/stop", long(d.wrap(func(r *http.Request) (any, error) {
 		var req api.SavepointRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
 		return d.Stop(r.PathValue("id"), req)
-	}))
+	})))
 	// The dashboard: its page, the browser's session, and login links,
 	// which only a token holder (or the unix socket) may create.
 	mux.Handle("GET /v1/ui/session", d.wrap(func(r *http.Request) (any, error) {
@@ -115,22 +128,39 @@ func (d *Daemon) authorize(next http.Handler) http.Handler {
 			}
 		} else if d.sessions.HasCookie(r) {
 			if err := crossOrigin.Check(r); err != nil {
-				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "cross-origin request refused: the dashboard changes state only from its own pages"})
+				refuse(w, &api.Error{Code: api.CodeUnauthorized, Message: "cross-origin request refused: the dashboard changes state only from its own pages"})
 				return
 			}
 			if !slices.ContainsFunc(sessionRoutes, func(re *regexp.Regexp) bool { return re.MatchString(r.URL.Path) }) {
-				writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "a dashboard session may only take savepoints, stop and cancel jobs; this request needs the bearer token"})
+				refuse(w, &api.Error{Code: api.CodeUnauthorized, Message: "a dashboard session may only take savepoints, stop and cancel jobs; this request needs the bearer token"})
 				return
 			}
 			if d.sessions.Authorized(r) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "dashboard session expired or CSRF token missing: reload the page, or run `flinkgo ui` for a new login link"})
+			refuse(w, &api.Error{Code: api.CodeUnauthorized, Message: "dashboard session expired or CSRF token missing: reload the page, or run `flinkgo ui` for a new login link"})
 			return
 		}
-		writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "missing or wrong bearer token: send Authorization: Bearer <contents of $FLINKGO_HOME/token>, or log in to the dashboard with `flinkgo ui`"})
+		refuse(w, &api.Error{Code: api.CodeUnauthorized, Message: "missing or wrong bearer token: send Authorization: Bearer <contents of $FLINKGO_HOME/token>, or log in to the dashboard with `flinkgo ui`"})
 	})
+}
+
+// long lifts the write timeout of a handler that waits for a job (a
+// savepoint, a stop, a start) or reads snapshots, which may take longer.
+func long(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refuse answers a request that may not go on and closes the connection:
+// without the close, Go's server would read up to 256 KiB of the unread
+// body before it writes the answer, at whatever pace the client sends it.
+func refuse(w http.ResponseWriter, e *api.Error) {
+	w.Header().Set("Connection", "close")
+	writeError(w, e)
 }
 
 func limitBody(next http.Handler) http.Handler {

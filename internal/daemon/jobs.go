@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,7 +22,7 @@ type entry struct {
 	mu  sync.Mutex // guards rec and out
 	rec Record
 	job *engine.Job
-	out *os.File // the job's .out file (print sink)
+	out *jobOut // the job's .out file (print sink)
 }
 
 func (e *entry) closeOut() {
@@ -76,10 +75,11 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 	var restore *engine.Restore
 	resp := &api.SubmitResponse{}
 	if req.SavepointPath != "" {
-		if err := d.checkPath(req.SavepointPath); err != nil {
+		path, err := d.checkPath(req.SavepointPath)
+		if err != nil {
 			return nil, err
 		}
-		restore, err = engine.LoadRestore(d.fs, req.SavepointPath)
+		restore, err = engine.LoadRestore(d.fs, path)
 		if err != nil {
 			code := api.CodeInvalid
 			if errors.Is(err, fs.ErrNotExist) {
@@ -186,7 +186,7 @@ func (d *Daemon) resubmitted(req api.SubmitRequest) (*api.SubmitResponse, error,
 
 // start runs a job for e, wiring persistence and output.
 func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o engine.JobOptions) {
-	out, err := os.OpenFile(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	out, err := openJobOut(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), d.cfg.JobOutMaxSize)
 	if err != nil {
 		d.log.Warn().Err(err).Msg("cannot open the job's .out file; print output goes to stdout only")
 	} else {
@@ -195,7 +195,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
 	o.Env = &engine.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
 	if e.out != nil {
-		o.Env.OutFile = &lockedWriter{w: e.out}
+		o.Env.OutFile = e.out
 	}
 	o.Log = d.log
 	o.CheckpointsDir, o.SavepointsDir = d.cfg.CheckpointsDir, d.cfg.SavepointsDir
@@ -401,10 +401,11 @@ func (d *Daemon) Savepoint(ref string, req api.SavepointRequest) (*api.Savepoint
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkTarget(req.TargetDir); err != nil {
+	target, err := d.checkTarget(req.TargetDir)
+	if err != nil {
 		return nil, err
 	}
-	path, id, err := e.job.Savepoint(req.TargetDir)
+	path, id, err := e.job.Savepoint(target)
 	if err != nil {
 		return nil, err
 	}
@@ -417,10 +418,11 @@ func (d *Daemon) Stop(ref string, req api.SavepointRequest) (*api.SavepointRespo
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkTarget(req.TargetDir); err != nil {
+	target, err := d.checkTarget(req.TargetDir)
+	if err != nil {
 		return nil, err
 	}
-	path, id, err := e.job.Stop(req.TargetDir, req.Drain)
+	path, id, err := e.job.Stop(target, req.Drain)
 	if err != nil {
 		return nil, err
 	}
@@ -428,12 +430,14 @@ func (d *Daemon) Stop(ref string, req api.SavepointRequest) (*api.SavepointRespo
 	return &api.SavepointResponse{Path: path, ID: id}, nil
 }
 
-func (d *Daemon) checkTarget(dir string) error {
+// checkTarget checks a savepoint target like checkPath; "" means
+// state.savepoints.dir.
+func (d *Daemon) checkTarget(dir string) (string, error) {
 	if dir == "" {
 		if d.cfg.SavepointsDir == "" {
-			return api.Errorf(api.CodeUsage, "no savepoint directory: give a target directory or set state.savepoints.dir in the daemon config (%s)", d.configName())
+			return "", api.Errorf(api.CodeUsage, "no savepoint directory: give a target directory or set state.savepoints.dir in the daemon config (%s)", d.configName())
 		}
-		return nil
+		return "", nil
 	}
 	return d.checkPath(dir)
 }
@@ -447,24 +451,35 @@ func (d *Daemon) configName() string {
 
 // checkPath refuses paths the API must not touch: relative paths (the
 // daemon's working directory is not the user's), NUL bytes, ".." parts, and
-// paths outside security.allowed-paths when it is set.
-func (d *Daemon) checkPath(p string) error {
+// paths outside security.allowed-paths when it is set. It returns the path
+// to use: with allowed paths, where p leads now (symlinks resolved), which
+// the daemon's confined filesystem (vfs.Confined on the resolved roots)
+// then reads and writes without following any link out of the root, so a
+// link swapped in after this check cannot redirect it.
+func (d *Daemon) checkPath(p string) (string, error) {
 	if err := checkPathShape(p); err != nil {
-		return err
+		return "", err
 	}
 	if len(d.cfg.AllowedPaths) == 0 {
-		return nil
+		return p, nil
 	}
-	// Compare where the path really leads: a symlink inside an allowed
-	// root must not reach outside it.
 	real := resolve(p)
-	for _, root := range d.cfg.AllowedPaths {
-		root = resolve(root)
+	for _, root := range allowedRoots(d.cfg.AllowedPaths) {
 		if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
-			return nil
+			return real, nil
 		}
 	}
-	return api.Errorf(api.CodeUsage, "path %q is outside security.allowed-paths (%s)", p, strings.Join(d.cfg.AllowedPaths, ", "))
+	return "", api.Errorf(api.CodeUsage, "path %q is outside security.allowed-paths (%s)", p, strings.Join(d.cfg.AllowedPaths, ", "))
+}
+
+// allowedRoots are the security.allowed-paths directories with their
+// symlinks resolved (they come from the daemon's config and are trusted).
+func allowedRoots(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = resolve(p)
+	}
+	return out
 }
 
 // resolve follows the symlinks of the deepest existing ancestor of p and

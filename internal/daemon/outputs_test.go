@@ -9,7 +9,6 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/connectors/all"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/all" // every operator type
 )
 
 func TestOverlap(t *testing.T) {

@@ -84,15 +84,30 @@ func attention(info api.JobInfo, cp api.CheckpointsInfo) []api.Attention {
 	}
 	switch {
 	case info.State == api.StateFailed:
-		add("error", "job FAILED: "+orNone(info.Error), info.EndTime)
+		add("error", "job FAILED: "+orNone(info.Error)+rootCause(info), info.EndTime)
 	case info.State.Active() && info.Restarts > 0:
-		add("warning", fmt.Sprintf("restarted %d time(s); last failure: %s", info.Restarts, orNone(info.Error)), info.ErrorTime)
+		add("warning", fmt.Sprintf("restarted %d time(s); last failure: %s%s", info.Restarts, orNone(info.Error), rootCause(info)), info.ErrorTime)
+	}
+	if info.State.Active() {
+		for _, op := range info.Operators {
+			for _, p := range op.Problems {
+				add("warning", fmt.Sprintf("operator %s: %s", op.UID, p), nil)
+			}
+		}
 	}
 	if f := cp.Latest.Failed; info.State.Active() && f != nil && (cp.Latest.Completed == nil || f.ID > cp.Latest.Completed.ID) {
 		t := f.TriggerTime
 		add("warning", fmt.Sprintf("%s %d failed (%d failed in all, none completed since): %s", f.Kind, f.ID, cp.Counts.Failed, orNone(f.FailureReason)), &t)
 	}
 	return out
+}
+
+// rootCause names the first failure of the streak when it is not the last.
+func rootCause(info api.JobInfo) string {
+	if info.RootCause == "" || info.RootCause == info.Error {
+		return ""
+	}
+	return fmt.Sprintf("; root cause (the first of %d failures): %s", info.Failures, info.RootCause)
 }
 
 func orNone(s string) string {

@@ -64,6 +64,18 @@ func TestAttention(t *testing.T) {
 	// A failure followed by a completed checkpoint needs no attention.
 	got = attention(running, api.CheckpointsInfo{Latest: api.LatestCheckpoints{Completed: &api.CheckpointInfo{ID: 6}, Failed: bad}})
 	require.Empty(t, got)
+
+	// The root cause of a streak is named when it is not the last failure.
+	failed.Error, failed.RootCause, failed.Failures = "connection refused", "no successful fetch for 60s", 3
+	got = attention(failed, api.CheckpointsInfo{})
+	require.Equal(t, "job FAILED: connection refused; root cause (the first of 3 failures): no successful fetch for 60s", got[0].Message)
+
+	// A running source that cannot read is on the list.
+	running.Operators = []api.OperatorInfo{{UID: "in", Problems: []string{"subtask 0: partition t/0 cannot fetch since 12:00:00: refused"}}}
+	got = attention(running, api.CheckpointsInfo{})
+	require.Len(t, got, 1)
+	require.Equal(t, "warning", got[0].Severity)
+	require.Equal(t, "operator in: subtask 0: partition t/0 cannot fetch since 12:00:00: refused", got[0].Message)
 }
 
 func TestSummarizeRatesBySourcesAndSinks(t *testing.T) {

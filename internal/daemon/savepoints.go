@@ -55,6 +55,7 @@ type catalogEntry struct {
 // reads only each _metadata; Inspect checks the state files.
 func (d *Daemon) Savepoints() []api.SavepointEntry {
 	var known []string
+	inProgress := map[string]bool{}
 	entries := d.entries()
 	for _, e := range entries {
 		if e.job == nil {
@@ -63,6 +64,9 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 		for _, h := range e.job.Checkpoints().History {
 			if isSavepoint(h.Kind) && h.Path != "" && h.Status == checkpoint.StatusCompleted.String() {
 				known = append(known, h.Path)
+			}
+			if isSavepoint(h.Kind) && h.Path != "" && h.Status == checkpoint.StatusInProgress.String() {
+				inProgress[filepath.Clean(h.Path)] = true
 			}
 		}
 	}
@@ -76,7 +80,7 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 		if _, done := listed[dir]; done {
 			return
 		}
-		ce := d.catalogEntry(dir, c.seen[dir])
+		ce := d.catalogEntry(dir, c.seen[dir], inProgress[dir])
 		listed[dir] = ce
 		if ce.entry != nil {
 			out = append(out, *ce.entry)
@@ -102,11 +106,13 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 }
 
 // catalogEntry describes the savepoint in dir, reusing old when its
-// _metadata did not change.
-func (d *Daemon) catalogEntry(dir string, old catalogEntry) catalogEntry {
+// _metadata did not change. A directory without _metadata is listed as
+// incomplete (in progress, when a job is writing it) if it looks like a
+// savepoint flinkgo left (checkpoint.InspectIncomplete).
+func (d *Daemon) catalogEntry(dir string, old catalogEntry, writing bool) catalogEntry {
 	fi, err := d.fs.Stat(filepath.Join(dir, checkpoint.MetadataFile))
 	if err != nil || !fi.Mode().IsRegular() {
-		return catalogEntry{}
+		return d.incompleteEntry(dir, writing)
 	}
 	ce := catalogEntry{size: fi.Size(), mtime: fi.ModTime()}
 	if old.size == ce.size && old.mtime.Equal(ce.mtime) && (old.entry != nil || !old.mtime.IsZero()) {
@@ -138,6 +144,9 @@ func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 			break
 		}
 	}
+	if found != nil && found.JobID == "" && found.Problem != "" {
+		return nil, api.Errorf(api.CodeNotFound, "%s is not a usable savepoint: %s", found.Path, found.Problem)
+	}
 	if found == nil || found.JobID == "" {
 		return nil, api.Errorf(api.CodeNotFound, "%q is not a savepoint this daemon lists (GET /v1/savepoints); `flinkgo inspect PATH` reads any path", path)
 	}
@@ -161,4 +170,22 @@ func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 
 func isSavepoint(kind string) bool {
 	return kind == checkpoint.Savepoint.String() || kind == checkpoint.StopSavepoint.String()
+}
+
+// incompleteEntry lists a savepoint directory without _metadata: one a job
+// is writing, or one a crash left (or whose stop was abandoned), with what
+// to do about it. Anything else is not listed.
+func (d *Daemon) incompleteEntry(dir string, writing bool) catalogEntry {
+	in, err := checkpoint.InspectIncomplete(d.fs, dir)
+	if err != nil {
+		return catalogEntry{}
+	}
+	e := &api.SavepointEntry{Path: dir, Size: in.Bytes, Problem: in.Problem()}
+	if writing {
+		e.Problem = "in progress"
+	}
+	if fi, err := d.fs.Stat(dir); err == nil {
+		e.Time = fi.ModTime()
+	}
+	return catalogEntry{entry: e}
 }

@@ -152,8 +152,14 @@ func (d *driver) writeMetadata(w checkpoint.WriteMetadata) {
 	go func() {
 		defer d.persistWG.Done()
 		err := d.j.env.Fire("checkpoint.publish-metadata", w.ID)
+		if err == nil && w.Kind == checkpoint.StopSavepoint {
+			err = d.j.markPendingStop(w.ID, dir)
+		}
 		if err == nil {
 			err = checkpoint.PublishMetadata(d.fsys(), dir, m)
+		}
+		if err == nil {
+			err = d.j.env.Fire("checkpoint.metadata-published", w.Kind.String(), w.ID)
 		}
 		select {
 		case d.persisted <- checkpoint.PersistedEvent{ID: w.ID, Err: err, Now: time.Now()}:

@@ -152,7 +152,7 @@ func (e *execution) newContext(t *subtask) *runtime.Context {
 		Subtask: t.index, Parallelism: t.v.Parallelism, MaxParallelism: e.g.MaxParallelism,
 		Attempt: e.attempt, State: t.state, Keyed: t.keyed, Checkpointing: e.g.Checkpointing,
 		FS: j.env.FS, Stdout: j.env.printOut(), Faults: j.env.Faults, Wakeup: t.wake, Metrics: &t.gauges,
-		Watermark: t.currentWatermark, AllowNonEmptyOutput: j.env.AllowNonEmptyOutput,
+		Watermark: t.currentWatermark, AllowNonEmptyOutput: j.env.AllowNonEmptyOutput, Done: e.done,
 		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
 	if t.clock.timers != nil {
 		o.Timers = t.clock.timers
@@ -218,7 +218,8 @@ func (e *execution) decline(t *subtask, id int64, err error) {
 }
 
 // writeState writes a subtask's snapshot in the background, then
-// acknowledges it (or declines the checkpoint when writing failed).
+// acknowledges it (or declines the checkpoint when writing failed). A
+// stateless subtask (data nil) writes nothing: its handle has no file.
 func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data *state.Encoded) {
 	if !e.beginWrite(b.ID) {
 		return // the checkpoint was aborted: nothing to write or acknowledge
@@ -227,7 +228,7 @@ func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data 
 	go func() {
 		defer e.wg.Done()
 		defer e.endWrite(b.ID)
-		if b.Dir != "" {
+		if b.Dir != "" && data != nil {
 			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
 			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
 			if err == nil {

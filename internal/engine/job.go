@@ -69,6 +69,7 @@ type jobStatus struct {
 	state        api.JobState
 	err          string
 	errTime      time.Time
+	streak       failureStreak
 	submitTime   time.Time
 	endTime      time.Time
 	restarts     int
@@ -290,5 +291,6 @@ func (j *Job) setError(err error) {
 	j.mu.Lock()
 	j.status.err = err.Error()
 	j.status.errTime = time.Now()
+	j.status.streak.failed(err, j.status.errTime)
 	j.mu.Unlock()
 }

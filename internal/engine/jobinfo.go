@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -45,6 +46,7 @@ func (j *Job) complete(info api.CheckpointInfo, kind checkpoint.Kind) {
 	defer j.mu.Unlock()
 	j.upsert(info)
 	j.status.counts.Completed++
+	j.status.streak.progress()
 	j.status.durations = appendBounded(j.status.durations, info.DurationMs)
 	j.status.sizes = appendBounded(j.status.sizes, info.Size)
 	c := info
@@ -115,6 +117,7 @@ func (j *Job) Info() api.JobInfo {
 		t := s.errTime
 		info.ErrorTime = &t
 	}
+	s.streak.describe(&info)
 	if s.restoredFrom != nil {
 		info.RestoredFrom = s.restoredFrom.Path
 	}
@@ -154,6 +157,7 @@ func (j *Job) Info() api.JobInfo {
 		if live != nil {
 			oi.RecordsIn += live.in[i]
 			oi.RecordsOut += live.out[i]
+			oi.Problems = live.problems[i]
 			for k, val := range live.values[i] {
 				if live.counters[k] {
 					m[k] += val // the total of earlier attempts plus this one
@@ -244,13 +248,14 @@ func minAvgMax(v []int64) api.MinAvgMax {
 }
 
 // figures are an execution's operator figures by vertex: gauges and
-// counters summed over subtasks.
+// counters summed over subtasks, and the subtasks' problems.
 type figures struct {
 	in, out  []int64
 	values   []map[string]int64
 	counters map[string]bool
 	// inWM and outWM are the minimum watermarks over subtasks by vertex.
 	inWM, outWM []int64
+	problems    [][]string
 }
 
 // watermarks fills the event-time figures of vertex i (none before its
@@ -273,7 +278,7 @@ func (f *figures) watermarks(i int, oi *api.OperatorInfo) {
 func (e *execution) totals() figures {
 	n := len(e.g.Vertices)
 	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{},
-		inWM: make([]int64, n), outWM: make([]int64, n)}
+		inWM: make([]int64, n), outWM: make([]int64, n), problems: make([][]string, n)}
 	for i := range f.inWM {
 		f.inWM[i], f.outWM[i] = runtime.MaxWatermark, runtime.MaxWatermark
 	}
@@ -281,6 +286,9 @@ func (e *execution) totals() figures {
 		i := t.v.Index
 		f.inWM[i] = min(f.inWM[i], t.clock.inWM.Load())
 		f.outWM[i] = min(f.outWM[i], t.clock.outWM.Load())
+		for _, p := range t.gauges.Problems() {
+			f.problems[i] = append(f.problems[i], fmt.Sprintf("subtask %d: %s", t.index, p))
+		}
 		f.in[i] += t.recordsIn.Load()
 		f.out[i] += t.recordsOut.Load()
 		values, counters := t.gauges.Snapshot()

@@ -38,6 +38,7 @@ func (j *Job) loop() {
 		if restoreErr != nil {
 			out, err = outFailed, restoreErr // no attempt: nothing to restore from
 		} else {
+			j.resolvePendingStops(restore)
 			out, err, req = j.runAttempt(attempt, restore)
 		}
 		switch out {

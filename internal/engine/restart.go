@@ -73,8 +73,12 @@ func (e *exponentialDelay) OnFailure(now time.Time) (time.Duration, bool) {
 	if e.current == 0 {
 		e.current = e.c.InitialBackoff
 	} else {
-		next := time.Duration(float64(e.current) * e.c.Multiplier)
-		e.current = min(next, e.c.MaxBackoff)
+		// In floats: current * multiplier may not fit a Duration.
+		next := float64(e.current) * e.c.Multiplier
+		e.current = e.c.MaxBackoff
+		if next < float64(e.c.MaxBackoff) {
+			e.current = time.Duration(next)
+		}
 	}
 	d := e.current
 	if e.c.Jitter > 0 {

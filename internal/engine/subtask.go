@@ -399,7 +399,11 @@ func (t *subtask) snapshot(b Barrier) error {
 		t.exec.decline(t, b.ID, err)
 		return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
 	}
-	data, sum := state.EncodeChunks(t.state, t.keyed)
+	var data *state.Encoded // nil: nothing to write (state.Stateless)
+	var sum state.Summary
+	if !state.Stateless(t.state, t.keyed) {
+		data, sum = state.EncodeChunks(t.state, t.keyed)
+	}
 	h := checkpoint.Handle{Task: t.id, UID: t.v.Op.UID, Subtask: t.index, Keys: sum.Keys, TimerKeys: sum.TimerKeys, Lists: sum.Lists}
 	if sum.KeyGroups != nil {
 		h.KeyStart, h.KeyEnd = sum.KeyGroups.Start, sum.KeyGroups.End

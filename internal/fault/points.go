@@ -21,6 +21,7 @@ var Points = []Point{
 	{"checkpoint.write-state", "a subtask's state file is written"},
 	{"checkpoint.publish-metadata", "the coordinator publishes a checkpoint's _metadata"},
 	{"checkpoint.record", "the job records a durable snapshot as its restore point (the daemon's registry), before anything commits"},
+	{"checkpoint.metadata-published", "a snapshot's _metadata is published, before the job records it as completed (attributes: kind, id)"},
 	{"checkpoint.discard", "retention deletes a subsumed checkpoint"},
 	{"file.write", "the file sink writes a batch to its in-progress files"},
 	{"file.precommit", "the file sink flushes and closes part files at a barrier"},

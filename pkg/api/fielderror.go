@@ -66,11 +66,22 @@ func (e *SpecError) Sort() {
 	})
 }
 
-// Err returns nil when no problem was collected.
+// MaxReportedErrors bounds the problems an error reports: a document of
+// thousands of broken aliases must not answer with megabytes of them.
+const MaxReportedErrors = 100
+
+// Err returns nil when no problem was collected. Past MaxReportedErrors
+// problems it reports the first ones (by position) and how many more
+// there are.
 func (e *SpecError) Err() error {
 	if e == nil || len(e.Errors) == 0 {
 		return nil
 	}
 	e.Sort()
+	if n := len(e.Errors); n > MaxReportedErrors {
+		first := append([]FieldError(nil), e.Errors[:MaxReportedErrors]...)
+		more := FieldError{File: first[0].File, Msg: fmt.Sprintf("and %d more problems; fix the ones above first", n-MaxReportedErrors)}
+		return &SpecError{Errors: append(first, more)}
+	}
 	return e
 }

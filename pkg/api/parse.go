@@ -71,6 +71,10 @@ var uidPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 // Problems accumulate in p.Dec.Errors.
 func ParseJob(file string, src []byte, cat Catalog) *ParsedJob {
 	p := &ParsedJob{File: file, Source: src, Dec: NewDecoder(file)}
+	if len(src) > MaxSpecBytes {
+		p.Dec.Errorf(Pos{Line: 1, Column: 1}, "", "the spec has %d bytes, more than the %d a job spec may have", len(src), MaxSpecBytes)
+		return p
+	}
 	root := p.Dec.ParseYAML(src)
 	if root.IsZero() {
 		return p

@@ -110,6 +110,10 @@ func (s *RestartSpec) setFields() []string {
 	return out
 }
 
+// MaxBackoffMultiplier bounds exponential-delay's multiplier: past a few
+// the delay jumps from initialBackoff to maxBackoff at once anyway.
+const MaxBackoffMultiplier = 1000
+
 // ValidateRestartSpec records every problem of s (at path) on d.
 func ValidateRestartSpec(d *Decoder, path string, s *RestartSpec) {
 	f := func(name string) string { return joinPath(path, name) }
@@ -131,10 +135,11 @@ func ValidateRestartSpec(d *Decoder, path string, s *RestartSpec) {
 	if s.Attempts != nil && *s.Attempts < 0 {
 		d.ErrorAt(f("attempts"), "must be 0 or more, got %d", *s.Attempts)
 	}
-	if s.Multiplier != nil && *s.Multiplier < 1 {
-		d.ErrorAt(f("multiplier"), "must be at least 1, got %g", *s.Multiplier)
+	// Negated so NaN (a config file's "NaN") fails too.
+	if s.Multiplier != nil && !(*s.Multiplier >= 1 && *s.Multiplier <= MaxBackoffMultiplier) {
+		d.ErrorAt(f("multiplier"), "must be between 1 and %g, got %g", float64(MaxBackoffMultiplier), *s.Multiplier)
 	}
-	if s.Jitter != nil && (*s.Jitter < 0 || *s.Jitter > 1) {
+	if s.Jitter != nil && !(*s.Jitter >= 0 && *s.Jitter <= 1) {
 		d.ErrorAt(f("jitter"), "must be between 0 and 1, got %g", *s.Jitter)
 	}
 	if s.MaxFailures != nil && *s.MaxFailures < 1 {

@@ -48,8 +48,45 @@ var durationUnits = map[string]time.Duration{
 	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
 }
 
-// ParseDuration parses the duration forms described on Duration.
+// MaxDuration bounds every duration option (36500 days): a longer one is
+// a mistake, and the sum of two still fits a time.Duration (deadlines add
+// a timeout to a time, backoffs a delay to a threshold).
+const MaxDuration = Duration(36500 * 24 * time.Hour)
+
+// ParseDuration parses the duration forms described on Duration, from
+// zero to MaxDuration (a negative or longer one is an error).
 func ParseDuration(s string) (Duration, error) {
+	d, err := parseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	return d, CheckDuration(d)
+}
+
+// DurationOfMillis is a bare number of milliseconds (Flink's form) as a
+// Duration, range-checked like ParseDuration without overflowing.
+func DurationOfMillis(ms int64) (Duration, error) {
+	if ms < 0 {
+		return 0, fmt.Errorf("duration %dms is negative", ms)
+	}
+	if limit := int64(MaxDuration / Duration(time.Millisecond)); ms > limit {
+		return 0, fmt.Errorf("%d ms is out of range: at most %d (36500 days)", ms, limit)
+	}
+	return Duration(ms) * Duration(time.Millisecond), nil
+}
+
+// CheckDuration refuses a negative duration or one over MaxDuration.
+func CheckDuration(d Duration) error {
+	switch {
+	case d < 0:
+		return fmt.Errorf("duration %s is negative", d)
+	case d > MaxDuration:
+		return fmt.Errorf("duration %s is out of range: at most %s (36500 days)", d, MaxDuration)
+	}
+	return nil
+}
+
+func parseDuration(s string) (Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf(`empty duration; write e.g. "10s"`)

@@ -95,7 +95,14 @@ type JobInfo struct {
 	State JobState `json:"state"`
 	Error string   `json:"error,omitempty"`
 	// ErrorTime is when Error happened (the last failure of any attempt).
-	ErrorTime        *time.Time        `json:"errorTime,omitempty"`
+	ErrorTime *time.Time `json:"errorTime,omitempty"`
+	// RootCause is the first failure of the current streak (failures with
+	// no completed checkpoint between them), which the later ones often
+	// only follow from (a broker outage first fails fetching, then every
+	// restart's connect); Failures counts the streak.
+	RootCause        string            `json:"rootCause,omitempty"`
+	RootCauseTime    *time.Time        `json:"rootCauseTime,omitempty"`
+	Failures         int               `json:"consecutiveFailures,omitempty"`
 	File             string            `json:"file,omitempty"`
 	SubmitTime       time.Time         `json:"submitTime"`
 	EndTime          *time.Time        `json:"endTime,omitempty"`
@@ -123,6 +130,9 @@ type OperatorInfo struct {
 	RecordsIn  int64            `json:"recordsIn"`
 	RecordsOut int64            `json:"recordsOut"`
 	Metrics    map[string]int64 `json:"metrics,omitempty"`
+	// Problems say what keeps a running operator from its work, one per
+	// subtask and cause ("subtask 0: partition t/0 cannot fetch ...").
+	Problems []string `json:"problems,omitempty"`
 	// Rates per second over the daemon's last sampling window (the
 	// dashboard's); zero until two samples exist.
 	RecordsInPerSec  float64 `json:"recordsInPerSec"`

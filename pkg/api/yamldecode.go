@@ -43,6 +43,10 @@ type Decoder struct {
 	// so later validation can point at the line of a value.
 	Positions map[string]Pos
 	anchors   map[string]ast.Node
+	// What following aliases has added to the document (chargeAlias).
+	expanded        int
+	expansionFailed bool
+	sizes           map[ast.Node]int
 }
 
 // NewDecoder returns a decoder whose errors name file.
@@ -51,8 +55,12 @@ func NewDecoder(file string) *Decoder {
 }
 
 // ParseYAML parses a single YAML document. A syntax error is recorded on the
-// decoder and the zero Node returned.
+// decoder and the zero Node returned, as is a document past the bounds of
+// CheckBounds (checked first, before the parser sees it).
 func (d *Decoder) ParseYAML(src []byte) Node {
+	if !d.CheckBounds(src) {
+		return Node{}
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		d.syntaxError(err)
@@ -172,6 +180,9 @@ func (d *Decoder) resolve(n ast.Node) ast.Node {
 				d.Errorf(nodePos(n), "", "alias *%s refers to itself", name)
 				return nil
 			}
+			if !d.chargeAlias(n, a) {
+				return nil
+			}
 			via = append(via, name)
 			n = a
 		case *ast.TagNode:
@@ -258,6 +269,10 @@ func (d *Decoder) decode(n ast.Node, path string, v reflect.Value) {
 		f, ok := floatValue(n)
 		if !ok {
 			d.typeError(n, path, "a number")
+			return
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			d.Errorf(nodePos(n), path, "expected a finite number, got %s", describe(n))
 			return
 		}
 		v.SetFloat(f)
@@ -409,7 +424,7 @@ func (d *Decoder) decodeDuration(n ast.Node, path string, v reflect.Value) {
 	var dur Duration
 	var err error
 	if i, ok := intValue(n); ok {
-		dur = Duration(i) * Duration(1e6) // bare numbers are milliseconds, as in Flink
+		dur, err = DurationOfMillis(i) // bare numbers are milliseconds, as in Flink
 	} else if s, ok := n.(*ast.StringNode); ok {
 		dur, err = ParseDuration(s.Value)
 	} else {
@@ -418,10 +433,6 @@ func (d *Decoder) decodeDuration(n ast.Node, path string, v reflect.Value) {
 	}
 	if err != nil {
 		d.Errorf(nodePos(n), path, "%v", err)
-		return
-	}
-	if dur < 0 {
-		d.Errorf(nodePos(n), path, "duration %s is negative", dur)
 		return
 	}
 	v.SetInt(int64(dur))

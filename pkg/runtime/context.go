@@ -61,6 +61,8 @@ type ContextOptions struct {
 	// Watermark reports the operator's current input watermark (nil:
 	// MinWatermark, no event time).
 	Watermark func() int64
+	// Done is closed when the attempt is canceled (nil outside a job).
+	Done <-chan struct{}
 }
 
 // NewContext returns a context reporting o.
@@ -149,6 +151,11 @@ func (c *Context) Stdout() io.Writer { return c.o.Stdout }
 // checkpoint trigger, a notification): a Poll that waits for data should
 // return early when it fires, so barriers are not delayed.
 func (c *Context) Wakeup() <-chan struct{} { return c.o.Wakeup }
+
+// Done is closed when the attempt is canceled (a failover, cancel or stop):
+// an operator blocked in Open (retrying a broker, say) or in Poll returns.
+// Nil outside a job.
+func (c *Context) Done() <-chan struct{} { return c.o.Done }
 
 // Fault consults the test fault hook at a named point: it returns the error
 // to fail with, or nil (always nil in production). Name points

@@ -14,6 +14,7 @@ type Metrics struct {
 	mu       sync.Mutex
 	m        map[string]*atomic.Int64
 	counters map[string]bool
+	problems map[string]string // see SetProblem
 }
 
 // Gauge returns the named gauge, creating it. Keep the pointer: looking it

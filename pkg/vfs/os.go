@@ -39,8 +39,10 @@ func (osFS) Stat(name string) (os.FileInfo, error) { return os.Stat(name) }
 func (osFS) ReadDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }
 
 // SyncDir opens dir and fsyncs it.
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
+func (osFS) SyncDir(dir string) error { return syncOpened(os.Open(dir)) }
+
+// syncOpened fsyncs and closes a directory just opened.
+func syncOpened(d *os.File, err error) error {
 	if err != nil {
 		return err
 	}

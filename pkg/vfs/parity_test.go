@@ -277,6 +277,10 @@ func TestParity(t *testing.T) {
 		setup func(t *testing.T) (FS, string)
 	}{
 		{"os", func(t *testing.T) (FS, string) { return Default, t.TempDir() }},
+		{"os confined", func(t *testing.T) (FS, string) {
+			root := t.TempDir()
+			return Confined([]string{root}), filepath.Join(root, "dir")
+		}},
 		{"mem", func(t *testing.T) (FS, string) {
 			m := NewMem()
 			require.NoError(t, m.MkdirAll("/work/dir", 0o755))

@@ -64,6 +64,7 @@ func (p *HostPolicy) Allowed(hostport string) bool {
 func (p *HostPolicy) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.Allowed(r.Host) {
+			w.Header().Set("Connection", "close") // answer now, unread body or not
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusMisdirectedRequest)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{

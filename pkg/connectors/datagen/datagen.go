@@ -24,6 +24,7 @@
 package datagen
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -52,6 +53,10 @@ type Options struct {
 	LateBy         *api.Duration `yaml:"lateBy"`
 	Seed           *int64        `yaml:"seed"`
 }
+
+// MaxRate bounds rate: the schedule counts records due since the start in
+// an int64, and no machine generates more.
+const MaxRate = 1e9
 
 // format is how a value is written.
 type format int
@@ -94,12 +99,15 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if o.Count != nil && *o.Count < 0 {
 		c.Errorf("count", "must be 0 or more, got %d", *o.Count)
 	}
-	if o.Rate < 0 {
-		c.Errorf("rate", "must be 0 (unlimited) or more, got %g", o.Rate)
+	if o.Rate < 0 || o.Rate > MaxRate {
+		c.Errorf("rate", "must be between 0 (unlimited) and %g records/s, got %g", float64(MaxRate), o.Rate)
 	}
 	start := int64(1)
 	if o.Start != nil {
 		start = *o.Start
+	}
+	if o.Count != nil && start > 0 && *o.Count > math.MaxInt64-start {
+		c.Errorf("count", "start %d + count %d goes past the largest index %d: at most %d records from this start", start, *o.Count, int64(math.MaxInt64-1), int64(math.MaxInt64)-start)
 	}
 	count := int64(-1)
 	if o.Count != nil {
@@ -199,7 +207,7 @@ func (s *source) Open(ctx *runtime.Context) error {
 		}
 	} else if !ctx.Restored() || ctx.OperatorState().Empty() {
 		n := int64(ctx.Parallelism())
-		s.splits = []split{{id: int64(ctx.Subtask()), of: n, next: s.start + int64(ctx.Subtask())}}
+		s.splits = []split{{id: int64(ctx.Subtask()), of: n, next: advance(s.start, int64(ctx.Subtask()), s.end())}}
 	}
 	s.began = time.Now()
 	return nil
@@ -216,11 +224,23 @@ func (s *source) Splits(dst []uint32) []uint32 {
 	return dst
 }
 
+// end is the exclusive end of the sequence: start + count (configure
+// refuses a count past the int64 range), or math.MaxInt64 when unbounded.
 func (s *source) end() int64 {
 	if s.count < 0 {
-		return 1<<63 - 1
+		return math.MaxInt64
 	}
 	return s.start + s.count
+}
+
+// advance is v + step, or end once that reaches or passes it, without
+// overflowing anywhere in the int64 range (end - v is computed unsigned:
+// it may exceed math.MaxInt64).
+func advance(v, step, end int64) int64 {
+	if v >= end || uint64(step) >= uint64(end)-uint64(v) {
+		return end
+	}
+	return v + step
 }
 
 func (s *source) Poll(b *runtime.Batch) error {
@@ -251,7 +271,7 @@ func (s *source) Poll(b *runtime.Batch) error {
 			continue
 		}
 		v := sp.next
-		sp.next += sp.of
+		sp.next = advance(v, sp.of, end)
 		if s.events != nil {
 			r := s.event(v)
 			r.Split = uint32(sp.id)

@@ -75,6 +75,8 @@ func (e *encoder) write(w *bufio.Writer, r *runtime.Record) (int, error) {
 func (e *encoder) appendJSON(dst []byte, r *runtime.Record) []byte {
 	dst = append(dst, `{"value":`...)
 	switch {
+	case r.Value == nil: // no value (a Kafka tombstone); an empty one is ""
+		dst = append(dst, "null"...)
 	case !json.Valid(r.Value):
 		dst = appendJSONString(dst, r.Value)
 	case bytes.ContainsAny(r.Value, "\r\n"):

@@ -55,6 +55,16 @@ func TestFormatJSON(t *testing.T) {
 	require.Equal(t, big, v.Value)
 }
 
+// A record without value (a Kafka tombstone) and one with an empty value
+// differ in format json (null, ""), not in format line (an empty line
+// each); see docs/values.md.
+func TestFormatNullAndEmptyValues(t *testing.T) {
+	null, empty := runtime.Record{Value: nil}, runtime.Record{Value: []byte{}}
+	require.Equal(t, "{\"value\":null,\"key\":null,\"timestamp\":null}\n{\"value\":\"\",\"key\":null,\"timestamp\":null}\n",
+		encode(t, FormatJSON, 64, null, empty))
+	require.Equal(t, "\n\n", encode(t, FormatLine, 64, null, empty))
+}
+
 func TestFormatDoesNotAllocate(t *testing.T) {
 	w := bufio.NewWriterSize(discardWriter{}, 64<<10)
 	r := runtime.Record{Value: []byte(`{"idx": 12345}`), Key: []byte("key"), Timestamp: 5}

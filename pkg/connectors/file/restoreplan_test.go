@@ -12,7 +12,6 @@ import (
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
-	_ "github.com/flinkgo/flinkgo/pkg/connectors/datagen" // register
 	"github.com/flinkgo/flinkgo/pkg/connectors/discard"
 	"github.com/flinkgo/flinkgo/pkg/connectors/file"
 	"github.com/flinkgo/flinkgo/pkg/runtime"

@@ -33,13 +33,19 @@
 //	                            end, logging how many records were skipped
 //	onDecodeError               format json: fail (default; the error names topic, partition and
 //	                            offset) or skip (counted in the recordsSkipped gauge)
-//	retryTimeout                how long a partition reconnects to an unreachable broker before
-//	                            the source fails the job over (default 60s)
+//	onMissingValue              format json: skip (default; counted in recordsWithoutValue) or
+//	                            fail, for a record without value (a tombstone or an empty value)
+//	retryTimeout                how long a partition reconnects to an unreachable broker, and
+//	                            Open retries one (connection refused included), before the source
+//	                            fails the job over (default 60s); meanwhile the source reports a
+//	                            problem per partition and the partitionsNotFetching gauge
 //
 // A record's Key is the Kafka key, its Timestamp the Kafka timestamp (ms),
-// its Value the Kafka value. Under format json a record without a value (a
-// tombstone) is skipped, as Flink's JSON format does, and counted in
-// recordsSkipped.
+// its Value the Kafka value. kafka-go reads a null value (a tombstone) and
+// an empty one alike, as no bytes. Under format json such a record is
+// skipped, as Flink's JSON format skips null, and counted in
+// recordsWithoutValue, or fails the job with onMissingValue: fail
+// (docs/values.md).
 //
 // Assignment. There is no consumer group membership and no rebalancing:
 // partition p of topic t belongs to subtask
@@ -77,7 +83,7 @@
 // reconnect with backoff (100ms to 5s); after retryTimeout without a
 // successful fetch the source fails.
 //
-// Fault points (runtime.Env.Fire): kafka.poll (uid, subtask),
+// Fault points (engine.Env.Fire): kafka.poll (uid, subtask),
 // kafka.snapshot (uid, subtask, checkpoint id), kafka.commit-offsets (uid,
 // subtask, checkpoint id; an error counts as a failed commit),
 // kafka.sink.flush (uid, subtask, checkpoint id).

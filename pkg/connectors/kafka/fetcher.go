@@ -64,8 +64,11 @@ type fetchShared struct {
 	ctx        context.Context // canceled by Close
 	out        chan *chunk
 	free       chan *chunk
-	skipped    *atomic.Int64 // undecodable records skipped
-	skippedOOR *atomic.Int64 // records skipped because their offsets were gone
+	metrics    *runtime.Metrics // for the problems of failing fetchers
+	failing    *atomic.Int64    // partitions whose fetches fail (partitionsNotFetching)
+	skipped    *atomic.Int64    // undecodable records skipped
+	missing    *atomic.Int64    // format json: records without value skipped
+	skippedOOR *atomic.Int64    // records skipped because their offsets were gone
 }
 
 // fetcher reads one partition on its own goroutine and connection (kafka-go's
@@ -107,6 +110,11 @@ func (f *fetcher) finished() bool { return f.stop != noStop && f.next >= f.stop 
 // retryTimeout without progress.
 func (f *fetcher) loop() error {
 	var failingSince time.Time
+	defer func() {
+		if !failingSince.IsZero() {
+			f.recovered()
+		}
+	}()
 	backoff := minBackoff
 	for {
 		if f.finished() {
@@ -128,6 +136,7 @@ func (f *fetcher) loop() error {
 		if f.progressed {
 			if !failingSince.IsZero() {
 				f.log.Info().Str("partition", f.tp.String()).Msg("kafka fetch recovered")
+				f.recovered()
 			}
 			failingSince, backoff, f.progressed = time.Time{}, minBackoff, false
 		}
@@ -138,7 +147,11 @@ func (f *fetcher) loop() error {
 		if failingSince.IsZero() {
 			failingSince = now
 			f.log.Warn().Err(err).Str("partition", f.tp.String()).Dur("retry_timeout", f.cfg.retryTimeout).Msg("kafka fetch failed; reconnecting")
-		} else if now.Sub(failingSince) > f.cfg.retryTimeout {
+			f.failing.Add(1)
+		}
+		f.metrics.SetProblem("fetch "+f.tp.String(), fmt.Sprintf("partition %s cannot fetch since %s: %v (the job fails over after retryTimeout %s)",
+			f.tp, failingSince.Format(time.RFC3339), err, f.cfg.retryTimeout))
+		if now.Sub(failingSince) > f.cfg.retryTimeout {
 			return fmt.Errorf("%s: no successful fetch for %s (retryTimeout): %w", f.tp, now.Sub(failingSince).Round(time.Millisecond), err)
 		}
 		select {
@@ -148,6 +161,12 @@ func (f *fetcher) loop() error {
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// recovered ends the partition's failure streak in the figures.
+func (f *fetcher) recovered() {
+	f.failing.Add(-1)
+	f.metrics.ClearProblem("fetch " + f.tp.String())
 }
 
 // errRedial ends a session that should start again at once on a new
@@ -266,8 +285,12 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 			break
 		}
 		if f.cfg.json && !json.Valid(m.Value) {
-			if m.Value == nil { // no value (a tombstone): nothing to decode, skipped as Flink's JSON format does
-				f.skipped.Add(1)
+			if len(m.Value) == 0 { // no value: nothing to decode (see missingValue)
+				if f.cfg.failMissing {
+					err = &fatalError{fmt.Errorf("%s offset %d: the record has no value (a tombstone, or an empty value: the Kafka client reports them alike) and onMissingValue is fail; set onMissingValue: skip to skip such records", f.tp, m.Offset)}
+					break
+				}
+				f.missing.Add(1)
 				f.next = m.Offset + 1
 				continue
 			}

@@ -36,6 +36,7 @@ type SourceOptions struct {
 	PartitionDiscoveryInterval *api.Duration `yaml:"partitionDiscoveryInterval"`
 	OnOffsetOutOfRange         string        `yaml:"onOffsetOutOfRange"` // fail, earliest, latest
 	OnDecodeError              string        `yaml:"onDecodeError"`      // fail, skip
+	OnMissingValue             string        `yaml:"onMissingValue"`     // format json: skip, fail
 	RetryTimeout               *api.Duration `yaml:"retryTimeout"`
 }
 
@@ -79,6 +80,7 @@ type sourceConfig struct {
 	discovery    time.Duration // 0: off
 	outOfRange   startMode     // startNone (fail), startEarliest or startLatest
 	skipInvalid  bool
+	failMissing  bool // format json: a record without value fails the job
 	retryTimeout time.Duration
 }
 
@@ -119,6 +121,10 @@ func configureSource(c *runtime.ConfigContext) *runtime.Plan {
 	cfg.skipInvalid = choice(c, "onDecodeError", or(o.OnDecodeError, "fail"), map[string]bool{"fail": false, "skip": true})
 	if o.OnDecodeError != "" && !cfg.json {
 		c.Errorf("onDecodeError", "applies only with format: json (format raw never fails to decode)")
+	}
+	cfg.failMissing = choice(c, "onMissingValue", or(o.OnMissingValue, "skip"), map[string]bool{"skip": false, "fail": true})
+	if o.OnMissingValue != "" && !cfg.json {
+		c.Errorf("onMissingValue", "applies only with format: json (format raw emits a record without value as one with an empty value)")
 	}
 	cfg.retryTimeout = DefaultRetryTimeout
 	if o.RetryTimeout != nil {

@@ -19,16 +19,19 @@ const (
 	// chunkQueue is how many chunks the fetchers of a subtask may have
 	// ready ahead of Poll (backpressure beyond it).
 	chunkQueue = 64
-	// openTimeout bounds the requests of Open (metadata and offsets).
+	// openTimeout bounds one round of Open's requests (metadata and
+	// offsets); failed rounds are retried for retryTimeout (openRetry).
 	openTimeout = 30 * time.Second
 )
 
 // Gauges published by the source (per subtask; info sums them).
 const (
-	gaugeSkipped     = "recordsSkipped"           // format json: invalid (onDecodeError: skip) or without value
+	gaugeSkipped     = "recordsSkipped"           // format json: invalid (onDecodeError: skip)
+	gaugeMissing     = "recordsWithoutValue"      // format json: tombstones and empty values, skipped (onMissingValue: skip)
 	gaugeSkippedOOR  = "recordsSkippedOutOfRange" // records lost to retention and skipped (onOffsetOutOfRange)
 	gaugePending     = "pendingRecords"           // records in the assigned partitions not yet emitted
 	gaugePartitions  = "assignedPartitions"
+	gaugeNotFetching = "partitionsNotFetching" // partitions whose fetches fail (retrying for retryTimeout)
 	gaugeCommitFails = "offsetCommitFailures"
 )
 
@@ -83,10 +86,13 @@ func (s *source) Open(ctx *runtime.Context) error {
 	}
 	s.cl = newCluster(s.cfg.brokers, s.cfg.discovery)
 	s.run, s.cancel = context.WithCancel(context.Background())
+	s.watchDone(ctx.Done())
 	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: *ctx.Log(), ctx: s.run,
 		dialer: &kafka.Dialer{ClientID: clientID, Timeout: requestTimeout},
 		out:    make(chan *chunk, chunkQueue), free: make(chan *chunk, chunkQueue+8),
-		skipped: ctx.Metrics().Counter(gaugeSkipped), skippedOOR: ctx.Metrics().Counter(gaugeSkippedOOR)}
+		metrics: ctx.Metrics(), failing: ctx.Metrics().Gauge(gaugeNotFetching),
+		skipped: ctx.Metrics().Counter(gaugeSkipped), skippedOOR: ctx.Metrics().Counter(gaugeSkippedOOR),
+		missing: ctx.Metrics().Counter(gaugeMissing)}
 	positions, all, err := s.initialPositions(restored, known)
 	if err != nil {
 		return fmt.Errorf("kafka source: %w", err)

@@ -47,9 +47,16 @@ func (s *source) restored() ([]position, map[string]bool, error) {
 // to the state, from the earliest offset when the partition appeared after
 // the snapshot (as partitions discovered while running). It also returns
 // every owned partition (for discovery).
-func (s *source) initialPositions(restored []position, known map[string]bool) ([]position, []topicPartition, error) {
-	ctx, cancel := context.WithTimeout(s.run, openTimeout)
-	defer cancel()
+func (s *source) initialPositions(restored []position, known map[string]bool) (positions []position, all []topicPartition, err error) {
+	err = s.openRetry(func(ctx context.Context) (err error) {
+		positions, all, err = s.tryInitialPositions(ctx, restored, known)
+		return err
+	})
+	return positions, all, err
+}
+
+// tryInitialPositions is one attempt of initialPositions.
+func (s *source) tryInitialPositions(ctx context.Context, restored []position, known map[string]bool) ([]position, []topicPartition, error) {
 	tps, err := s.cl.partitions(ctx, s.cfg.topics)
 	if err != nil {
 		return nil, nil, err
@@ -134,9 +141,9 @@ func (s *source) resolve(ctx context.Context, tps []topicPartition, mode startMo
 			case s.cfg.reset == startEarliest:
 				p.next = r.first
 			case ok:
-				return nil, fmt.Errorf("%s: offset %d committed by group %q is out of range (log start offset %d, end offset %d) and autoOffsetReset is none", tp, c, s.cfg.group, r.first, r.last)
+				return nil, permanent(fmt.Errorf("%s: offset %d committed by group %q is out of range (log start offset %d, end offset %d) and autoOffsetReset is none", tp, c, s.cfg.group, r.first, r.last))
 			default:
-				return nil, fmt.Errorf("%s: group %q has no committed offset and autoOffsetReset is none", tp, s.cfg.group)
+				return nil, permanent(fmt.Errorf("%s: group %q has no committed offset and autoOffsetReset is none", tp, s.cfg.group))
 			}
 		}
 		out[i] = p

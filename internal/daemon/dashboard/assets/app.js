@@ -647,7 +647,12 @@ function jobError(job) {
     h('div', { class: 'error-head' }, h('strong', {}, 'Last error'),
       isTime(job.errorTime) && h('time', { class: 'error-time' },
         ` · ${fmtTime(job.errorTime)} (${fmtAgo(job.errorTime)})`)),
-    h('pre', { class: 'error-text' }, job.error));
+    h('pre', { class: 'error-text' }, job.error),
+    job.rootCause && job.rootCause !== job.error && [
+      h('div', { class: 'error-head' }, h('strong', {}, `Root cause (the first of ${job.consecutiveFailures} failures)`),
+        isTime(job.rootCauseTime) && h('time', { class: 'error-time' },
+          ` · ${fmtTime(job.rootCauseTime)} (${fmtAgo(job.rootCauseTime)})`)),
+      h('pre', { class: 'error-text root-cause' }, job.rootCause)]);
 }
 
 function jobTabs(job, tab) {
@@ -827,6 +832,19 @@ function runLineWithCopy(path) {
   return h('span', { class: 'run' }, pathCode(line, 'run-line'), ' ', copyButton(line));
 }
 
+// An incomplete savepoint (no _metadata: a crash left it, or its stop was
+// abandoned) cannot be restored or inspected: offer its removal instead.
+function disposeLineWithCopy(path) {
+  const line = `flinkgo savepoint dispose --force ${shellWord(path)}`;
+  return h('span', { class: 'dispose' }, pathCode(line, 'dispose-line'), ' ', copyButton(line));
+}
+
+function savepointActions(e) {
+  if (e.jobId) return [h('td', {}, link(inspectHref(e.path), 'inspect', 'inspect-link')), h('td', { class: 'restore' }, runLineWithCopy(e.path))];
+  if (e.problem === 'in progress') return [h('td', {}, DASH), h('td', {}, DASH)];
+  return [h('td', {}, DASH), h('td', { class: 'restore' }, disposeLineWithCopy(e.path))];
+}
+
 const savepointsView = {
   load: () => getJSON('/v1/savepoints'),
   render: (route, list) => h('div', { class: 'page savepoints' },
@@ -838,11 +856,10 @@ function savepointsTable(list) {
     h('td', { class: 'time', title: fmtAgo(e.time) }, fmtTime(e.time)),
     h('td', { class: 'job' }, e.jobId ? link(jobHref(e.jobId), e.jobName || shortId(e.jobId), 'job-link') : e.jobName || DASH),
     num(e.checkpointId),
-    h('td', { class: 'kind' }, e.kind),
+    h('td', { class: 'kind' }, e.kind || 'incomplete'),
     num(fmtBytes(e.size)),
     h('td', { class: 'complete' }, completeBadge(e)),
-    h('td', {}, link(inspectHref(e.path), 'inspect', 'inspect-link')),
-    h('td', { class: 'restore' }, runLineWithCopy(e.path))));
+    ...savepointActions(e)));
   return table({ id: 'savepoints', class: 'grid' },
     ['Time', 'Job', 'Checkpoint ', 'Kind', 'Size ', 'Status', '', 'Restore'],
     rows, ['No savepoints yet. Take one with ', code('flinkgo savepoint <job-id>'), " or from a job's page."]);
