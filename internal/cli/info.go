@@ -73,4 +73,13 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%d\t%s\n", op.UID, op.Type, op.Parallelism, op.RecordsIn, op.RecordsOut, metrics)
 	}
 	_ = t.Flush()
+	for _, op := range info.Operators {
+		for _, k := range api.SortedKeys(op.Texts) {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s:", op.UID, k)
+			for i, v := range op.Texts[k] {
+				fmt.Fprintf(cmd.OutOrStdout(), " [%d] %s", i, v)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+	}
 }

@@ -98,6 +98,9 @@ type OperatorInfo struct {
 	RecordsIn  int64            `json:"recordsIn"`
 	RecordsOut int64            `json:"recordsOut"`
 	Metrics    map[string]int64 `json:"metrics,omitempty"`
+	// Texts are the running attempt's text figures by name, one per
+	// subtask (e.g. each subtask's current Kafka transactional id).
+	Texts map[string][]string `json:"texts,omitempty"`
 	// Rates per second over the daemon's last sampling window (the
 	// dashboard's); zero until two samples exist.
 	RecordsInPerSec  float64 `json:"recordsInPerSec"`

@@ -44,6 +44,29 @@ type Gauges struct {
 	mu       sync.Mutex
 	m        map[string]*atomic.Int64
 	counters map[string]bool
+	texts    map[string]string
+}
+
+// SetText sets a named text figure of the subtask (a transactional id,
+// say): shown by info for the running attempt, per subtask.
+func (g *Gauges) SetText(name, value string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.texts == nil {
+		g.texts = map[string]string{}
+	}
+	g.texts[name] = value
+}
+
+// Texts returns a copy of the text figures.
+func (g *Gauges) Texts() map[string]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]string, len(g.texts))
+	for k, v := range g.texts {
+		out[k] = v
+	}
+	return out
 }
 
 // Get returns the named gauge, creating it.

@@ -100,6 +100,9 @@ func (g *Graph) build(p *api.ParsedJob) {
 		if v.Plan != nil && v.Plan.KeyedInput && !keyed {
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
 		}
+		if v.Plan != nil {
+			g.Checkpointing.Retained = max(g.Checkpointing.Retained, v.Plan.MinRetained)
+		}
 	}
 	g.Bounded = true
 	for _, v := range g.Vertices {

@@ -161,6 +161,9 @@ func (j *Job) Info() api.JobInfo {
 		if len(m) > 0 {
 			oi.Metrics = m
 		}
+		if live != nil && live.texts != nil {
+			oi.Texts = live.texts[i]
+		}
 		info.Operators = append(info.Operators, oi)
 	}
 	return info
@@ -245,6 +248,7 @@ type figures struct {
 	in, out  []int64
 	values   []map[string]int64
 	counters map[string]bool
+	texts    []map[string][]string // by vertex, name, then subtask
 }
 
 // totals sums the records and gauges of an execution's subtasks by vertex.
@@ -265,6 +269,22 @@ func (e *execution) totals() figures {
 		for k := range counters {
 			f.counters[k] = true
 		}
+		for k, v := range t.gauges.Texts() {
+			f.addText(i, t.index, t.v.Parallelism, k, v)
+		}
 	}
 	return f
+}
+
+func (f *figures) addText(vertex, subtask, parallelism int, name, v string) {
+	if f.texts == nil {
+		f.texts = make([]map[string][]string, len(f.in))
+	}
+	if f.texts[vertex] == nil {
+		f.texts[vertex] = map[string][]string{}
+	}
+	if f.texts[vertex][name] == nil {
+		f.texts[vertex][name] = make([]string, parallelism)
+	}
+	f.texts[vertex][name][subtask] = v
 }

@@ -77,7 +77,9 @@ func (j *Job) loop() {
 			}
 			return
 		}
-		restore, restoreErr = j.restartPoint(restore)
+		if restore, restoreErr = j.restartPoint(restore, err); restoreErr == nil {
+			j.noteRestoreBefore(err, restore)
+		}
 	}
 }
 
@@ -110,12 +112,26 @@ func (j *Job) waitRestart(delay time.Duration) (request, bool) {
 // the job has completed snapshots but none can be read (an I/O error) and
 // it started from nothing, it does not start over from the beginning, which
 // would duplicate committed output: the error counts as a failure and the
-// restart strategy retries.
-func (j *Job) restartPoint(initial *Restore) (*Restore, error) {
+// restart strategy retries. A failure that lost the output of a checkpoint
+// (RestoreBeforeError) restores only from snapshots before it.
+func (j *Job) restartPoint(initial *Restore, failure error) (*Restore, error) {
+	before := restoreBefore(failure)
 	j.mu.Lock()
+	if before > 0 {
+		j.status.retained = idsBelow(j.status.retained, before)
+	}
 	retained := append([]int64(nil), j.status.retained...)
 	rp := j.status.restorePoint
 	j.mu.Unlock()
+	var lost *Restore // the snapshot started from, when it is too new
+	if before > 0 {
+		if rp != nil && rp.ID >= before {
+			rp = nil
+		}
+		if initial != nil && initial.Meta.CheckpointID >= before {
+			lost, initial = initial, nil
+		}
+	}
 	var lastErr error
 	if rp != nil && rp.Kind == checkpoint.StopSavepoint.String() && (len(retained) == 0 || rp.ID > retained[len(retained)-1]) {
 		// A stop committed after the last checkpoint: resume from it.
@@ -144,6 +160,9 @@ func (j *Job) restartPoint(initial *Restore) (*Restore, error) {
 	}
 	if lastErr != nil {
 		return nil, fmt.Errorf("no completed checkpoint or savepoint of the job can be read (not starting over, which would repeat committed output): %w", lastErr)
+	}
+	if lost != nil {
+		return nil, fmt.Errorf("the output of checkpoint %d is lost and no snapshot of the job from before it is left (the job resumed from %s); restore it by hand from an earlier savepoint", before, lost.Dir)
 	}
 	return nil, nil
 }

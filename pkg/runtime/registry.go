@@ -37,6 +37,11 @@ type Plan struct {
 	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job
 	// without checkpointing is refused with this explanation.
 	NeedsCheckpointing string
+	// MinRetained (sinks): the job keeps at least this many completed
+	// checkpoints (raising checkpointing.retained), for a sink that may
+	// have to fail over to the checkpoint before the latest one (see
+	// RestoreBeforeError).
+	MinRetained int
 }
 
 var (

@@ -34,6 +34,16 @@ type Config struct {
 	// "127.0.0.1:0" picks a free port; Broker.Addr reports it.
 	Listen string
 
+	// Nodes is the number of broker nodes (0 means 1). With more than one,
+	// partition leaders and transaction coordinators are spread over the
+	// nodes, as in a real cluster; the nodes after the first listen on
+	// NodeListen (a free loopback port for each one not given).
+	Nodes int
+
+	// NodeListen are the addresses of nodes 2..Nodes, in order. Pass
+	// Broker.Addrs()[1:] to restart a cluster on the same ports.
+	NodeListen []string
+
 	// Advertise is the host:port announced to clients in metadata, the
 	// address they dial after bootstrapping. Empty means the address
 	// actually listened on, with an unspecified host (":9092",
@@ -65,6 +75,7 @@ type Config struct {
 type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
+	addrs   []string
 	log     *errorLog
 
 	mu     sync.RWMutex // held shared by admin calls, exclusively by Close
@@ -80,17 +91,17 @@ func Start(cfg Config) (*Broker, error) {
 			return nil, fmt.Errorf("kafka broker: topic %q: %w", t.Name, err)
 		}
 	}
-	ln, err := listen(cfg.Listen, cfg.Advertise)
+	lns, err := listenAll(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kafka broker: %w", err)
 	}
 	log := &errorLog{}
-	c, err := kfake.NewCluster(clusterOpts(cfg, ln, log)...)
+	c, err := kfake.NewCluster(clusterOpts(cfg, lns, log)...)
 	if err != nil {
-		ln.Close()
+		lns.close()
 		return nil, fmt.Errorf("kafka broker: start (data dir %q): %w", cfg.DataDir, err)
 	}
-	b := &Broker{cluster: c, addr: ln.Addr().String(), log: log}
+	b := &Broker{cluster: c, addr: lns.addrs()[0], addrs: lns.addrs(), log: log}
 	for _, t := range cfg.Topics {
 		if err := b.CreateTopic(t); err != nil && !errors.Is(err, ErrTopicExists) {
 			b.Close()
@@ -100,10 +111,10 @@ func Start(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
-func clusterOpts(cfg Config, ln *listener, log *errorLog) []kfake.Opt {
+func clusterOpts(cfg Config, lns *listeners, log *errorLog) []kfake.Opt {
 	opts := []kfake.Opt{
-		kfake.NumBrokers(1),
-		kfake.ListenFn(ln.handOver),
+		kfake.NumBrokers(len(lns.all)),
+		kfake.ListenFn(lns.handOver),
 		kfake.ClusterID("flinkgo-dev"),
 		kfake.DefaultNumPartitions(1),
 		kfake.WithLogger(log),
@@ -124,6 +135,10 @@ func clusterOpts(cfg Config, ln *listener, log *errorLog) []kfake.Opt {
 // address, which with a port 0 Listen carries the port actually chosen.
 // Pass it as Config.Listen to restart a broker on the same port.
 func (b *Broker) Addr() string { return b.addr }
+
+// Addrs returns the advertised host:port of every node, the first being
+// Addr.
+func (b *Broker) Addrs() []string { return append([]string(nil), b.addrs...) }
 
 // Cluster returns the underlying kfake cluster, for tests that need its
 // fault injection or request control hooks. Do not use it after Close.
