@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -161,6 +163,34 @@ func (b *Broker) Close() error {
 		return fmt.Errorf("kafka broker: %w", err)
 	}
 	return nil
+}
+
+// StopNode stops node i (0-based, of Config.Nodes) as a crash would: its
+// listener closes and its partitions get leaders among the other nodes.
+// The data stays (the cluster is one process).
+func (b *Broker) StopNode(i int) error {
+	return b.admin(func() error {
+		if err := b.cluster.RemoveNode(int32(i)); err != nil {
+			return fmt.Errorf("stop node %d: %w", i, err)
+		}
+		return nil
+	})
+}
+
+// StartNode starts a stopped node i again on its address; partition
+// leaders are spread anew over the nodes.
+func (b *Broker) StartNode(i int) error {
+	_, portText, err := net.SplitHostPort(b.addrs[i])
+	if err != nil {
+		return err
+	}
+	port, _ := strconv.Atoi(portText)
+	return b.admin(func() error {
+		if _, _, err := b.cluster.AddNode(int32(i), port); err != nil {
+			return fmt.Errorf("start node %d: %w", i, err)
+		}
+		return nil
+	})
 }
 
 // CreateTopic creates t. It returns an error wrapping ErrTopicExists if a

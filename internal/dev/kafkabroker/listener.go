@@ -1,7 +1,6 @@
 package kafkabroker
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -113,10 +112,17 @@ func (l *listeners) close() {
 // handOver is the kfake ListenFn: it hands the already bound listeners to
 // the nodes in order, ignoring the address kfake asks for (kfake always
 // asks for 127.0.0.1).
-func (l *listeners) handOver(_, _ string) (net.Listener, error) {
+//
+// A node started later (StartNode) gets a new listener on the address
+// kfake asks for.
+func (l *listeners) handOver(network, address string) (net.Listener, error) {
 	i := int(l.handed.Add(1)) - 1
 	if i >= len(l.all) {
-		return nil, errors.New("kafka broker: kfake asked for more nodes than configured")
+		ln, err := listen(address, "")
+		if err != nil {
+			return nil, err
+		}
+		return ln, nil
 	}
 	return l.all[i], nil
 }

@@ -143,12 +143,11 @@ func (c *franzClient) Finish(ctx context.Context, cm committable) (bool, error) 
 
 // NewProducer returns a transactional producer for id.
 func (c *franzClient) NewProducer(id string) (txnProducer, error) {
-	p := &franzProducer{id: id, topic: c.cfg.topic, first: map[int32]int64{}}
+	p := &franzProducer{id: id, topic: c.cfg.topic, first: map[int32]int64{}, deliveryTimeout: c.cfg.deliveryTimeout}
 	p.promise = p.acked
 	cl, err := kgo.NewClient(append(c.cfg.base(),
 		kgo.TransactionalID(id), kgo.TransactionTimeout(c.cfg.transactionTimeout),
-		kgo.DefaultProduceTopic(c.cfg.topic), kgo.RecordDeliveryTimeout(c.cfg.deliveryTimeout),
-		kgo.MaxBufferedRecords(maxInFlight), kgo.ProducerLinger(writeLinger))...)
+		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight))...)
 	if err != nil {
 		return nil, err
 	}
@@ -158,13 +157,24 @@ func (c *franzClient) NewProducer(id string) (txnProducer, error) {
 
 // franzProducer is a kgo client with a transactional id. Write and the
 // transaction calls run on the subtask goroutine; acked runs on kgo's.
+//
+// Delivery is bounded by record contexts, not kgo's RecordDeliveryTimeout:
+// kgo measures that from each record's Timestamp, which here is the
+// source record's (event) time, so records replayed after a restore would
+// time out before they are ever sent. A record's context expires
+// deliveryTimeout (at most) after it was written; a record still waiting
+// for buffer space or never sent then fails, which fails the flush.
 type franzProducer struct {
-	cl      *kgo.Client
-	id      string
-	topic   string
-	promise func(*kgo.Record, error)
-	slab    []kgo.Record // records are carved from slabs: one allocation per slabSize
-	written int64
+	cl              *kgo.Client
+	id              string
+	topic           string
+	deliveryTimeout time.Duration
+	promise         func(*kgo.Record, error)
+	slab            []kgo.Record // records are carved from slabs: one allocation per slabSize
+	written         int64
+	ctx             context.Context // of the records written now
+	renew           time.Time       // when to make a new ctx
+	cancels         []context.CancelFunc
 
 	mu    sync.Mutex
 	err   error           // the first failed write of the transaction
@@ -218,12 +228,34 @@ func (p *franzProducer) Write(key, value []byte, timestamp int64) error {
 		r.Timestamp = time.UnixMilli(timestamp)
 	}
 	p.written++
-	p.cl.Produce(context.Background(), r, p.promise)
+	p.cl.Produce(p.recordCtx(), r, p.promise)
 	return nil
 }
 
+// recordCtx returns the context for records written now: a new one every
+// tenth of deliveryTimeout, so each expires between 0.9 and 1 times
+// deliveryTimeout after its records were written.
+func (p *franzProducer) recordCtx() context.Context {
+	if now := time.Now(); p.ctx == nil || now.After(p.renew) {
+		ctx, cancel := context.WithTimeout(context.Background(), p.deliveryTimeout)
+		p.ctx, p.renew = ctx, now.Add(p.deliveryTimeout/10)
+		p.cancels = append(p.cancels, cancel)
+	}
+	return p.ctx
+}
+
+// release cancels the record contexts once no record needs them.
+func (p *franzProducer) release() {
+	for _, c := range p.cancels {
+		c()
+	}
+	p.cancels, p.ctx = p.cancels[:0], nil
+}
+
 func (p *franzProducer) Flush(ctx context.Context) (committable, error) {
-	if err := p.cl.Flush(ctx); err != nil {
+	err := p.cl.Flush(ctx)
+	p.release()
+	if err != nil {
 		return committable{}, err
 	}
 	if err := p.failed(); err != nil {
@@ -248,6 +280,7 @@ func (p *franzProducer) Commit(ctx context.Context) error {
 }
 
 func (p *franzProducer) Abort(ctx context.Context) error {
+	defer p.release()
 	if err := p.cl.AbortBufferedRecords(ctx); err != nil {
 		return err
 	}
@@ -261,4 +294,7 @@ func (p *franzProducer) Reusable(c committable) bool {
 	return err == nil && (pid != c.ProducerID || epoch != c.Epoch)
 }
 
-func (p *franzProducer) Close() { p.cl.Close() }
+func (p *franzProducer) Close() {
+	p.cl.Close()
+	p.release()
+}
