@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -124,4 +125,45 @@ operators:
 		Faults:  fmt.Sprintf("2 stops and starts of one broker, 1 restart of all three on their data (%d job restarts)", j.Info().Restarts),
 		Planned: 3, Fired: 3, Cases: 1, Records: int64(len(got)), Lost: lost, Duplicated: dup})
 	requireExactly(t, got, 1, n)
+}
+
+// TestExactlyOnceRecoversFromExpiredTransaction: a commit is held up past
+// the transaction timeout, so the broker aborts the transaction of a
+// completed checkpoint. The sink detects it when the commit fails; the job
+// fails over to the checkpoint before, replays, and says so in its
+// checkpoint history: every record exactly once.
+func TestExactlyOnceRecoversFromExpiredTransaction(t *testing.T) {
+	start := time.Now()
+	b := startCluster(t, "in:2", "out:2")
+	f := fault.New(nil, fault.Rule{Point: "kafka.txn.commit", Action: fault.Delay, Delay: 2500 * time.Millisecond, Nth: 4})
+	spec := fmt.Sprintf(`
+name: expiry
+checkpointing: {interval: 100ms, timeout: 1s, tolerableFailures: 100}
+restartStrategy: {type: fixed-delay, attempts: 10, delay: 20ms}
+operators:
+  - {uid: in, type: kafka, brokers: [%[1]s], topic: in, format: json}
+  - {uid: out, type: kafka, from: [in], brokers: [%[1]s], topic: out, deliveryGuarantee: exactly-once, transactionTimeout: 1500ms}
+`, b.Addr())
+	logs := &syncBuffer{}
+	log := zerolog.New(logs)
+	j := runtimetest.Start(t, spec, runtimetest.Options{CheckpointsDir: t.TempDir(), Faults: f, Log: &log})
+	p := startProducer(t, b.Addr(), "in", 2000)
+	runtimetest.WaitUntil(t, waitFor, "the commit delayed", func() bool { return f.Fired("kafka.txn.commit") == 1 })
+	runtimetest.WaitUntil(t, waitFor, "a restart", func() bool { return j.Info().Restarts >= 1 })
+	n := p.stop(t)
+	runtimetest.WaitUntil(t, waitFor, "every record committed", func() bool { return int64(len(readValues(t, b.Addr(), "out", true))) >= n })
+	runtimetest.Cancel(t, waitFor, j)
+	got := idxs(t, readValues(t, b.Addr(), "out", true))
+	lost, dup := lostAndDuplicated(got, 1, n)
+	scorecard.Record(t, start, scorecard.Entry{Suite: "Kafka → Kafka exactly-once, transaction expired before its commit",
+		Faults:  "a commit delayed past transactionTimeout (the broker aborts the transaction); fail-over to the checkpoint before",
+		Planned: 1, Fired: f.Fired("kafka.txn.commit"), Cases: 1, Records: int64(len(got)), Lost: lost, Duplicated: dup})
+	requireExactly(t, got, 1, n)
+	assert.Positive(t, operator(t, j, "out").Metrics["transactionsAborted"])
+	var noted bool
+	for _, h := range j.Checkpoints().History {
+		noted = noted || strings.Contains(h.FailureReason, "output lost before its commit")
+	}
+	assert.True(t, noted, "the checkpoint whose transaction was lost is marked in the history")
+	assert.Contains(t, logs.String(), "output of a completed checkpoint lost before its commit; restoring from the snapshot before it and replaying")
 }
