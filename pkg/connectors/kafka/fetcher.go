@@ -265,17 +265,12 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 			f.next = f.stop
 			break
 		}
-		if f.cfg.json && !json.Valid(m.Value) {
-			if m.Value == nil { // no value (a tombstone): nothing to decode, skipped as Flink's JSON format does
-				f.skipped.Add(1)
-				f.next = m.Offset + 1
-				continue
-			}
-			if !f.cfg.skipInvalid {
-				err = &fatalError{fmt.Errorf("%s offset %d: value is not valid JSON (format json; set onDecodeError: skip to skip such records): %s", f.tp, m.Offset, excerpt(m.Value))}
-				break
-			}
-			f.skipped.Add(1)
+		keep, derr := f.admit(f.tp, m.Offset, m.Value)
+		if derr != nil {
+			err = derr
+			break
+		}
+		if !keep {
 			f.next = m.Offset + 1
 			continue
 		}
@@ -303,6 +298,23 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 		f.recycle(c)
 	}
 	return err
+}
+
+// admit applies the format to a record's value (both readers): false is a
+// record to skip (counted in recordsSkipped), an error a fatal decode error.
+func (s *fetchShared) admit(tp topicPartition, offset int64, value []byte) (bool, error) {
+	if !s.cfg.json || json.Valid(value) {
+		return true, nil
+	}
+	if value == nil { // no value (a tombstone): nothing to decode, skipped as Flink's JSON format does
+		s.skipped.Add(1)
+		return false, nil
+	}
+	if !s.cfg.skipInvalid {
+		return false, &fatalError{fmt.Errorf("%s offset %d: value is not valid JSON (format json; set onDecodeError: skip to skip such records): %s", tp, offset, excerpt(value))}
+	}
+	s.skipped.Add(1)
+	return false, nil
 }
 
 // outOfRange applies onOffsetOutOfRange after the broker refused f.next.

@@ -37,6 +37,7 @@ type SourceOptions struct {
 	OnOffsetOutOfRange         string        `yaml:"onOffsetOutOfRange"` // fail, earliest, latest
 	OnDecodeError              string        `yaml:"onDecodeError"`      // fail, skip
 	RetryTimeout               *api.Duration `yaml:"retryTimeout"`
+	IsolationLevel             string        `yaml:"isolationLevel"` // read_uncommitted (default), read_committed
 }
 
 // startMode says where a partition without restored state starts.
@@ -80,6 +81,8 @@ type sourceConfig struct {
 	outOfRange   startMode     // startNone (fail), startEarliest or startLatest
 	skipInvalid  bool
 	retryTimeout time.Duration
+	// readCommitted: franz-go's consumer at read_committed (committedsource.go)
+	readCommitted bool
 }
 
 func configureSource(c *runtime.ConfigContext) *runtime.Plan {
@@ -124,6 +127,8 @@ func configureSource(c *runtime.ConfigContext) *runtime.Plan {
 	if o.RetryTimeout != nil {
 		cfg.retryTimeout = o.RetryTimeout.D()
 	}
+	cfg.readCommitted = choice(c, "isolationLevel", or(o.IsolationLevel, "read_uncommitted"), map[string]bool{
+		"read_uncommitted": false, "read_committed": true})
 	return &runtime.Plan{Bounded: cfg.bounded, NewSource: func() runtime.Source { return newSource(cfg) }}
 }
 
