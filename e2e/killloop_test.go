@@ -234,13 +234,47 @@ func (l *killLoop) crash(i int, mode killMode) {
 	}
 }
 
-// restartBroker closes the broker and starts it again on its data and port.
+// restartBroker closes the broker and starts it again on its data and
+// ports (all its nodes).
 func (l *killLoop) restartBroker() {
+	addrs := l.broker.Addrs()
 	require.NoError(l.t, l.broker.Close())
-	b, err := kafkabroker.Start(kafkabroker.Config{Listen: l.addr, DataDir: l.dataDir})
+	b, err := kafkabroker.Start(kafkabroker.Config{Listen: l.addr, Nodes: len(addrs), NodeListen: addrs[1:], DataDir: l.dataDir})
 	require.NoError(l.t, err, "restart the broker on %s", l.dataDir)
 	l.broker = b
 	l.brokerRestarts++
+}
+
+// run crashes and restarts the daemon at least plan.kills times, and at
+// least killsAfterInput times once the input is complete (those may restart
+// the broker too), until the daemon has exited at every fault point.
+func (l *killLoop) run(plan killPlan, prod *kafkaProducer) {
+	const killsAfterInput = 8
+	e := l.e
+	afterInput := 0
+	for i := 0; i < 3*plan.kills && (i < plan.kills || afterInput < killsAfterInput || l.nextPoint() != ""); i++ {
+		// Every other daemon exits at the next fault point not reached yet
+		// instead of being killed (a point a run does not reach, such as
+		// the sink's restore after a fresh start, is tried again).
+		mode, point := l.pickMode(i == 0), ""
+		if i%2 == 1 {
+			if point = l.nextPoint(); point != "" {
+				mode = killFaultExit
+				e.extra = []string{fmt.Sprintf("FLINKGO_FAULTS=%s:exit,nth=%d", point, 1+l.rng.IntN(4))}
+			}
+		}
+		if i > 0 {
+			e.spawnDaemon()
+		}
+		e.extra = nil
+		l.crash(i, l.await(mode, point))
+		if prod.finished() {
+			afterInput++
+			if afterInput%2 == 1 && l.brokerRestarts < 3 {
+				l.restartBroker()
+			}
+		}
+	}
 }
 
 func (l *killLoop) summary() string {
@@ -291,33 +325,7 @@ operators:
 	l.watch = checkpointWatch{dir: filepath.Join(e.home, "checkpoints", id)}
 	prod := startProducer(l.addr, topic, plan)
 
-	// At least plan.kills crashes, and at least killsAfterInput of them once
-	// the input is complete (those may restart the broker too).
-	const killsAfterInput = 8
-	afterInput := 0
-	for i := 0; i < 3*plan.kills && (i < plan.kills || afterInput < killsAfterInput || l.nextPoint() != ""); i++ {
-		// Every other daemon exits at the next fault point not reached yet
-		// instead of being killed (a point a run does not reach, such as
-		// the sink's restore after a fresh start, is tried again).
-		mode, point := l.pickMode(i == 0), ""
-		if i%2 == 1 {
-			if point = l.nextPoint(); point != "" {
-				mode = killFaultExit
-				e.extra = []string{fmt.Sprintf("FLINKGO_FAULTS=%s:exit,nth=%d", point, 1+l.rng.IntN(4))}
-			}
-		}
-		if i > 0 {
-			e.spawnDaemon()
-		}
-		e.extra = nil
-		l.crash(i, l.await(mode, point))
-		if prod.finished() {
-			afterInput++
-			if afterInput%2 == 1 && l.brokerRestarts < 3 {
-				l.restartBroker()
-			}
-		}
-	}
+	l.run(plan, prod)
 
 	// The last start: the job resumes and drains what is left of the topic.
 	e.startDaemon()
