@@ -77,7 +77,11 @@ func (j *Job) loop() {
 			}
 			return
 		}
-		if restore, restoreErr = j.restartPoint(restore, err); restoreErr == nil {
+		// On error the snapshot stays: the next round fails the same way
+		// instead of starting over.
+		next, rerr := j.restartPoint(restore, err)
+		if restoreErr = rerr; rerr == nil {
+			restore = next
 			j.noteRestoreBefore(err, restore)
 		}
 	}
