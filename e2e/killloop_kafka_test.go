@@ -102,6 +102,8 @@ operators:
 	requireNoPanic(t, "last daemon log", e.stderr.String())
 
 	r = verifyTopic(t, e, l.addr, "out")
+	res := e.run("dev", "verify", "--kafka", "out", "--path", e.home)
+	require.Equal(t, 2, res.code, "--kafka and --path together: a usage error (%s)", res.stderr)
 	first := e.mustRun("dev", "consume", "--topic", "out", "--brokers", l.addr, "--count", "3")
 	require.Len(t, strings.Split(strings.TrimSpace(first), "\n"), 3, "dev consume --count 3: %q", first)
 	lost := r.GapCount + max(0, plan.records-r.Last) + max(0, r.First-1)
