@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,19 +51,9 @@ func verifyTopic(t *testing.T, e *env, addr, topic string) verify.Report {
 func TestKillLoopKafkaToKafkaExactlyOnce(t *testing.T) {
 	start := time.Now()
 	plan := txnChaosPlan()
-	l := &killLoop{t: t, rng: rand.New(rand.NewPCG(chaosSeed(t), 0x74786e)), dataDir: t.TempDir(), fired: map[string]bool{}}
-	var err error
-	l.broker, err = kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", Nodes: 3, DataDir: l.dataDir,
-		Topics: []kafkabroker.Topic{{Name: "seq", Partitions: 4}, {Name: "out", Partitions: 3}}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.broker.Close() })
-	l.addr = l.broker.Addr()
-	l.points = append([]string(nil), txnExitPoints...)
-	l.rng.Shuffle(len(l.points), func(i, j int) { l.points[i], l.points[j] = l.points[j], l.points[i] })
-
-	e := newEnv(t)
-	l.e = e
-	e.startDaemon()
+	l := newKillLoop(t, 0x74786e, kafkabroker.Config{Nodes: 3,
+		Topics: []kafkabroker.Topic{{Name: "seq", Partitions: 4}, {Name: "out", Partitions: 3}}}, txnExitPoints)
+	e := l.e
 	spec := fmt.Sprintf(`
 name: kill-loop-kafka
 parallelism: 2
@@ -79,12 +68,7 @@ operators:
 	prod := startProducer(l.addr, "seq", plan)
 
 	l.run(plan, prod)
-
-	// The last start: the job resumes and drains what is left of the topic.
-	e.startDaemon()
-	require.True(t, waitFor(2*time.Minute, prod.finished), "producer still running")
-	require.NoError(t, prod.err)
-	require.Equal(t, plan.records, prod.sent)
+	l.drain(plan, prod)
 	var r verify.Report
 	done := waitFor(90*time.Second, func() bool {
 		r = verifyTopic(t, e, l.addr, "out")
@@ -107,12 +91,7 @@ operators:
 	first := e.mustRun("dev", "consume", "--topic", "out", "--brokers", l.addr, "--count", "3")
 	require.Len(t, strings.Split(strings.TrimSpace(first), "\n"), 3, "dev consume --count 3: %q", first)
 	lost := r.GapCount + max(0, plan.records-r.Last) + max(0, r.First-1)
-	var missed []string
-	for _, p := range l.points {
-		if !l.fired[p] {
-			missed = append(missed, p)
-		}
-	}
+	missed := l.missed()
 	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
 		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, info.Restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
 	scorecard.Record(t, start, scorecard.Entry{Suite: "kill -9 loop, real binary (Kafka → Kafka, transactions, 3 brokers)",

@@ -12,14 +12,10 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +24,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/scripts/internal/daemon"
 )
 
 func main() {
@@ -64,22 +61,22 @@ func run(bin string, n int64, rounds int) error {
 	if _, err := produce.Run(context.Background(), produce.Config{Brokers: []string{b.Addr()}, Topic: "in", Count: n}); err != nil {
 		return err
 	}
-	d, err := startDaemon(bin, filepath.Join(work, "home"))
+	d, err := daemon.Start(bin, filepath.Join(work, "home"))
 	if err != nil {
 		return err
 	}
-	defer d.stop()
+	defer d.Stop()
 	var plain, alo, eo []float64
 	for i := range rounds {
 		p, err := plainLoop(b.Addr(), n, fmt.Sprintf("out-plain-%d", i))
 		if err != nil {
 			return err
 		}
-		a, err := d.job(work, b.Addr(), n, fmt.Sprintf("out-alo-%d", i), "at-least-once")
+		a, err := job(d, work, b.Addr(), n, fmt.Sprintf("out-alo-%d", i), "at-least-once")
 		if err != nil {
 			return err
 		}
-		e, err := d.job(work, b.Addr(), n, fmt.Sprintf("out-eo-%d", i), "exactly-once")
+		e, err := job(d, work, b.Addr(), n, fmt.Sprintf("out-eo-%d", i), "exactly-once")
 		if err != nil {
 			return err
 		}
@@ -87,7 +84,7 @@ func run(bin string, n int64, rounds int) error {
 		fmt.Printf("round %d: plain franz-go loop %.0f records/s, at-least-once %.0f, exactly-once %.0f (eo/alo %.2f, eo/plain %.2f)\n",
 			i+1, p, a, e, e/a, e/p)
 	}
-	p, a, e := median(plain), median(alo), median(eo)
+	p, a, e := daemon.Median(plain), daemon.Median(alo), daemon.Median(eo)
 	fmt.Printf("\nKafka -> Kafka, %d records of ~14 bytes, %d partitions, embedded broker, 1s checkpoints, medians of %d rounds:\n", n, partitions, rounds)
 	fmt.Printf("  plain franz-go consume -> produce loop (no transactions): %10.0f records/s\n", p)
 	fmt.Printf("  flinkgo, kafka sink at-least-once:                        %10.0f records/s\n", a)
@@ -150,49 +147,10 @@ func plainLoop(broker string, n int64, topic string) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-type daemon struct {
-	bin, home string
-	cmd       *exec.Cmd
-}
-
-func startDaemon(bin, home string) (*daemon, error) {
-	d := &daemon{bin: bin, home: home}
-	d.cmd = exec.Command(bin, "daemon", "--rest-address", "")
-	d.cmd.Env = append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS=")
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	for range 200 {
-		if _, err := os.Stat(filepath.Join(home, "flinkgo.sock")); err == nil {
-			return d, nil
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return nil, fmt.Errorf("daemon did not start")
-}
-
-func (d *daemon) stop() {
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	_ = d.cmd.Wait()
-}
-
-func (d *daemon) cli(args ...string) (string, error) {
-	cmd := exec.Command(d.bin, args...)
-	cmd.Env = append(os.Environ(), "FLINKGO_HOME="+d.home, "FLINKGO_ADDRESS=")
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("flinkgo %v: %v: %s", args, err, ee.Stderr)
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 // job runs Kafka → Kafka bounded at the end offsets with the given
 // delivery guarantee and returns records/s from submission to FINISHED,
 // after checking the output (exactly once, or at least once).
-func (d *daemon) job(work, broker string, n int64, topic, guarantee string) (float64, error) {
+func job(d *daemon.Daemon, work, broker string, n int64, topic, guarantee string) (float64, error) {
 	spec := filepath.Join(work, topic+".yaml")
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`
 name: kafka-kafka-bench
@@ -203,29 +161,11 @@ operators:
 `, broker, topic, guarantee)), 0o600); err != nil {
 		return 0, err
 	}
-	start := time.Now()
-	id, err := d.cli("run", spec)
+	elapsed, err := d.RunBounded(spec)
 	if err != nil {
 		return 0, err
 	}
-	for {
-		raw, err := d.cli("info", id, "-o", "json")
-		if err != nil {
-			return 0, err
-		}
-		var info struct{ State, Error string }
-		if err := json.Unmarshal([]byte(raw), &info); err != nil {
-			return 0, err
-		}
-		if info.State == "FINISHED" {
-			break
-		}
-		if info.State == "FAILED" || info.State == "CANCELED" {
-			return 0, fmt.Errorf("job %s: %s", info.State, info.Error)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	rate := float64(n) / time.Since(start).Seconds()
+	rate := float64(n) / elapsed.Seconds()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rep, err := verify.Kafka(ctx, verify.KafkaOptions{Brokers: []string{broker}, Topic: topic, Field: "idx"})
@@ -240,10 +180,4 @@ operators:
 		return 0, fmt.Errorf("%s output in %s: %d records, %d distinct, %d missing, %d duplicates", guarantee, topic, rep.Records, rep.Distinct, rep.GapCount, rep.Duplicates)
 	}
 	return rate, nil
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }

@@ -122,39 +122,17 @@ func TestReadCommittedBoundedStopsAtLastStableOffset(t *testing.T) {
 // different parallelisms.
 func TestSavepointsRestoreAcrossIsolationLevels(t *testing.T) {
 	b := startCluster(t, "in:4")
-	prod := startProducer(t, b.Addr(), "in", 20_000)
-	dir := t.TempDir()
-	var all []int64
-	restore := ""
-	for i, run := range []struct {
-		isolation string
-		par       int
-	}{{"read_uncommitted", 2}, {"read_committed", 3}, {"read_uncommitted", 1}} {
-		name := runtimetest.UniqueName(t)
-		spec := fmt.Sprintf(`
+	isolation := []string{"read_uncommitted", "read_committed", "read_uncommitted"}
+	stopRestoreRuns(t, b.Addr(), 3, func(name string, i int) string {
+		return fmt.Sprintf(`
 name: cross
 parallelism: %d
 checkpointing: {interval: 50ms}
 operators:
   - {uid: in, type: kafka, brokers: [%s], topic: in, format: json, isolationLevel: %s}
   - {uid: out, type: test-collect, from: [in], name: %s}
-`, run.par, b.Addr(), run.isolation, name)
-		j := runtimetest.Start(t, spec, runtimetest.Options{CheckpointsDir: t.TempDir(), Restore: restore})
-		runtimetest.WaitCollected(t, waitFor, name, 2000)
-		if i < 2 {
-			path, _, err := j.Stop(dir, false)
-			require.NoError(t, err)
-			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor))
-			restore = path
-			all = append(all, idxs(t, runtimetest.Values(name))...)
-			continue
-		}
-		sent := prod.stop(t)
-		runtimetest.WaitCollected(t, waitFor, name, int(sent)-len(all))
-		runtimetest.Cancel(t, waitFor, j)
-		all = append(all, idxs(t, runtimetest.Values(name))...)
-		requireExactly(t, all, 1, sent)
-	}
+`, []int{2, 3, 1}[i], b.Addr(), isolation[i], name)
+	})
 }
 
 // TestReadCommittedFailsAfterRetryTimeout: with the brokers gone, the
