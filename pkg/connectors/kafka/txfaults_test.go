@@ -16,19 +16,18 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime/runtimetest"
 )
 
-// txnPhases are the points of the exactly-once sink's life where a task
-// fails: while writing, at the pre-commit, before a commit, after the
-// commits of a checkpoint but before its notification returns (restored
-// transactions are then already committed), before the sink's commits
-// start (task.notify-complete), and during the re-commit of a restore.
-var txnPhases = []string{"kafka.txn.write", "kafka.txn.precommit", "kafka.txn.commit", "kafka.txn.committed",
-	"task.notify-complete", "kafka.txn.recover"}
-
 // TestExactlyOnceThroughTaskFailures: a Kafka → Kafka job on three brokers
 // fails twice in every phase of the sink's two-phase commit; an
 // independent read_committed reader finds every record exactly once.
 func TestExactlyOnceThroughTaskFailures(t *testing.T) {
 	start := time.Now()
+	// The points of the sink's life where a task fails: while writing, at
+	// the pre-commit, before a commit, after the commits of a checkpoint
+	// but before its notification returns (restored transactions are then
+	// already committed), before the sink's commits start
+	// (task.notify-complete), and during the re-commit of a restore.
+	txnPhases := []string{"kafka.txn.write", "kafka.txn.precommit", "kafka.txn.commit", "kafka.txn.committed",
+		"task.notify-complete", "kafka.txn.recover"}
 	b := startCluster(t, "in:3", "out:3")
 	var rules []fault.Rule
 	for _, p := range txnPhases {

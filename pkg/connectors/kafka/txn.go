@@ -292,7 +292,7 @@ func (w *txnWriter) Commit(id int64) error {
 		w.stats.CommitTime += w.now().Sub(start)
 		w.pending = w.pending[1:]
 		s.precommitted = false
-		if !s.p.Reusable(s.c) {
+		if s.p != nil && !s.p.Reusable(s.c) { // nil: closed after a failed commit
 			s.p.Close()
 			s.p = nil
 		}

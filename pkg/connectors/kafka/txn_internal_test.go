@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/flinkgo/flinkgo/internal/dev/consume"
@@ -215,3 +216,24 @@ func TestLostTransactionIsDetected(t *testing.T) {
 
 // olderBroker makes a client speak as to Kafka 3.9 (no KIP-890 part 2).
 func olderBroker() []kgo.Opt { return []kgo.Opt{kgo.MaxVersions(kversion.V3_9_0())} }
+
+// TestCommitWithLostAnswer: the producer's EndTxn never reaches the
+// coordinator (the connection drops); the writer asks the broker for the
+// outcome, which commits the transaction, and goes on with a new producer.
+func TestCommitWithLostAnswer(t *testing.T) {
+	e := newWriterEnv(t)
+	w := e.writer("lost", franzConfig{extra: []kgo.Opt{kgo.RequestRetries(0)}})
+	require.NoError(t, w.Start())
+	writeRange(t, w, 1, 10)
+	_, err := w.PreCommit(1)
+	require.NoError(t, err)
+	e.b.Cluster().ControlKey(int16(kmsg.EndTxn), func(kmsg.Request) (kmsg.Response, error, bool) {
+		return nil, errors.New("dropped"), true // once: the next EndTxn is handled
+	})
+	require.NoError(t, w.Commit(1))
+	writeRange(t, w, 11, 20)
+	_, err = w.PreCommit(2)
+	require.NoError(t, err)
+	require.NoError(t, w.Commit(2))
+	requireOnce(t, e.committed(), 1, 20)
+}
