@@ -4,7 +4,7 @@ BIN     := bin/flinkgo
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/flinkgo/flinkgo/internal/cli.Version=$(VERSION)
 
-.PHONY: build test test-short bench lint demo scorecard chaos fuzz clean
+.PHONY: build test test-short bench lint demo demo-kafka scorecard chaos fuzz clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flinkgo
@@ -53,13 +53,19 @@ bench: build
 	$(GO) test -count=1 -v -run 'TestThroughputReport|TestCommitCostReport' ./pkg/connectors/file/ | grep -v '^=== RUN'
 	$(GO) test -count=1 -v -run 'TestThroughputQueueVsPlainClient' ./pkg/connectors/nats/ | grep -v '^=== RUN'
 	./scripts/bench-kafka.sh
+	$(GO) run ./scripts/kafkatxnbench -bin $(BIN)
 
 lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The savepoint experiment: Kafka → files, then Kafka → Kafka (transactions).
 demo: build
 	./scripts/demo.sh
+	./scripts/demo-kafka.sh
+
+demo-kafka: build
+	./scripts/demo-kafka.sh
 
 clean:
 	rm -rf bin

@@ -147,6 +147,43 @@ type killLoop struct {
 	logs           []string // the last daemons' logs, for a failure message
 }
 
+// newKillLoop starts the broker (cfg, on a data dir, a free port) and a
+// daemon; the loop exits at points in a random order.
+func newKillLoop(t *testing.T, salt uint64, cfg kafkabroker.Config, points []string) *killLoop {
+	l := &killLoop{t: t, rng: rand.New(rand.NewPCG(chaosSeed(t), salt)), dataDir: t.TempDir(), fired: map[string]bool{}}
+	cfg.Listen, cfg.DataDir = "127.0.0.1:0", l.dataDir
+	var err error
+	l.broker, err = kafkabroker.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.broker.Close() })
+	l.addr = l.broker.Addr()
+	l.points = append([]string(nil), points...)
+	l.rng.Shuffle(len(l.points), func(i, j int) { l.points[i], l.points[j] = l.points[j], l.points[i] })
+	l.e = newEnv(t)
+	l.e.startDaemon()
+	return l
+}
+
+// drain is the last start: the job resumes and reads what is left of the
+// topic; it returns once the producer has written the whole plan.
+func (l *killLoop) drain(plan killPlan, prod *kafkaProducer) {
+	l.e.startDaemon()
+	require.True(l.t, waitFor(2*time.Minute, prod.finished), "producer still running")
+	require.NoError(l.t, prod.err)
+	require.Equal(l.t, plan.records, prod.sent)
+}
+
+// missed lists the fault points the daemon never exited at.
+func (l *killLoop) missed() []string {
+	var out []string
+	for _, p := range l.points {
+		if !l.fired[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // nextPoint is the first fault point the daemon has not exited at yet.
 func (l *killLoop) nextPoint() string {
 	for _, p := range l.points {
@@ -235,66 +272,23 @@ func (l *killLoop) crash(i int, mode killMode) {
 	}
 }
 
-// restartBroker closes the broker and starts it again on its data and port.
+// restartBroker closes the broker and starts it again on its data and
+// ports (all its nodes).
 func (l *killLoop) restartBroker() {
+	addrs := l.broker.Addrs()
 	require.NoError(l.t, l.broker.Close())
-	b, err := kafkabroker.Start(kafkabroker.Config{Listen: l.addr, DataDir: l.dataDir})
+	b, err := kafkabroker.Start(kafkabroker.Config{Listen: l.addr, Nodes: len(addrs), NodeListen: addrs[1:], DataDir: l.dataDir})
 	require.NoError(l.t, err, "restart the broker on %s", l.dataDir)
 	l.broker = b
 	l.brokerRestarts++
 }
 
-func (l *killLoop) summary() string {
-	var ms []string
-	for m := killMode(0); m < numKillModes; m++ {
-		ms = append(ms, fmt.Sprintf("%s %d", m, l.modes[m]))
-	}
-	sort.Strings(ms)
-	return strings.Join(ms, ", ")
-}
-
-// A kill -9 loop on the real binary: a Kafka → file job with exactly-once
-// checkpoints every 150ms reads a topic (4 partitions, persisted broker)
-// while a producer writes a known sequence. The daemon is killed at random
-// moments, during startup, while a checkpoint is being written and right
-// after one is published, and made to exit at every fault point the job
-// passes; it is restarted after each crash, and the broker is restarted on
-// its data a few times while the daemon is down. In the end the job is
-// stopped and its finished files must hold every record exactly once.
-func TestKillLoopKafkaToFilesExactlyOnce(t *testing.T) {
-	start := time.Now()
-	plan := chaosPlan()
-	const topic = "seq"
-	l := &killLoop{t: t, rng: rand.New(rand.NewPCG(chaosSeed(t), 0x6b696c6c)), dataDir: t.TempDir(), fired: map[string]bool{}}
-	var err error
-	l.broker, err = kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: l.dataDir,
-		Topics: []kafkabroker.Topic{{Name: topic, Partitions: 4}}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.broker.Close() })
-	l.addr = l.broker.Addr()
-	l.points = append([]string(nil), exitPoints...)
-	l.rng.Shuffle(len(l.points), func(i, j int) { l.points[i], l.points[j] = l.points[j], l.points[i] })
-
-	e := newEnv(t)
-	l.e = e
-	e.startDaemon()
-	out := filepath.Join(e.home, "out")
-	spec := fmt.Sprintf(`
-name: kill-loop
-parallelism: 2
-checkpointing: {interval: 150ms, mode: exactly-once}
-restartStrategy: {type: fixed-delay, attempts: 100000, delay: 100ms}
-operators:
-  - {uid: source, type: kafka, brokers: [%s], topic: %s, groupId: kill-loop, startingOffsets: earliest, format: json}
-  - {uid: files, type: file, from: [source], path: %s, bucket: yyyy-MM-dd--HH, rolling: {onCheckpoint: true}}
-`, l.addr, topic, out)
-	id := e.mustRun("run", e.writeSpec("kill-loop.yaml", spec))
-	l.watch = checkpointWatch{dir: filepath.Join(e.home, "checkpoints", id)}
-	prod := startProducer(l.addr, topic, plan)
-
-	// At least plan.kills crashes, and at least killsAfterInput of them once
-	// the input is complete (those may restart the broker too).
+// run crashes and restarts the daemon at least plan.kills times, and at
+// least killsAfterInput times once the input is complete (those may restart
+// the broker too), until the daemon has exited at every fault point.
+func (l *killLoop) run(plan killPlan, prod *kafkaProducer) {
 	const killsAfterInput = 8
+	e := l.e
 	afterInput := 0
 	for i := 0; i < 3*plan.kills && (i < plan.kills || afterInput < killsAfterInput || l.nextPoint() != ""); i++ {
 		// Every other daemon exits at the next fault point not reached yet
@@ -319,13 +313,49 @@ operators:
 			}
 		}
 	}
+}
 
-	// The last start: the job resumes and drains what is left of the topic.
-	e.startDaemon()
-	require.True(t, waitFor(2*time.Minute, prod.finished), "producer still running")
-	require.NoError(t, prod.err)
-	require.Equal(t, plan.records, prod.sent)
+func (l *killLoop) summary() string {
+	var ms []string
+	for m := killMode(0); m < numKillModes; m++ {
+		ms = append(ms, fmt.Sprintf("%s %d", m, l.modes[m]))
+	}
+	sort.Strings(ms)
+	return strings.Join(ms, ", ")
+}
+
+// A kill -9 loop on the real binary: a Kafka → file job with exactly-once
+// checkpoints every 150ms reads a topic (4 partitions, persisted broker)
+// while a producer writes a known sequence. The daemon is killed at random
+// moments, during startup, while a checkpoint is being written and right
+// after one is published, and made to exit at every fault point the job
+// passes; it is restarted after each crash, and the broker is restarted on
+// its data a few times while the daemon is down. In the end the job is
+// stopped and its finished files must hold every record exactly once.
+func TestKillLoopKafkaToFilesExactlyOnce(t *testing.T) {
+	start := time.Now()
+	plan := chaosPlan()
+	const topic = "seq"
+	l := newKillLoop(t, 0x6b696c6c, kafkabroker.Config{Topics: []kafkabroker.Topic{{Name: topic, Partitions: 4}}}, exitPoints)
+	e := l.e
+	out := filepath.Join(e.home, "out")
+	spec := fmt.Sprintf(`
+name: kill-loop
+parallelism: 2
+checkpointing: {interval: 150ms, mode: exactly-once}
+restartStrategy: {type: fixed-delay, attempts: 100000, delay: 100ms}
+operators:
+  - {uid: source, type: kafka, brokers: [%s], topic: %s, groupId: kill-loop, startingOffsets: earliest, format: json}
+  - {uid: files, type: file, from: [source], path: %s, bucket: yyyy-MM-dd--HH, rolling: {onCheckpoint: true}}
+`, l.addr, topic, out)
+	id := e.mustRun("run", e.writeSpec("kill-loop.yaml", spec))
+	l.watch = checkpointWatch{dir: filepath.Join(e.home, "checkpoints", id)}
+	prod := startProducer(l.addr, topic, plan)
+
+	l.run(plan, prod)
+	l.drain(plan, prod)
 	var r *verify.Report
+	var err error
 	done := waitFor(90*time.Second, func() bool {
 		r, err = verify.Run(verify.Options{Path: out, Field: "idx"})
 		return err == nil && r.Distinct >= plan.records
@@ -351,12 +381,7 @@ operators:
 	})
 	t.Logf("%d finished files, %d hidden (in-progress or pending) files left in the output", r.Files, hidden)
 	lost := r.GapCount + max(0, plan.records-r.Last) + max(0, r.First-1)
-	var missed []string
-	for _, p := range l.points {
-		if !l.fired[p] {
-			missed = append(missed, p)
-		}
-	}
+	missed := l.missed()
 	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d checkpoint dirs before the stop, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
 		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, len(chkDirs), info.Restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
 	// Each crash is planned as a kill (always lands) or an exit at a fault

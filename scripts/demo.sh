@@ -9,32 +9,9 @@
 # script exits 0 only if (b) shows no gap and no duplicate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-$PWD/bin/flinkgo}
 WORK=$(mktemp -d -t flinkgo-demo.XXXXXX)
-export FLINKGO_HOME=$WORK/home
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-fail() { echo "demo failed: $*" >&2; echo "--- daemon log (tail):" >&2; tail -20 "$WORK/daemon.log" >&2 || true; exit 1; }
-
-# The broker takes a free port (the demo must not clash with a real Kafka)
-# and prints its address.
-say "starting the development Kafka broker (topic flink-test)"
-"$BIN" dev kafka --listen 127.0.0.1:0 --topic flink-test:1 >"$WORK/broker.out" 2>"$WORK/broker.log" &
-PIDS+=($!)
-say "starting the flinkgo daemon (FLINKGO_HOME=$FLINKGO_HOME)"
-"$BIN" daemon --rest-address "" --savepoints-dir "$WORK/savepoints" >"$WORK/daemon.out" 2>"$WORK/daemon.log" &
-PIDS+=($!)
-for _ in $(seq 100); do [ -S "$FLINKGO_HOME/flinkgo.sock" ] && [ -s "$WORK/broker.out" ] && break; sleep 0.1; done
-[ -S "$FLINKGO_HOME/flinkgo.sock" ] || fail "the daemon did not start"
-BROKER=$(head -1 "$WORK/broker.out")
-[ -n "$BROKER" ] || fail "the broker did not start: $(cat "$WORK/broker.log")"
-echo "broker at $BROKER"
+. scripts/demo-lib.sh
+start_broker_and_daemon flink-test:1
 
 say "producing {\"idx\": N} at 2000 records/s"
 "$BIN" dev produce --brokers "$BROKER" --topic flink-test --rate 2000 >"$WORK/producer.out" 2>"$WORK/producer.log" &

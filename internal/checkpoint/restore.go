@@ -69,6 +69,11 @@ type RestoreFacts struct {
 	// Tried holds the outcome of every load asked for so far, by Dir (nil:
 	// the snapshot is complete and loads).
 	Tried map[string]error
+	// LostFrom (0: none) rules out the snapshots from this id on: the
+	// output of checkpoint LostFrom was lost before its commit (a Kafka
+	// transaction the broker aborted), and restoring it or a newer one
+	// would skip those records.
+	LostFrom int64
 }
 
 // RestoreAction is what the decision says to do.
@@ -128,6 +133,10 @@ type RestoreDecision struct {
 func DecideRestore(f RestoreFacts) RestoreDecision {
 	var passed []Unusable
 	for _, p := range candidates(f) {
+		if f.LostFrom > 0 && p.ID >= f.LostFrom {
+			passed = append(passed, Unusable{Point: p, Err: fmt.Errorf("the output of checkpoint %d was lost before its commit: a restore from it or a newer snapshot would skip those records", f.LostFrom)})
+			continue
+		}
 		err, tried := f.Tried[p.Dir]
 		switch {
 		case !tried:
@@ -136,6 +145,11 @@ func DecideRestore(f RestoreFacts) RestoreDecision {
 			return f.finish(RestoreDecision{Action: RestoreLoad, Point: p, Passed: passed})
 		}
 		passed = append(passed, Unusable{Point: p, Err: err})
+	}
+	if f.LostFrom > 0 && !slices.ContainsFunc(passed, func(u Unusable) bool { return u.ID < f.LostFrom }) {
+		// The lost checkpoint was the first: the state before it is the
+		// start, and replaying from there is the restore before it.
+		return f.finish(RestoreDecision{Action: RestoreFresh, Passed: passed})
 	}
 	if f.Recorded != nil || f.Initial != nil {
 		return RestoreDecision{Action: RestoreRefuse, Passed: passed, Reason: refusal(passed)}
@@ -201,7 +215,9 @@ func (f RestoreFacts) finish(d RestoreDecision) RestoreDecision {
 		}
 	}
 	for _, p := range keep {
-		d.Retained = append(d.Retained, p.ID)
+		if f.LostFrom == 0 || p.ID < f.LostFrom {
+			d.Retained = append(d.Retained, p.ID)
+		}
 	}
 	slices.Sort(d.Retained)
 	d.Retained = slices.Compact(d.Retained)

@@ -84,6 +84,10 @@ func decideScript(t *testing.T, where, line string) string {
 			}
 		case "legacy":
 			f.Legacy = true
+		case "lost":
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err, where)
+			f.LostFrom = n
 		default:
 			t.Fatalf("%s: unknown key %q", where, k)
 		}

@@ -23,7 +23,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		Use:   "dev",
 		Short: "Development helpers: embedded brokers, the sequence producer, the exactly-once checker",
 	}
-	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevProduceCmd(g), newDevVerifyCmd(g))
+	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevProduceCmd(g), newDevConsumeCmd(g), newDevVerifyCmd(g))
 	return cmd
 }
 
@@ -180,16 +180,26 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 }
 
 func newDevVerifyCmd(g *globals) *cobra.Command {
-	var path, field string
+	var path, field, topic string
+	var brokers []string
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check a file sink's finished files for gaps and duplicates in a sequence field",
+		Short: "Check a file sink's finished files, or a Kafka topic's committed records, for gaps and duplicates in a sequence field",
 		Args:  args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if path == "" {
-				return api.Errorf(api.CodeUsage, "--path is required")
+			if (path == "") == (topic == "") {
+				return api.Errorf(api.CodeUsage, "give --path (a file sink's directory) or --kafka TOPIC, one of them")
 			}
-			rep, err := verify.Run(verify.Options{Path: path, Field: field})
+			var rep *verify.Report
+			var err error
+			if topic != "" {
+				ctx, cancel := untilSignal(cmd.Context())
+				defer cancel()
+				rep, err = verify.Kafka(ctx, verify.KafkaOptions{Brokers: brokers, Topic: topic, Field: field})
+				path = "topic " + topic
+			} else {
+				rep, err = verify.Run(verify.Options{Path: path, Field: field})
+			}
 			if err != nil {
 				return err
 			}
@@ -205,6 +215,8 @@ func newDevVerifyCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&path, "path", "", "the file sink's base directory")
+	cmd.Flags().StringVar(&topic, "kafka", "", "check this Kafka topic's committed records (read_committed) instead")
+	cmd.Flags().StringSliceVar(&brokers, "brokers", []string{kafkabroker.DefaultListen}, "Kafka brokers (with --kafka)")
 	cmd.Flags().StringVar(&field, "field", "idx", "JSON field holding the sequence number (empty: each line is the number)")
 	return cmd
 }

@@ -97,6 +97,13 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 		for _, p := range op.Problems {
 			fmt.Fprintf(cmd.OutOrStdout(), "PROBLEM %s %s\n", op.UID, p)
 		}
+		for _, k := range api.SortedKeys(op.Texts) {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s:", op.UID, k)
+			for i, v := range op.Texts[k] {
+				fmt.Fprintf(cmd.OutOrStdout(), " [%d] %s", i, v)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
 	}
 }
 

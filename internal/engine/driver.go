@@ -194,7 +194,7 @@ func (d *driver) metadata(w checkpoint.WriteMetadata) *checkpoint.Metadata {
 // point; the coordinator completes it only once that is durable, and aborts
 // it when it fails.
 func (d *driver) record(r checkpoint.Record) []checkpoint.Decision {
-	err := d.j.record(checkpoint.Point{ID: r.ID, Kind: r.Kind, Dir: d.dirs[r.ID]}, r.Retained, r.NextID)
+	err := d.j.record(&checkpoint.Point{ID: r.ID, Kind: r.Kind, Dir: d.dirs[r.ID]}, r.Retained, r.NextID)
 	return d.coord.Step(checkpoint.RecordedEvent{ID: r.ID, Err: err, Now: time.Now()})
 }
 

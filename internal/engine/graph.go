@@ -134,6 +134,9 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 		if v.Plan.EventTime != "" {
 			g.requireEventTime(p, v, path)
 		}
+		// A sink that must look back at older checkpoints (to tell its own
+		// commits from a sibling's) needs them kept.
+		g.Checkpointing.Retained = max(g.Checkpointing.Retained, v.Plan.MinRetained)
 	}
 	g.Bounded = true
 	for _, v := range g.Vertices {

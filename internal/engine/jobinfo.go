@@ -158,6 +158,9 @@ func (j *Job) Info() api.JobInfo {
 			oi.RecordsIn += live.in[i]
 			oi.RecordsOut += live.out[i]
 			oi.Problems = live.problems[i]
+			if live.texts != nil {
+				oi.Texts = live.texts[i]
+			}
 			for k, val := range live.values[i] {
 				if live.counters[k] {
 					m[k] += val // the total of earlier attempts plus this one
@@ -168,6 +171,9 @@ func (j *Job) Info() api.JobInfo {
 		}
 		if len(m) > 0 {
 			oi.Metrics = m
+		}
+		if live != nil && live.texts != nil {
+			oi.Texts = live.texts[i]
 		}
 		info.Operators = append(info.Operators, oi)
 	}
@@ -256,6 +262,7 @@ type figures struct {
 	// inWM and outWM are the minimum watermarks over subtasks by vertex.
 	inWM, outWM []int64
 	problems    [][]string
+	texts       []map[string][]string // by vertex, name, then subtask
 }
 
 // watermarks fills the event-time figures of vertex i (none before its
@@ -301,6 +308,22 @@ func (e *execution) totals() figures {
 		for k := range counters {
 			f.counters[k] = true
 		}
+		for k, v := range t.gauges.Texts() {
+			f.addText(i, t.index, t.v.Parallelism, k, v)
+		}
 	}
 	return f
+}
+
+func (f *figures) addText(vertex, subtask, parallelism int, name, v string) {
+	if f.texts == nil {
+		f.texts = make([]map[string][]string, len(f.in))
+	}
+	if f.texts[vertex] == nil {
+		f.texts[vertex] = map[string][]string{}
+	}
+	if f.texts[vertex][name] == nil {
+		f.texts[vertex][name] = make([]string, parallelism)
+	}
+	f.texts[vertex][name][subtask] = v
 }

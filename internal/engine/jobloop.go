@@ -78,7 +78,7 @@ func (j *Job) loop() {
 			}
 			return
 		}
-		restore, restoreErr = j.restartPoint()
+		restore, restoreErr = j.restartPoint(err)
 	}
 }
 
@@ -105,19 +105,35 @@ func (j *Job) waitRestart(delay time.Duration) (request, bool) {
 	}
 }
 
-// restartPoint is what the next attempt restores, by the restore decision
-// (see checkpoint.DecideRestore): the recorded restore point, else an older
-// retained checkpoint or the savepoint the job started from, loudly; never
-// a fresh start over committed output. A refusal counts as a failure of
-// the attempt (a transient read error may pass), so the restart strategy
-// decides whether the job tries again or is FAILED with the reason.
-func (j *Job) restartPoint() (*Restore, error) {
+// restartPoint is what the next attempt restores after failure, by the
+// restore decision (see checkpoint.DecideRestore): the recorded restore
+// point, else an older retained checkpoint or the savepoint the job started
+// from, loudly; never a fresh start over committed output. A refusal counts
+// as a failure of the attempt (a transient read error may pass), so the
+// restart strategy decides whether the job tries again or is FAILED with
+// the reason. A failure that lost the output of a checkpoint
+// (runtime.RestoreBeforeError) rules out that checkpoint and every newer
+// one; the snapshot chosen instead becomes the recorded restore point, so a
+// later failure does not go back to the lost one.
+func (j *Job) restartPoint(failure error) (*Restore, error) {
 	f, err := RestoreFactsOf(j.env.FS, j.opts.CheckpointsDir, j.id, j.Recovery())
 	if err != nil {
 		return nil, err
 	}
+	f.LostFrom = restoreBefore(failure)
 	r, d := ChooseRestore(j.env.FS, f, j.log)
 	DiscardAbandoned(j.env.FS, d, j.log)
+	if f.LostFrom > 0 && (d.Action == checkpoint.RestoreLoad || d.Action == checkpoint.RestoreFresh) {
+		var p *checkpoint.Point
+		if r != nil {
+			point := PointOf(r)
+			p = &point
+		}
+		if err := j.record(p, d.Retained, d.NextID); err != nil {
+			return nil, fmt.Errorf("record the restore point instead of lost checkpoint %d: %w", f.LostFrom, err)
+		}
+		j.noteRestoreBefore(failure, r)
+	}
 	switch d.Action {
 	case checkpoint.RestoreLoad:
 		j.setRestored(r)

@@ -38,12 +38,18 @@ func (j *Job) Recovery() Recovery {
 		NextID: s.nextID, Restarts: s.restarts, Legacy: s.legacy}
 }
 
-// record makes p the job's restore point, durably first (OnRecord), then
-// in memory; an error leaves both as they were and fails the snapshot.
-func (j *Job) record(p checkpoint.Point, retained []int64, nextID int64) error {
+// record makes p the job's restore point (nil: none, the job starts
+// over), durably first (OnRecord), then in memory, with the checkpoints
+// retention manages and the next checkpoint id; an error leaves both as
+// they were and fails the snapshot.
+func (j *Job) record(p *checkpoint.Point, retained []int64, nextID int64) error {
 	rec := j.Recovery()
-	rec.RestorePoint, rec.Retained, rec.NextID, rec.Legacy = &p, retained, nextID, false
-	if err := j.env.Fire("checkpoint.record", p.ID); err != nil {
+	rec.RestorePoint, rec.Retained, rec.NextID, rec.Legacy = p, retained, nextID, false
+	id := int64(0)
+	if p != nil {
+		id = p.ID
+	}
+	if err := j.env.Fire("checkpoint.record", id); err != nil {
 		return err
 	}
 	if j.opts.OnRecord != nil {
@@ -52,7 +58,8 @@ func (j *Job) record(p checkpoint.Point, retained []int64, nextID int64) error {
 		}
 	}
 	j.mu.Lock()
-	j.status.restorePoint, j.status.legacy = &p, false
+	j.status.restorePoint, j.status.legacy = p, false
+	j.status.retained, j.status.nextID = append([]int64(nil), retained...), max(j.status.nextID, nextID)
 	j.mu.Unlock()
 	return nil
 }

@@ -133,6 +133,9 @@ type OperatorInfo struct {
 	// Problems say what keeps a running operator from its work, one per
 	// subtask and cause ("subtask 0: partition t/0 cannot fetch ...").
 	Problems []string `json:"problems,omitempty"`
+	// Texts are the running attempt's text figures by name, one per
+	// subtask (e.g. each subtask's current Kafka transactional id).
+	Texts map[string][]string `json:"texts,omitempty"`
 	// Rates per second over the daemon's last sampling window (the
 	// dashboard's); zero until two samples exist.
 	RecordsInPerSec  float64 `json:"recordsInPerSec"`

@@ -34,6 +34,11 @@ type Plan struct {
 	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job
 	// without checkpointing is refused with this explanation.
 	NeedsCheckpointing string
+	// MinRetained (sinks): the job keeps at least this many completed
+	// checkpoints (raising checkpointing.retained), for a sink that may
+	// have to fail over to the checkpoint before the latest one (see
+	// RestoreBeforeError).
+	MinRetained int
 	// OutputPaths (sinks) are the directories the operator writes and owns
 	// (absolute, clean): the daemon refuses a job whose output paths
 	// overlap (same, parent or child) those of another job that has not

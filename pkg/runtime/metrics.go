@@ -15,6 +15,29 @@ type Metrics struct {
 	m        map[string]*atomic.Int64
 	counters map[string]bool
 	problems map[string]string // see SetProblem
+	texts    map[string]string // see SetText
+}
+
+// SetText sets a named text figure of the subtask (a transactional id,
+// say): shown by info for the running attempt, per subtask.
+func (g *Metrics) SetText(name, value string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.texts == nil {
+		g.texts = map[string]string{}
+	}
+	g.texts[name] = value
+}
+
+// Texts returns a copy of the text figures.
+func (g *Metrics) Texts() map[string]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]string, len(g.texts))
+	for k, v := range g.texts {
+		out[k] = v
+	}
+	return out
 }
 
 // Gauge returns the named gauge, creating it. Keep the pointer: looking it

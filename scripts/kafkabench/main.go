@@ -10,14 +10,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -25,6 +21,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/scripts/internal/daemon"
 )
 
 func main() {
@@ -53,11 +50,11 @@ func run(bin string, n int64, rounds int) error {
 	if _, err := produce.Run(context.Background(), produce.Config{Brokers: []string{b.Addr()}, Topic: "bench", Count: n}); err != nil {
 		return err
 	}
-	d, err := startDaemon(bin, filepath.Join(work, "home"))
+	d, err := daemon.Start(bin, filepath.Join(work, "home"))
 	if err != nil {
 		return err
 	}
-	defer d.stop()
+	defer d.Stop()
 	var plain, flink []float64
 	for i := 0; i < rounds; i++ {
 		r, err := plainLoop(b.Addr(), n, filepath.Join(work, fmt.Sprintf("plain-%d.txt", i)))
@@ -65,14 +62,14 @@ func run(bin string, n int64, rounds int) error {
 			return err
 		}
 		plain = append(plain, r)
-		f, err := d.job(b.Addr(), n, filepath.Join(work, fmt.Sprintf("out-%d", i)))
+		f, err := job(d, b.Addr(), n, filepath.Join(work, fmt.Sprintf("out-%d", i)))
 		if err != nil {
 			return err
 		}
 		flink = append(flink, f)
 		fmt.Printf("round %d: plain kafka-go Reader loop %.0f records/s, flinkgo %.0f records/s (ratio %.2f)\n", i+1, r, f, f/r)
 	}
-	p, f := median(plain), median(flink)
+	p, f := daemon.Median(plain), daemon.Median(flink)
 	fmt.Printf("\nKafka -> file, %d records of ~14 bytes, embedded broker, medians of %d rounds:\n", n, rounds)
 	fmt.Printf("  plain kafka-go Reader loop -> bufio file: %10.0f records/s\n", p)
 	fmt.Printf("  flinkgo (exactly-once, 1s checkpoints):  %10.0f records/s\n", f)
@@ -115,48 +112,9 @@ func plainLoop(broker string, n int64, path string) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-type daemon struct {
-	bin, home string
-	cmd       *exec.Cmd
-}
-
-func startDaemon(bin, home string) (*daemon, error) {
-	d := &daemon{bin: bin, home: home}
-	d.cmd = exec.Command(bin, "daemon", "--rest-address", "")
-	d.cmd.Env = append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS=")
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(filepath.Join(home, "flinkgo.sock")); err == nil {
-			return d, nil
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return nil, fmt.Errorf("daemon did not start")
-}
-
-func (d *daemon) stop() {
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	_ = d.cmd.Wait()
-}
-
-func (d *daemon) cli(args ...string) (string, error) {
-	cmd := exec.Command(d.bin, args...)
-	cmd.Env = append(os.Environ(), "FLINKGO_HOME="+d.home, "FLINKGO_ADDRESS=")
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("flinkgo %v: %v: %s", args, err, ee.Stderr)
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 // job runs Kafka → file bounded at the end offsets and returns records/s
 // from submission to FINISHED, after checking the output is exact.
-func (d *daemon) job(broker string, n int64, out string) (float64, error) {
+func job(d *daemon.Daemon, broker string, n int64, out string) (float64, error) {
 	spec := filepath.Join(filepath.Dir(out), filepath.Base(out)+".yaml")
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`
 name: kafka-bench
@@ -167,29 +125,11 @@ operators:
 `, broker, out)), 0o600); err != nil {
 		return 0, err
 	}
-	start := time.Now()
-	id, err := d.cli("run", spec)
+	elapsed, err := d.RunBounded(spec)
 	if err != nil {
 		return 0, err
 	}
-	for {
-		raw, err := d.cli("info", id, "-o", "json")
-		if err != nil {
-			return 0, err
-		}
-		var info struct{ State, Error string }
-		if err := json.Unmarshal([]byte(raw), &info); err != nil {
-			return 0, err
-		}
-		if info.State == "FINISHED" {
-			break
-		}
-		if info.State == "FAILED" || info.State == "CANCELED" {
-			return 0, fmt.Errorf("job %s: %s", info.State, info.Error)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	rate := float64(n) / time.Since(start).Seconds()
+	rate := float64(n) / elapsed.Seconds()
 	rep, err := verify.Run(verify.Options{Path: out, Field: "idx"})
 	if err != nil {
 		return 0, err
@@ -198,10 +138,4 @@ operators:
 		return 0, fmt.Errorf("flinkgo output: %d records, %d missing, %d duplicates", rep.Records, rep.GapCount, rep.Duplicates)
 	}
 	return rate, nil
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -33,6 +35,16 @@ type Config struct {
 	// Listen is the host:port to listen on, DefaultListen when empty.
 	// "127.0.0.1:0" picks a free port; Broker.Addr reports it.
 	Listen string
+
+	// Nodes is the number of broker nodes (0 means 1). With more than one,
+	// partition leaders and transaction coordinators are spread over the
+	// nodes, as in a real cluster; the nodes after the first listen on
+	// NodeListen (a free loopback port for each one not given).
+	Nodes int
+
+	// NodeListen are the addresses of nodes 2..Nodes, in order. Pass
+	// Broker.Addrs()[1:] to restart a cluster on the same ports.
+	NodeListen []string
 
 	// Advertise is the host:port announced to clients in metadata, the
 	// address they dial after bootstrapping. Empty means the address
@@ -65,6 +77,7 @@ type Config struct {
 type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
+	addrs   []string
 	log     *errorLog
 
 	mu     sync.RWMutex // held shared by admin calls, exclusively by Close
@@ -80,17 +93,17 @@ func Start(cfg Config) (*Broker, error) {
 			return nil, fmt.Errorf("kafka broker: topic %q: %w", t.Name, err)
 		}
 	}
-	ln, err := listen(cfg.Listen, cfg.Advertise)
+	lns, err := listenAll(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kafka broker: %w", err)
 	}
 	log := &errorLog{}
-	c, err := kfake.NewCluster(clusterOpts(cfg, ln, log)...)
+	c, err := kfake.NewCluster(clusterOpts(cfg, lns, log)...)
 	if err != nil {
-		ln.Close()
+		lns.close()
 		return nil, fmt.Errorf("kafka broker: start (data dir %q): %w", cfg.DataDir, err)
 	}
-	b := &Broker{cluster: c, addr: ln.Addr().String(), log: log}
+	b := &Broker{cluster: c, addr: lns.addrs()[0], addrs: lns.addrs(), log: log}
 	for _, t := range cfg.Topics {
 		if err := b.CreateTopic(t); err != nil && !errors.Is(err, ErrTopicExists) {
 			b.Close()
@@ -100,10 +113,10 @@ func Start(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
-func clusterOpts(cfg Config, ln *listener, log *errorLog) []kfake.Opt {
+func clusterOpts(cfg Config, lns *listeners, log *errorLog) []kfake.Opt {
 	opts := []kfake.Opt{
-		kfake.NumBrokers(1),
-		kfake.ListenFn(ln.handOver),
+		kfake.NumBrokers(len(lns.all)),
+		kfake.ListenFn(lns.handOver),
 		kfake.ClusterID("flinkgo-dev"),
 		kfake.DefaultNumPartitions(1),
 		kfake.WithLogger(log),
@@ -124,6 +137,10 @@ func clusterOpts(cfg Config, ln *listener, log *errorLog) []kfake.Opt {
 // address, which with a port 0 Listen carries the port actually chosen.
 // Pass it as Config.Listen to restart a broker on the same port.
 func (b *Broker) Addr() string { return b.addr }
+
+// Addrs returns the advertised host:port of every node, the first being
+// Addr.
+func (b *Broker) Addrs() []string { return append([]string(nil), b.addrs...) }
 
 // Cluster returns the underlying kfake cluster, for tests that need its
 // fault injection or request control hooks. Do not use it after Close.
@@ -146,6 +163,34 @@ func (b *Broker) Close() error {
 		return fmt.Errorf("kafka broker: %w", err)
 	}
 	return nil
+}
+
+// StopNode stops node i (0-based, of Config.Nodes) as a crash would: its
+// listener closes and its partitions get leaders among the other nodes.
+// The data stays (the cluster is one process).
+func (b *Broker) StopNode(i int) error {
+	return b.admin(func() error {
+		if err := b.cluster.RemoveNode(int32(i)); err != nil {
+			return fmt.Errorf("stop node %d: %w", i, err)
+		}
+		return nil
+	})
+}
+
+// StartNode starts a stopped node i again on its address; partition
+// leaders are spread anew over the nodes.
+func (b *Broker) StartNode(i int) error {
+	_, portText, err := net.SplitHostPort(b.addrs[i])
+	if err != nil {
+		return err
+	}
+	port, _ := strconv.Atoi(portText)
+	return b.admin(func() error {
+		if _, _, err := b.cluster.AddNode(int32(i), port); err != nil {
+			return fmt.Errorf("start node %d: %w", i, err)
+		}
+		return nil
+	})
 }
 
 // CreateTopic creates t. It returns an error wrapping ErrTopicExists if a

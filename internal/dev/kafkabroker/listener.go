@@ -1,7 +1,6 @@
 package kafkabroker
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 type listener struct {
 	net.Listener
 	advertised hostPort
-	handed     atomic.Bool
 }
 
 // listen binds addr (DefaultListen if empty) and works out the address to
@@ -64,14 +62,69 @@ func advertisedAddr(bound net.Addr, advertise string) (hostPort, error) {
 // Addr returns the advertised address.
 func (l *listener) Addr() net.Addr { return l.advertised }
 
-// handOver is the kfake ListenFn: it hands the already bound listener to the
-// single broker node, ignoring the address kfake asks for (kfake always asks
-// for 127.0.0.1).
-func (l *listener) handOver(_, _ string) (net.Listener, error) {
-	if l.handed.Swap(true) {
-		return nil, errors.New("kafka broker: only one node is supported")
+// listeners are the bound sockets of a cluster's nodes, handed to kfake one
+// per node in order.
+type listeners struct {
+	all    []*listener
+	handed atomic.Int32
+}
+
+// listenAll binds cfg.Listen for the first node and NodeListen (or free
+// loopback ports) for the others; on error nothing stays bound.
+func listenAll(cfg Config) (*listeners, error) {
+	n := max(cfg.Nodes, 1)
+	if len(cfg.NodeListen) > n-1 {
+		return nil, fmt.Errorf("%d node addresses for %d nodes", len(cfg.NodeListen), n)
 	}
-	return l, nil
+	lns := &listeners{}
+	for i := range n {
+		addr, adv := cfg.Listen, cfg.Advertise
+		if i > 0 {
+			addr, adv = "127.0.0.1:0", ""
+			if i-1 < len(cfg.NodeListen) {
+				addr = cfg.NodeListen[i-1]
+			}
+		}
+		ln, err := listen(addr, adv)
+		if err != nil {
+			lns.close()
+			return nil, err
+		}
+		lns.all = append(lns.all, ln)
+	}
+	return lns, nil
+}
+
+func (l *listeners) addrs() []string {
+	out := make([]string, len(l.all))
+	for i, ln := range l.all {
+		out[i] = ln.Addr().String()
+	}
+	return out
+}
+
+func (l *listeners) close() {
+	for _, ln := range l.all {
+		ln.Close()
+	}
+}
+
+// handOver is the kfake ListenFn: it hands the already bound listeners to
+// the nodes in order, ignoring the address kfake asks for (kfake always
+// asks for 127.0.0.1).
+//
+// A node started later (StartNode) gets a new listener on the address
+// kfake asks for.
+func (l *listeners) handOver(network, address string) (net.Listener, error) {
+	i := int(l.handed.Add(1)) - 1
+	if i >= len(l.all) {
+		ln, err := listen(address, "")
+		if err != nil {
+			return nil, err
+		}
+		return ln, nil
+	}
+	return l.all[i], nil
 }
 
 // hostPort is a net.Addr for an advertised "host:port".

@@ -27,11 +27,13 @@ func (r Range) String() string {
 // and Last; values below the first or above the last one found cannot be
 // known missing, so compare First and Last with what the producer sent.
 type Report struct {
-	Files    int   `json:"files"`
-	Records  int64 `json:"records"`  // values read, duplicates included
-	Distinct int64 `json:"distinct"` // different values read
-	First    int64 `json:"first"`    // smallest value; 0 with no records
-	Last     int64 `json:"last"`     // largest value; 0 with no records
+	Files int `json:"files"`
+	// Partitions read (a Kafka topic's check; then Files is 0).
+	Partitions int   `json:"partitions,omitempty"`
+	Records    int64 `json:"records"`  // values read, duplicates included
+	Distinct   int64 `json:"distinct"` // different values read
+	First      int64 `json:"first"`    // smallest value; 0 with no records
+	Last       int64 `json:"last"`     // largest value; 0 with no records
 
 	Gaps      []Range `json:"gaps"`      // the first 20 missing ranges, ascending
 	GapCount  int64   `json:"gapCount"`  // missing values in all gaps
@@ -80,11 +82,15 @@ func (r *Report) summary() string {
 		verdict = "NOT OK"
 	}
 	var b strings.Builder
+	where := plural(int64(r.Files), "file")
+	if r.Partitions > 0 {
+		where = plural(int64(r.Partitions), "partition")
+	}
 	if r.Records == 0 {
-		fmt.Fprintf(&b, "no records in %s", plural(int64(r.Files), "file"))
+		fmt.Fprintf(&b, "no records in %s", where)
 	} else {
 		fmt.Fprintf(&b, "records %d..%d: %s in %s, %s",
-			r.First, r.Last, plural(r.Records, "record"), plural(int64(r.Files), "file"), plural(r.GapRanges, "gap"))
+			r.First, r.Last, plural(r.Records, "record"), where, plural(r.GapRanges, "gap"))
 		if r.GapCount > 0 {
 			fmt.Fprintf(&b, " (%d missing)", r.GapCount)
 		}

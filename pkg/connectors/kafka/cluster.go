@@ -24,6 +24,9 @@ type cluster struct {
 	brokers []string
 	tr      *kafka.Transport
 	cl      *kafka.Client
+	// isolation of the end offsets listed (read_committed: the last
+	// stable offset, where a read_committed reader stops)
+	isolation kafka.IsolationLevel
 }
 
 // newCluster: kafka-go's transport answers metadata requests from a cache
@@ -112,7 +115,7 @@ func (c *cluster) offsetsForTime(ctx context.Context, tps []topicPartition, t ti
 
 // listOffsets sends req (for want partitions) and calls each per partition.
 func (c *cluster) listOffsets(ctx context.Context, req map[string][]kafka.OffsetRequest, want int, each func(topicPartition, kafka.PartitionOffsets)) error {
-	resp, err := c.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: req})
+	resp, err := c.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: req, IsolationLevel: c.isolation})
 	if err != nil {
 		return fmt.Errorf("list offsets: %w", err)
 	}

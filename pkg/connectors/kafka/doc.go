@@ -1,6 +1,10 @@
 // Package kafka is the Kafka connector: the `kafka` source (replayable,
-// offsets in checkpoints) and the `kafka` sink (at-least-once), on
-// github.com/segmentio/kafka-go, which no other package imports.
+// offsets in checkpoints) and the `kafka` sink (at-least-once, or
+// exactly-once with transactions). segmentio/kafka-go serves the
+// read_uncommitted source and the at-least-once sink; franz-go (kgo) the
+// read_committed source and the exactly-once sink, which kafka-go cannot
+// do (no transactional producer; its ReadCommitted delivers aborted
+// records). No other package imports either client (dev tools aside).
 //
 // # Source
 //
@@ -39,6 +43,11 @@
 //	                            Open retries one (connection refused included), before the source
 //	                            fails the job over (default 60s); meanwhile the source reports a
 //	                            problem per partition and the partitionsNotFetching gauge
+//	isolationLevel              read_uncommitted (default, Kafka's; kafka-go) or read_committed
+//	                            (franz-go, committedsource.go: records of aborted transactions and
+//	                            control records never reach the job, nothing past the last stable
+//	                            offset is read; same positions and state, so savepoints of either
+//	                            reader restore with the other)
 //
 // A record's Key is the Kafka key, its Timestamp the Kafka timestamp (ms),
 // its Value the Kafka value. kafka-go reads a null value (a tombstone) and
@@ -86,7 +95,9 @@
 // Fault points (engine.Env.Fire): kafka.poll (uid, subtask),
 // kafka.snapshot (uid, subtask, checkpoint id), kafka.commit-offsets (uid,
 // subtask, checkpoint id; an error counts as a failed commit),
-// kafka.sink.flush (uid, subtask, checkpoint id).
+// kafka.sink.flush (uid, subtask, checkpoint id); of the exactly-once sink
+// kafka.txn.write, kafka.txn.precommit, kafka.txn.commit,
+// kafka.txn.committed and kafka.txn.recover (see internal/fault).
 //
 // # Sink
 //
@@ -98,15 +109,28 @@
 // (see pkg/runtime/expr) whose value, as bytes, is the Kafka key (default:
 // the record's key, e.g. the Kafka key of a kafka source or a keyBy's key);
 // deliveryTimeout (default 2m, Kafka's delivery.timeout.ms), how long a
-// checkpoint waits for the records to be acknowledged.
+// checkpoint waits for the records to be acknowledged; deliveryGuarantee:
+// at-least-once (default), exactly-once or none.
 //
-// Delivery is at-least-once: records are written asynchronously in batches
+// With at-least-once, records are written asynchronously in batches
 // (acks=all); SnapshotState waits until every record written before the
 // barrier is acknowledged, and a write error or a flush that outlasts
 // deliveryTimeout fails the checkpoint and the job, which restarts from the
-// last checkpoint and writes again what followed it. There is no
-// exactly-once mode: kafka-go has no transactional producer, so records
-// written after the last completed checkpoint may appear twice after a
-// failure. Keyed records go to murmur2(key) mod partitions (Java's default
-// partitioner); records without key go round-robin in runs of 1000.
+// last checkpoint and writes again what followed it: records written after
+// the last completed checkpoint may appear twice after a failure. Keyed
+// records go to murmur2(key) mod partitions (Java's default partitioner);
+// records without key go round-robin in runs of 1000. With none, the
+// barrier does not wait for the writes.
+//
+// With exactly-once (txn.go, txsink.go; docs/kafka-transactions.md), each
+// subtask writes into a transaction of one id of its pool
+// (transactionalIdPrefix-subtask-k), pre-commits it at the barrier (flush;
+// the transaction goes into the snapshot) and commits it when the
+// checkpoint completes; a restore commits the restored transactions and
+// fences the pools it takes over. Options: transactionalIdPrefix (default
+// flinkgo-<job id>-<uid>), transactionTimeout (15m), transactionMaxTimeout
+// (the brokers' transaction.max.timeout.ms, 15m), transactionalIdPoolSize.
+// Keyed records go to murmur2(key) as well (franz-go's default partitioner);
+// records without key fill one partition for a while, then the next
+// (its uniform-bytes partitioner).
 package kafka

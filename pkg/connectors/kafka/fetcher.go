@@ -284,21 +284,12 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 			f.next = f.stop
 			break
 		}
-		if f.cfg.json && !json.Valid(m.Value) {
-			if len(m.Value) == 0 { // no value: nothing to decode (see missingValue)
-				if f.cfg.failMissing {
-					err = &fatalError{fmt.Errorf("%s offset %d: the record has no value (a tombstone, or an empty value: the Kafka client reports them alike) and onMissingValue is fail; set onMissingValue: skip to skip such records", f.tp, m.Offset)}
-					break
-				}
-				f.missing.Add(1)
-				f.next = m.Offset + 1
-				continue
-			}
-			if !f.cfg.skipInvalid {
-				err = &fatalError{fmt.Errorf("%s offset %d: value is not valid JSON (format json; set onDecodeError: skip to skip such records): %s", f.tp, m.Offset, excerpt(m.Value))}
-				break
-			}
-			f.skipped.Add(1)
+		keep, derr := f.admit(f.tp, m.Offset, m.Value)
+		if derr != nil {
+			err = derr
+			break
+		}
+		if !keep {
 			f.next = m.Offset + 1
 			continue
 		}
@@ -326,6 +317,26 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 		f.recycle(c)
 	}
 	return err
+}
+
+// admit applies the format to a record's value (both readers): false is a
+// record to skip (counted in recordsSkipped), an error a fatal decode error.
+func (s *fetchShared) admit(tp topicPartition, offset int64, value []byte) (bool, error) {
+	if !s.cfg.json || json.Valid(value) {
+		return true, nil
+	}
+	if len(value) == 0 { // no value: nothing to decode (see missingValue)
+		if s.cfg.failMissing {
+			return false, &fatalError{fmt.Errorf("%s offset %d: the record has no value (a tombstone, or an empty value: the Kafka client reports them alike) and onMissingValue is fail; set onMissingValue: skip to skip such records", tp, offset)}
+		}
+		s.missing.Add(1)
+		return false, nil
+	}
+	if !s.cfg.skipInvalid {
+		return false, &fatalError{fmt.Errorf("%s offset %d: value is not valid JSON (format json; set onDecodeError: skip to skip such records): %s", tp, offset, excerpt(value))}
+	}
+	s.skipped.Add(1)
+	return false, nil
 }
 
 // outOfRange applies onOffsetOutOfRange after the broker refused f.next.

@@ -38,6 +38,7 @@ type SourceOptions struct {
 	OnDecodeError              string        `yaml:"onDecodeError"`      // fail, skip
 	OnMissingValue             string        `yaml:"onMissingValue"`     // format json: skip, fail
 	RetryTimeout               *api.Duration `yaml:"retryTimeout"`
+	IsolationLevel             string        `yaml:"isolationLevel"` // read_uncommitted (default), read_committed
 }
 
 // startMode says where a partition without restored state starts.
@@ -82,6 +83,8 @@ type sourceConfig struct {
 	skipInvalid  bool
 	failMissing  bool // format json: a record without value fails the job
 	retryTimeout time.Duration
+	// readCommitted: franz-go's consumer at read_committed (committedsource.go)
+	readCommitted bool
 }
 
 func configureSource(c *runtime.ConfigContext) *runtime.Plan {
@@ -130,6 +133,8 @@ func configureSource(c *runtime.ConfigContext) *runtime.Plan {
 	if o.RetryTimeout != nil {
 		cfg.retryTimeout = o.RetryTimeout.D()
 	}
+	cfg.readCommitted = choice(c, "isolationLevel", or(o.IsolationLevel, "read_uncommitted"), map[string]bool{
+		"read_uncommitted": false, "read_committed": true})
 	return &runtime.Plan{Bounded: cfg.bounded, SkipBadTimestamps: cfg.skipInvalid, NewSource: func() runtime.Source { return newSource(cfg) }}
 }
 

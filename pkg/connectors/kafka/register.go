@@ -10,10 +10,10 @@ import (
 func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "kafka", Kind: api.KindSource,
-			Doc:       "Kafka source, offsets in checkpoints (replayable): brokers, topic|topics, groupId, startingOffsets, format, bounded, …",
+			Doc:       "Kafka source, offsets in checkpoints (replayable): brokers, topic|topics, groupId, startingOffsets, format, bounded, isolationLevel, …",
 			Configure: configureSource},
 		{Type: "kafka", Kind: api.KindSink,
-			Doc:       "Kafka sink, at-least-once (flush on checkpoint; no transactions): brokers, topic, key, deliveryTimeout",
+			Doc:       "Kafka sink, at-least-once (flush on checkpoint) or exactly-once (transactions): brokers, topic, key, deliveryTimeout, deliveryGuarantee, transactionalIdPrefix, transactionTimeout, …",
 			Configure: configureSink},
 	}
 }

@@ -104,16 +104,25 @@ operators:
 // keeps writing: every record arrives exactly once across the three runs.
 func TestStopRestoreAcrossParallelism(t *testing.T) {
 	b := startBroker(t, "in:4")
-	prod := startProducer(t, b.Addr(), "in", 20_000)
+	stopRestoreRuns(t, b.Addr(), 3, func(name string, i int) string {
+		return sourceJob(name, b.Addr(), []int{2, 3, 1}[i], "")
+	})
+}
+
+// stopRestoreRuns runs the job of spec(name, i) for i < runs while a
+// producer writes into topic in: each run but the last is stopped with a
+// savepoint the next restores; every record must arrive exactly once
+// across the runs.
+func stopRestoreRuns(t *testing.T, addr string, runs int, spec func(name string, i int) string) {
+	prod := startProducer(t, addr, "in", 20_000)
 	dir := t.TempDir()
 	var all []int64
 	var restore string
-	for i, par := range []int{2, 3, 1} {
+	for i := range runs {
 		name := runtimetest.UniqueName(t)
-		j := runtimetest.Start(t, sourceJob(name, b.Addr(), par, ""), runtimetest.Options{Types: testTypes,
-			CheckpointsDir: t.TempDir(), Restore: restore})
+		j := runtimetest.Start(t, spec(name, i), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: restore})
 		runtimetest.WaitCollected(t, waitFor, name, 2000)
-		if i < 2 {
+		if i < runs-1 {
 			path, _, err := j.Stop(dir, false)
 			require.NoError(t, err)
 			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor))

@@ -39,6 +39,12 @@ type SinkOptions struct {
 	Topic           string        `yaml:"topic,required"`
 	Key             string        `yaml:"key"` // expression; default: the record's key
 	DeliveryTimeout *api.Duration `yaml:"deliveryTimeout"`
+	// deliveryGuarantee and the transaction options: see txnoptions.go.
+	DeliveryGuarantee       string        `yaml:"deliveryGuarantee"` // at-least-once, exactly-once, none
+	TransactionalIDPrefix   string        `yaml:"transactionalIdPrefix"`
+	TransactionTimeout      *api.Duration `yaml:"transactionTimeout"`
+	TransactionMaxTimeout   *api.Duration `yaml:"transactionMaxTimeout"`
+	TransactionalIDPoolSize int           `yaml:"transactionalIdPoolSize"`
 }
 
 type sinkConfig struct {
@@ -46,6 +52,7 @@ type sinkConfig struct {
 	topic           string
 	key             *expr.Program // nil: the record's key
 	deliveryTimeout time.Duration
+	guarantee       deliveryGuarantee
 }
 
 func configureSink(c *runtime.ConfigContext) *runtime.Plan {
@@ -68,12 +75,13 @@ func configureSink(c *runtime.ConfigContext) *runtime.Plan {
 			c.Errorf("deliveryTimeout", "must be positive")
 		}
 	}
+	var txn txnSettings
+	cfg.guarantee, txn = configureDelivery(c, &o)
+	if cfg.guarantee == exactlyOnce {
+		return txnPlan(cfg, txn)
+	}
 	return &runtime.Plan{NewOperator: func() runtime.Operator {
-		s := &sink{cfg: cfg}
-		if cfg.key != nil {
-			s.key = cfg.key.Clone()
-		}
-		return s
+		return &sink{cfg: cfg, key: newKeyer(cfg.key)}
 	}}
 }
 
@@ -85,18 +93,17 @@ func configureSink(c *runtime.ConfigContext) *runtime.Plan {
 // the last checkpoint: records after it may be written twice. There is no
 // exactly-once mode: kafka-go has no transactional producer.
 type sink struct {
-	cfg     sinkConfig
-	key     *expr.Program
-	ctx     *runtime.Context
-	faults  bool
-	tr      *kafka.Transport
-	abort   context.CancelFunc
-	w       *kafka.Writer
-	acks    *inflight
-	msgs    []kafka.Message
-	arena   runtime.Arena
-	scratch []byte
-	seq     int64
+	cfg    sinkConfig
+	key    keyer
+	ctx    *runtime.Context
+	faults bool
+	tr     *kafka.Transport
+	abort  context.CancelFunc
+	w      *kafka.Writer
+	acks   *inflight
+	msgs   []kafka.Message
+	arena  runtime.Arena
+	seq    int64
 }
 
 func (s *sink) Open(ctx *runtime.Context) error {
@@ -153,7 +160,7 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 		r := &b.Records[i]
 		s.seq++
 		m := kafka.Message{Value: s.arena.Copy(r.Value)}
-		key, err := s.keyOf(r)
+		key, err := s.key.of(r)
 		if err != nil {
 			return fmt.Errorf("kafka sink %q subtask %d, record %d: key: %w", s.ctx.UID(), s.ctx.Subtask(), s.seq, err)
 		}
@@ -181,16 +188,31 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 	return nil
 }
 
-func (s *sink) keyOf(r *runtime.Record) ([]byte, error) {
-	if s.key == nil {
+// keyer computes a record's Kafka key: the key expression's value as
+// bytes, or the record's key. One per subtask (the program is a clone).
+type keyer struct {
+	prog    *expr.Program // nil: the record's key
+	scratch []byte
+}
+
+func newKeyer(p *expr.Program) keyer {
+	if p == nil {
+		return keyer{}
+	}
+	return keyer{prog: p.Clone()}
+}
+
+// of returns r's key; the slice is valid until the next call.
+func (k *keyer) of(r *runtime.Record) ([]byte, error) {
+	if k.prog == nil {
 		return r.Key, nil
 	}
-	v, err := s.key.Eval(r)
+	v, err := k.prog.Eval(r)
 	if err != nil {
 		return nil, err
 	}
-	s.scratch, err = expr.AppendValue(s.scratch[:0], v)
-	return s.scratch, err
+	k.scratch, err = expr.AppendValue(k.scratch[:0], v)
+	return k.scratch, err
 }
 
 func (s *sink) writeError(err error) error {
@@ -201,6 +223,9 @@ func (s *sink) writeError(err error) error {
 // acknowledged, or the first write error (which fails the checkpoint), or
 // an error after deliveryTimeout.
 func (s *sink) SnapshotState(id int64) error {
+	if s.cfg.guarantee == noGuarantee {
+		return nil // deliveryGuarantee none: a checkpoint does not wait for the writes
+	}
 	if s.faults {
 		if err := s.ctx.Fault("kafka.sink.flush", s.ctx.UID(), s.ctx.Subtask(), id); err != nil {
 			return err

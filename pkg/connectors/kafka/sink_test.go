@@ -141,3 +141,22 @@ operators:
 	}
 	assert.Len(t, seen, 3000, "at least once")
 }
+
+// TestSinkWithoutGuarantee: deliveryGuarantee none does not wait for the
+// writes at barriers (checkpoints complete at once); the records still
+// arrive.
+func TestSinkWithoutGuarantee(t *testing.T) {
+	b := startBroker(t, "out:2")
+	f := fault.Failing(map[string]int{"kafka.sink.flush": 1000})
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: none
+checkpointing: {interval: 20ms}
+operators:
+  - {uid: gen, type: datagen, count: 2000, rate: 20000}
+  - {uid: out, type: kafka, from: [gen], brokers: [%s], topic: out, deliveryGuarantee: none}
+`, b.Addr()), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: f})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
+	assert.Zero(t, f.Hits("kafka.sink.flush"), "no flush at barriers")
+	assert.Positive(t, j.Checkpoints().Counts.Completed)
+	assert.Len(t, readTopic(t, b.Addr(), "out"), 2000)
+}

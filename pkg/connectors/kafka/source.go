@@ -65,6 +65,7 @@ type source struct {
 	timer      *time.Timer
 	discovered chan []position // nil without discovery
 	committer  *committer
+	committed  *committedReader // isolationLevel read_committed: reads every partition (no fetchers)
 
 	snap          []position           // positions of the last snapshot (DescribeState)
 	pending       map[int64][]position // snapshots awaiting completion, to commit
@@ -85,6 +86,9 @@ func (s *source) Open(ctx *runtime.Context) error {
 		return err
 	}
 	s.cl = newCluster(s.cfg.brokers, s.cfg.discovery)
+	if s.cfg.readCommitted {
+		s.cl.isolation = kafka.ReadCommitted
+	}
 	s.run, s.cancel = context.WithCancel(context.Background())
 	s.watchDone(ctx.Done())
 	s.shared = &fetchShared{cfg: &s.cfg, cl: s.cl, log: *ctx.Log(), ctx: s.run,
@@ -96,6 +100,9 @@ func (s *source) Open(ctx *runtime.Context) error {
 	positions, all, err := s.initialPositions(restored, known)
 	if err != nil {
 		return fmt.Errorf("kafka source: %w", err)
+	}
+	if s.cfg.readCommitted {
+		s.committed = startCommittedReader(s.shared, &s.wg)
 	}
 	for _, p := range positions {
 		s.assign(p)
@@ -129,6 +136,10 @@ func (s *source) assign(pos position) {
 		return
 	}
 	s.active++
+	if s.committed != nil {
+		s.committed.add(p)
+		return
+	}
 	p.f = newFetcher(s.shared, p)
 	s.wg.Add(1)
 	go func() {
@@ -315,6 +326,9 @@ func (s *source) Close() error {
 		}
 	}
 	s.wg.Wait()
+	if s.committed != nil {
+		s.committed.close()
+	}
 	if s.committer != nil {
 		s.committer.close()
 	}
