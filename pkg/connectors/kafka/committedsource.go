@@ -105,7 +105,24 @@ func (r *committedReader) run() {
 			r.fail(nil, err)
 			return
 		}
+		r.report()
 	}
+}
+
+// report shows in the figures whether the reader's partitions can fetch,
+// as the kafka-go fetchers do per partition: kgo fetches them together,
+// so they fail and recover together.
+func (r *committedReader) report() {
+	const problem = "fetch read_committed"
+	failing := 0
+	if since := r.health.failingSince(); !since.IsZero() {
+		failing = len(r.parts)
+		r.metrics.SetProblem(problem, fmt.Sprintf("%d partitions cannot fetch since %s (the job fails over after retryTimeout %s)",
+			failing, since.Format(time.RFC3339), r.cfg.retryTimeout))
+	} else {
+		r.metrics.ClearProblem(problem)
+	}
+	r.failing.Store(int64(failing))
 }
 
 // takeAdded starts consuming the partitions added since the last call.
@@ -326,6 +343,16 @@ func (h *fetchHealth) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ n
 	if err != nil {
 		h.fail.Store(time.Now().UnixNano())
 	}
+}
+
+// failingSince is the last fetch answer while connections have failed
+// since (zero: fetching).
+func (h *fetchHealth) failingSince() time.Time {
+	ok, fail := h.ok.Load(), h.fail.Load()
+	if fail <= ok {
+		return time.Time{}
+	}
+	return time.Unix(0, ok)
 }
 
 // check returns an error once fetches have failed for longer than limit.

@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,8 +137,8 @@ operators:
 }
 
 // TestReadCommittedFailsAfterRetryTimeout: with the brokers gone, the
-// franz-go reader fails the job over after retryTimeout, as the kafka-go
-// fetchers do.
+// franz-go reader shows a problem and partitionsNotFetching, then fails the
+// job over after retryTimeout, as the kafka-go fetchers do.
 func TestReadCommittedFailsAfterRetryTimeout(t *testing.T) {
 	b := startCluster(t, "in:1")
 	produceIdx(t, b.Addr(), "in", 1, 10)
@@ -147,12 +148,20 @@ name: gone
 checkpointing: {interval: 50ms}
 restartStrategy: {type: none}
 operators:
-  - {uid: in, type: kafka, brokers: [%s], topic: in, isolationLevel: read_committed, retryTimeout: 500ms}
+  - {uid: in, type: kafka, brokers: [%s], topic: in, isolationLevel: read_committed, retryTimeout: 3s}
   - {uid: out, type: test-collect, from: [in], name: %s}
 `, b.Addr(), name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	runtimetest.WaitCollected(t, waitFor, name, 10)
 	require.NoError(t, b.Close())
 	start := time.Now()
+	runtimetest.WaitUntil(t, waitFor, "a problem while the brokers are gone", func() bool {
+		for _, op := range j.Info().Operators {
+			if op.UID == "in" && len(op.Problems) > 0 {
+				return op.Metrics["partitionsNotFetching"] == 1 && strings.Contains(op.Problems[0], "cannot fetch")
+			}
+		}
+		return false
+	})
 	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
 	t.Logf("failed after %s: %s", time.Since(start), j.Info().Error)
 	assert.Contains(t, j.Info().Error, "retryTimeout")
