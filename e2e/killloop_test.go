@@ -380,23 +380,30 @@ operators:
 		return nil
 	})
 	t.Logf("%d finished files, %d hidden (in-progress or pending) files left in the output", r.Files, hidden)
-	lost := r.GapCount + max(0, plan.records-r.Last) + max(0, r.First-1)
-	missed := l.missed()
-	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d checkpoint dirs before the stop, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
-		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, len(chkDirs), info.Restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
-	// Each crash is planned as a kill (always lands) or an exit at a fault
-	// point (lands if the point is reached in time; else it is killed).
-	scorecard.Record(t, start, scorecard.Entry{Suite: "kill -9 loop, real binary (Kafka → file)",
-		Faults: fmt.Sprintf("%d crashes of the daemon (%s; exits at %d/%d fault points), %d torn checkpoints recovered, %d broker restarts",
-			l.kills, l.summary(), len(l.fired), len(l.points), l.torn, l.brokerRestarts),
-		// Every planned crash happened: a fault-point exit that did not
-		// come in time fell back to a kill (counted as "fallback").
-		Planned: l.kills, Fired: l.kills, Cases: l.kills + 1,
-		Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
-	require.Truef(t, r.OK() && r.Records == plan.records && r.First == 1 && r.Last == plan.records,
-		"%d records, %d..%d, %d missing in %v, %d duplicates (e.g. %v)", r.Records, r.First, r.Last, r.GapCount, r.Gaps, r.Duplicates, r.DuplicateSamples)
-	require.Empty(t, missed, "fault points where the daemon never exited")
+	t.Logf("%d checkpoint dirs before the stop", len(chkDirs))
+	l.score(start, "kill -9 loop, real binary (Kafka → file)", *r, plan.records, info.Restarts)
 	require.Zero(t, hidden, "in-progress or pending part files of crashed attempts left in the output")
 	require.Positive(t, l.modes[killMidWrite]+l.modes[killAfterWrite], "no kill hit a checkpoint")
 	require.Positive(t, l.brokerRestarts, "the broker was never restarted")
+}
+
+// score reports a kill loop's outcome (log and scorecard row) and requires
+// every record of 1..records exactly once in r and a daemon exit at every
+// fault point. Each crash is planned as a kill (always lands) or an exit
+// at a fault point (lands if the point is reached in time; else it falls
+// back to a kill, counted as "fallback"), so every planned crash happened.
+func (l *killLoop) score(start time.Time, suite string, r verify.Report, records int64, restarts int) {
+	t := l.t
+	lost := r.GapCount + max(0, records-r.Last) + max(0, r.First-1)
+	missed := l.missed()
+	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
+		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
+	scorecard.Record(t, start, scorecard.Entry{Suite: suite,
+		Faults: fmt.Sprintf("%d crashes of the daemon (%s; exits at %d/%d fault points), %d torn checkpoints recovered, %d broker restarts",
+			l.kills, l.summary(), len(l.fired), len(l.points), l.torn, l.brokerRestarts),
+		Planned: l.kills, Fired: l.kills, Cases: l.kills + 1,
+		Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
+	require.Truef(t, r.OK() && r.Records == records && r.First == 1 && r.Last == records,
+		"%d records, %d..%d, %d missing in %v, %d duplicates (e.g. %v)", r.Records, r.First, r.Last, r.GapCount, r.Gaps, r.Duplicates, r.DuplicateSamples)
+	require.Empty(t, missed, "fault points where the daemon never exited")
 }
