@@ -6,8 +6,8 @@ import "sync/atomic"
 // storage (requests are billed, bytes cross a network). A Meter is safe for
 // concurrent use; the zero value is ready.
 type Meter struct {
-	requests, failed      atomic.Int64
-	uploaded, downloaded  atomic.Int64
+	requests, failed     atomic.Int64
+	uploaded, downloaded atomic.Int64
 }
 
 // MeterStats is a Meter's figures at one moment.

@@ -135,10 +135,10 @@ func (o *ObjectFS) Open(name string) (File, error) {
 }
 
 func (o *ObjectFS) OpenReadWrite(name string) (File, error) { return nil, unsupported("open", name) }
-func (o *ObjectFS) Rename(oldname, _ string) error            { return unsupported("rename", oldname) }
-func (o *ObjectFS) Link(oldname, _ string) error              { return unsupported("link", oldname) }
-func (o *ObjectFS) MkdirAll(string, os.FileMode) error        { return nil }
-func (o *ObjectFS) SyncDir(string) error                      { return nil }
+func (o *ObjectFS) Rename(oldname, _ string) error          { return unsupported("rename", oldname) }
+func (o *ObjectFS) Link(oldname, _ string) error            { return unsupported("link", oldname) }
+func (o *ObjectFS) MkdirAll(string, os.FileMode) error      { return nil }
+func (o *ObjectFS) SyncDir(string) error                    { return nil }
 
 // Remove deletes an object; a directory with objects below it is refused.
 func (o *ObjectFS) Remove(name string) error {

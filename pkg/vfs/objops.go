@@ -130,7 +130,9 @@ func (o *ObjectFS) CompleteUpload(name, id string, parts []Part) error {
 	if err != nil {
 		return err
 	}
-	return o.do(0, func(ctx context.Context) (int64, error) { return 0, o.store.CompleteUpload(ctx, bucket, key, id, parts) })
+	return o.do(0, func(ctx context.Context) (int64, error) {
+		return 0, o.store.CompleteUpload(ctx, bucket, key, id, parts)
+	})
 }
 
 // AbortUpload aborts upload id of name.
