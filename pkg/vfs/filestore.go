@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FileStore returns a Store kept in files of fsys below root, with an
@@ -30,11 +31,19 @@ import (
 // checkpoint storage and the file sink can be crashed at every operation
 // (MemFS.CrashClone) and faults injected (WithFaults), which no real
 // server allows. Tests against a real S3 server cover the protocol.
-func FileStore(fsys FS, root string) Store { return &fileStore{fs: fsys, root: root} }
+func FileStore(fsys FS, root string) Store { return FileStoreWith(fsys, root, MinPartSize) }
+
+// FileStoreWith is FileStore with another minimum part size (S3's is
+// MinPartSize), so that tests can make multipart uploads of small files.
+func FileStoreWith(fsys FS, root string, minPart int64) Store {
+	return &fileStore{fs: fsys, root: root, minPart: minPart}
+}
 
 type fileStore struct {
-	fs   FS
-	root string
+	fs      FS
+	root    string
+	minPart int64
+	mu      sync.Mutex // one finisher of completions at a time
 }
 
 func (s *fileStore) String() string { return "files below " + s.root }
@@ -46,6 +55,7 @@ func (s *fileStore) objPath(bucket, key string) string {
 func (s *fileStore) uploadDir(id string) string { return filepath.Join(s.root, ".uploads", id) }
 
 func (s *fileStore) Head(_ context.Context, bucket, key string) (ObjectInfo, error) {
+	s.finishPending()
 	fi, err := s.fs.Stat(s.objPath(bucket, key))
 	if err != nil {
 		return ObjectInfo{}, err
@@ -57,6 +67,7 @@ func (s *fileStore) Head(_ context.Context, bucket, key string) (ObjectInfo, err
 }
 
 func (s *fileStore) Get(_ context.Context, bucket, key string, off, n int64) (io.ReadCloser, error) {
+	s.finishPending()
 	data, err := ReadFile(s.fs, s.objPath(bucket, key))
 	if err != nil {
 		return nil, err
@@ -100,6 +111,7 @@ func (s *fileStore) publish(bucket, key string, data []byte, ifAbsent bool) (err
 }
 
 func (s *fileStore) Put(_ context.Context, bucket, key string, data []byte, ifAbsent bool) error {
+	s.finishPending()
 	return s.publish(bucket, key, data, ifAbsent)
 }
 
@@ -112,6 +124,7 @@ func (s *fileStore) Copy(_ context.Context, bucket, src, dst string) error {
 }
 
 func (s *fileStore) Delete(_ context.Context, bucket string, keys ...string) error {
+	s.finishPending()
 	for _, k := range keys {
 		if err := s.fs.Remove(s.objPath(bucket, k)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -121,6 +134,7 @@ func (s *fileStore) Delete(_ context.Context, bucket string, keys ...string) err
 }
 
 func (s *fileStore) List(_ context.Context, bucket, prefix, delim string) ([]ObjectInfo, []string, error) {
+	s.finishPending()
 	entries, err := s.fs.ReadDir(filepath.Join(s.root, bucket))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -170,6 +184,11 @@ func (s *fileStore) CreateUpload(_ context.Context, bucket, key string) (string,
 // upload checks that id is an upload of bucket/key.
 func (s *fileStore) upload(bucket, key, id string) error {
 	data, err := ReadFile(s.fs, filepath.Join(s.uploadDir(id), "key"))
+	if err == nil {
+		if done, _ := Exists(s.fs, filepath.Join(s.uploadDir(id), "complete")); done {
+			err = fs.ErrNotExist
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && string(data) != bucket+"\n"+key) {
 		return fmt.Errorf("upload %s of %s: %w", id, key, ErrNoUpload)
 	}
@@ -198,11 +217,17 @@ func (s *fileStore) CopyPart(ctx context.Context, bucket, key, id string, number
 	return s.UploadPart(ctx, bucket, key, id, number, data)
 }
 
+// CompleteUpload is atomic, as S3's is: once the parts are checked, the
+// upload's "complete" file (written atomically in the upload's own
+// directory) lists them, which ends the upload and decides the object;
+// finishing it (concatenating the parts into the object) is replayed by
+// the next operation after a crash (finishPending), as a server would.
 func (s *fileStore) CompleteUpload(_ context.Context, bucket, key, id string, parts []Part) error {
+	s.finishPending()
 	if err := s.upload(bucket, key, id); err != nil {
 		return err
 	}
-	var all []byte
+	var list []string
 	for i, p := range parts {
 		data, err := ReadFile(s.fs, filepath.Join(s.uploadDir(id), partName(p.Number)))
 		if err != nil {
@@ -212,15 +237,67 @@ func (s *fileStore) CompleteUpload(_ context.Context, bucket, key, id string, pa
 		if p.ETag != "" && strings.Trim(p.ETag, `"`) != hex.EncodeToString(sum[:]) {
 			return fmt.Errorf("complete %s: part %d has another ETag than %s (InvalidPart)", key, p.Number, p.ETag)
 		}
-		if i < len(parts)-1 && len(data) < MinPartSize {
+		if i < len(parts)-1 && int64(len(data)) < s.minPart {
 			return fmt.Errorf("complete %s: part %d has %d bytes, less than the minimum (EntityTooSmall)", key, p.Number, len(data))
+		}
+		list = append(list, partName(p.Number))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := WriteFileAtomic(s.fs, filepath.Join(s.uploadDir(id), "complete"), []byte(strings.Join(list, "\n"))); err != nil {
+		return err
+	}
+	return s.finish(id)
+}
+
+// finish makes the object of the decided completion id; s.mu is held.
+func (s *fileStore) finish(id string) error {
+	dir := s.uploadDir(id)
+	list, err := ReadFile(s.fs, filepath.Join(dir, "complete"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // finished by another operation
+	}
+	if err != nil {
+		return err
+	}
+	meta, err := ReadFile(s.fs, filepath.Join(dir, "key"))
+	if err != nil {
+		return err
+	}
+	var all []byte
+	for _, name := range strings.Split(string(list), "\n") {
+		if name == "" {
+			continue
+		}
+		data, err := ReadFile(s.fs, filepath.Join(dir, name))
+		if err != nil {
+			return err
 		}
 		all = append(all, data...)
 	}
+	bucket, key, _ := strings.Cut(string(meta), "\n")
 	if err := s.publish(bucket, key, all, false); err != nil {
 		return err
 	}
-	return s.dropUpload(id)
+	if err := s.fs.RemoveAll(dir); err != nil {
+		return err
+	}
+	return s.fs.SyncDir(filepath.Join(s.root, ".uploads"))
+}
+
+// finishPending finishes completions a crash interrupted.
+func (s *fileStore) finishPending() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, err := s.fs.ReadDir(filepath.Join(s.root, ".uploads"))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if ok, _ := Exists(s.fs, filepath.Join(s.uploadDir(e.Name()), "complete")); ok {
+			_ = s.finish(e.Name())
+		}
+	}
 }
 
 func (s *fileStore) dropUpload(id string) error {
@@ -238,6 +315,7 @@ func (s *fileStore) AbortUpload(_ context.Context, bucket, key, id string) error
 }
 
 func (s *fileStore) ListUploads(_ context.Context, bucket, prefix string) ([]Upload, error) {
+	s.finishPending()
 	entries, err := s.fs.ReadDir(filepath.Join(s.root, ".uploads"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -250,6 +328,9 @@ func (s *fileStore) ListUploads(_ context.Context, bucket, prefix string) ([]Upl
 		data, err := ReadFile(s.fs, filepath.Join(s.uploadDir(e.Name()), "key"))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // torn by a crash in CreateUpload: never returned
+		}
+		if done, _ := Exists(s.fs, filepath.Join(s.uploadDir(e.Name()), "complete")); done {
+			continue
 		}
 		if err != nil {
 			return nil, err

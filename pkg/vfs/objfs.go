@@ -38,7 +38,9 @@ type ObjectFS struct {
 // ObjectOptions configure an ObjectFS.
 type ObjectOptions struct {
 	// PartSize is the part size of the multipart uploads Create makes for
-	// files larger than it (default and minimum MinPartSize).
+	// files larger than it, and of the file sink's (default MinPartSize,
+	// which is also S3's minimum; smaller sizes are for tests on a
+	// FileStoreWith a smaller minimum).
 	PartSize int64
 	// Concurrency is the number of parts one file uploads or downloads at
 	// once (default 4).
@@ -49,7 +51,7 @@ type ObjectOptions struct {
 
 // NewObjectFS returns an FS over store.
 func NewObjectFS(store Store, o ObjectOptions) *ObjectFS {
-	if o.PartSize < MinPartSize {
+	if o.PartSize <= 0 {
 		o.PartSize = MinPartSize
 	}
 	if o.Concurrency <= 0 {
