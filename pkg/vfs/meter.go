@@ -1,6 +1,10 @@
 package vfs
 
-import "sync/atomic"
+import (
+	"errors"
+	"io/fs"
+	"sync/atomic"
+)
 
 // Meter counts what an ObjectFS asked of its store: the costs of object
 // storage (requests are billed, bytes cross a network). A Meter is safe for
@@ -29,10 +33,14 @@ func (m *Meter) Stats() MeterStats {
 // meters is the list of meters a request is counted in.
 type meters []*Meter
 
+// request counts one request; an answer that an object does or does not
+// exist (a HEAD of a missing key, a create-if-absent that lost) is an
+// answer, not a failure.
 func (ms meters) request(err error, up, down int64) {
+	failed := err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) && !errors.Is(err, ErrNoUpload)
 	for _, m := range ms {
 		m.requests.Add(1)
-		if err != nil {
+		if failed {
 			m.failed.Add(1)
 		}
 		m.uploaded.Add(up)
