@@ -54,22 +54,9 @@ var s3Keys = []key{
 		c.S3.MinPartSize = int64(b)
 		return nil
 	}},
-	{"s3.upload.max.concurrent.uploads", "4", "parts one file uploads at once", func(c *Config, v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > 64 {
-			return fmt.Errorf("must be an integer from 1 to 64, got %q", v)
-		}
-		c.S3.MaxConcurrent = n
-		return nil
-	}},
-	{"s3.attempts.maximum", "5", "attempts of one request: throttling, 5xx answers and broken connections are retried with exponential backoff, within the checkpoint timeout", func(c *Config, v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > 100 {
-			return fmt.Errorf("must be an integer from 1 to 100, got %q", v)
-		}
-		c.S3.MaxAttempts = n
-		return nil
-	}},
+	{"s3.upload.max.concurrent.uploads", "4", "parts one file uploads at once", intRange(1, 64, func(c *Config) *int { return &c.S3.MaxConcurrent })},
+	{"s3.attempts.maximum", "5", "attempts of one request: throttling, 5xx answers and broken connections are retried with exponential backoff, within the checkpoint timeout",
+		intRange(1, 100, func(c *Config) *int { return &c.S3.MaxAttempts })},
 	{"s3.request-timeout", "1min", "bounds one request with its retries (a checkpoint's also end at its timeout)", func(c *Config, v string) error {
 		d, err := api.ParseDuration(v)
 		if err != nil {
@@ -81,6 +68,17 @@ var s3Keys = []key{
 		c.S3.RequestTimeout = d.D()
 		return nil
 	}},
+}
+
+func intRange(lo, hi int, field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be an integer from %d to %d, got %q", lo, hi, v)
+		}
+		*field(c) = n
+		return nil
+	}
 }
 
 func boolKey(field func(*Config) *bool) func(*Config, string) error {
