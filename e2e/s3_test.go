@@ -155,6 +155,13 @@ func TestSavepointExperimentOnS3(t *testing.T) {
 	require.Equal(t, sp, info.RestoredFrom)
 	r := s.verifyOutput("out")
 	s.waitRecords("out", r.Records+3000)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + s.restAddress() + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Contains(t, string(metrics), "flinkgo_job_storage_requests_total")
+	require.Contains(t, string(metrics), "flinkgo_job_last_checkpoint_storage_requests")
+	require.Contains(t, s.mustRun("info", id), "object storage:")
 	stopped := s.mustRun("stop", id, "--savepoint-path", s.url("savepoints"))
 	require.True(t, strings.HasPrefix(stopped, "s3://"), stopped)
 	info = s.waitState(id, api.StateFinished, 30*time.Second)
@@ -222,18 +229,22 @@ func TestSavepointRelocationS3AndLocal(t *testing.T) {
 
 // A kill -9 loop of the daemon with its checkpoints and the file sink's
 // output in a bucket: a Kafka → file job (exactly-once, 150ms checkpoints)
-// while a producer writes a known sequence; the daemon is killed at random
-// moments (also during startup and recovery) and restarted each time. The
-// output, read with an independent S3 client, holds every record exactly
-// once, and no multipart upload is left behind.
+// while a producer writes a known sequence. The daemon is killed at random
+// moments (also during startup and recovery), and every other daemon is
+// made to exit at one of the job's fault points instead (the checkpoint
+// and sink steps of the S3 paths); each is restarted. The output, read
+// with an independent S3 client, holds every record exactly once, and no
+// multipart upload is left behind.
 func TestKillLoopOnS3ExactlyOnce(t *testing.T) {
 	start := time.Now()
-	kills, records := 12, int64(30_000)
+	kills, records := 20, int64(40_000)
 	if os.Getenv("FLINKGO_CHAOS") == "long" {
-		kills, records = 60, 120_000
+		kills, records = 80, 160_000
 	}
 	seed := chaosSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x73336b6c))
+	points := append([]string(nil), exitPoints...)
+	rng.Shuffle(len(points), func(i, j int) { points[i], points[j] = points[j], points[i] })
 	s := newS3Env(t)
 	b := broker(t, "seq", 4)
 	s.startDaemon()
@@ -247,24 +258,43 @@ operators:
   - {uid: files, type: file, from: [source], path: %s, bucket: yyyy-MM-dd--HH, rolling: {onCheckpoint: true}}
 `, b.Addr(), s.url("out"))
 	id := s.mustRun("run", s.writeSpec("kill-loop.yaml", spec))
-	prod := startProducer(b.Addr(), "seq", killPlan{records: records, rate: float64(records) / 12})
-	var startup, running int
+	prod := startProducer(b.Addr(), "seq", killPlan{records: records, rate: float64(records) / 16})
+	var startup, running, exits, fallback int
+	fired := map[string]bool{}
+	base := s.extra
 	var logs []string
 	for i := 0; i < kills; i++ {
+		point := ""
+		if i%2 == 1 {
+			point = points[(i/2)%len(points)]
+			s.extra = append(append([]string(nil), base...), fmt.Sprintf("FLINKGO_FAULTS=%s:exit,nth=%d", point, 1+rng.IntN(3)))
+		}
 		if i > 0 {
 			s.spawnDaemon()
 		}
-		if i > 0 && rng.IntN(4) == 0 {
+		s.extra = base
+		switch {
+		case point != "":
+			if waitFor(10*time.Second, func() bool { return strings.Contains(s.stderr.String(), "injected fault: "+point+" exit") }) {
+				exits++
+				fired[point] = true
+			} else {
+				fallback++ // not reached in time: killed instead
+			}
+		case i > 0 && rng.IntN(4) == 0:
 			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond) // during startup and recovery
 			startup++
-		} else {
+		default:
 			s.waitReady(30 * time.Second)
 			time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
 			running++
 		}
 		killed, err := s.crash()
-		require.Truef(t, killed, "kill %d: the daemon had exited by itself (%v):\n%s", i+1, err, s.stderr.String())
-		requireNoPanic(t, fmt.Sprintf("daemon log before kill %d", i+1), s.stderr.String())
+		if point != "" {
+			killed = killed || err != nil && strings.Contains(err.Error(), "exit status 137")
+		}
+		require.Truef(t, killed, "crash %d: the daemon had exited by itself (%v):\n%s", i+1, err, s.stderr.String())
+		requireNoPanic(t, fmt.Sprintf("daemon log before crash %d", i+1), s.stderr.String())
 		logs = append(logs[max(0, len(logs)-2):], s.stderr.String())
 	}
 	s.startDaemon()
@@ -278,12 +308,14 @@ operators:
 	r = s.verifyOutput("out")
 	lost := r.GapCount + max(0, records-r.Last) + max(0, r.First-1)
 	left := s.uploads("out")
-	t.Logf("%d kills (%d while running, %d during startup), %d job restarts; %d records, %d lost, %d duplicated, %d uploads left; %.1fs",
-		kills, running, startup, info.Restarts, r.Records, lost, r.Duplicates, left, time.Since(start).Seconds())
+	summary := fmt.Sprintf("%d crashes of the daemon (%d kills while running, %d during startup or recovery, %d exits at %d fault points, %d fallback kills)",
+		kills, running, startup, exits, len(fired), fallback)
+	t.Logf("%s, %d job restarts; %d records, %d lost, %d duplicated, %d uploads left; %.1fs",
+		summary, info.Restarts, r.Records, lost, r.Duplicates, left, time.Since(start).Seconds())
 	scorecard.Record(t, start, scorecard.Entry{Suite: "kill -9 loop on S3, real binary (Kafka → file, checkpoints and output in a bucket)",
-		Faults:  fmt.Sprintf("%d kills of the daemon (%d while running, %d during startup or recovery), versitygw", kills, running, startup),
-		Planned: kills, Fired: kills, Cases: kills + 1, Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
+		Faults: summary, Planned: kills, Fired: kills, Cases: kills + 1, Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
 	require.Truef(t, r.OK() && r.Records == records && r.First == 1 && r.Last == records,
 		"%d records, %d..%d, %d missing in %v, %d duplicates (e.g. %v)\n%s", r.Records, r.First, r.Last, r.GapCount, r.Gaps, r.Duplicates, r.DuplicateSamples, strings.Join(logs, "\n---\n"))
 	require.Zero(t, left, "multipart uploads of crashed attempts left in the bucket")
+	require.GreaterOrEqual(t, exits, kills/4, "too few fault-point exits fired")
 }

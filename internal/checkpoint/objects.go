@@ -31,8 +31,12 @@ func writeStateObject(fsys vfs.FS, path string, write func(io.Writer) error) err
 		return err
 	}
 	if err := write(f); err != nil {
-		_ = f.Close() // publishes what was written: a _metadata never lists it
-		_ = fsys.Remove(path)
+		if a, ok := f.(interface{ Abort() error }); ok {
+			_ = a.Abort()
+		} else {
+			_ = f.Close()
+			_ = fsys.Remove(path)
+		}
 		return err
 	}
 	return f.Close()

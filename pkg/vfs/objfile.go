@@ -133,6 +133,20 @@ func (w *objWriter) Close() error {
 	return err
 }
 
+// Abort drops what was written: no object appears (an upload started is
+// aborted). For writers that fail midway, instead of Close.
+func (w *objWriter) Abort() error {
+	if w.closed {
+		return os.ErrClosed
+	}
+	w.closed = true
+	w.wg.Wait()
+	if w.id == "" {
+		return nil
+	}
+	return w.fs.AbortUpload(w.name, w.id)
+}
+
 // Sync does nothing: the object is durable once Close returned nil.
 func (w *objWriter) Sync() error { return nil }
 

@@ -142,16 +142,14 @@ func (o *ObjectFS) Link(oldname, _ string) error            { return unsupported
 func (o *ObjectFS) MkdirAll(string, os.FileMode) error      { return nil }
 func (o *ObjectFS) SyncDir(string) error                    { return nil }
 
-// Remove deletes an object; a directory with objects below it is refused.
+// Remove deletes an object in one request. Unlike os.Remove it does not
+// report a missing object (S3's DELETE cannot tell), and it leaves the
+// objects below a "directory" alone (RemoveAll removes those).
 func (o *ObjectFS) Remove(name string) error {
-	fi, err := o.Stat(name)
+	bucket, key, err := objKey("remove", name)
 	if err != nil {
 		return err
 	}
-	if fi.IsDir() {
-		return &os.PathError{Op: "remove", Path: name, Err: fmt.Errorf("directory not empty")}
-	}
-	bucket, key, _ := SplitObject(name)
 	return o.do(0, func(ctx context.Context) (int64, error) { return 0, o.store.Delete(ctx, bucket, key) })
 }
 
