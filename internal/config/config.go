@@ -158,7 +158,9 @@ func parseFile(file string, data []byte, positions map[string]api.Pos) (map[stri
 			if _, ok := lookupKey(k); !ok {
 				pos = nodePos(keyNode)
 				msg := fmt.Sprintf("unknown configuration key %q", k)
-				if s := api.Closest(k, keyNames()); s != "" {
+				if h := s3CredentialHint(k); h != "" {
+					msg += h
+				} else if s := api.Closest(k, keyNames()); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				} else {
 					msg += " (configs/flinkgo.yaml lists every key)"

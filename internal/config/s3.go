@@ -100,3 +100,13 @@ func storagePath(v string) string {
 	}
 	return vfs.Clean(v)
 }
+
+// s3CredentialHint explains, for Flink's credential keys, where flinkgo
+// takes credentials from instead ("" for other keys).
+func s3CredentialHint(key string) string {
+	switch key {
+	case "s3.access-key", "s3.secret-key", "s3.access.key", "s3.secret.key", "fs.s3a.access.key", "fs.s3a.secret.key":
+		return ": flinkgo never reads credentials from its config; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials, in the daemon's environment (the standard AWS chain)"
+	}
+	return ""
+}
