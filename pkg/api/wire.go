@@ -118,6 +118,9 @@ type JobInfo struct {
 	// resumes.
 	RestorePoint   string `json:"restorePoint,omitempty"`
 	RestorePointID int64  `json:"restorePointId,omitempty"`
+	// Storage is what the job asked of object stores (checkpoints,
+	// savepoints, sinks) in this daemon; nil when it used none.
+	Storage *StorageCost `json:"storage,omitempty"`
 }
 
 // OperatorInfo is one operator's figures, summed over its subtasks.
@@ -182,6 +185,9 @@ type CheckpointInfo struct {
 	Path          string    `json:"path,omitempty"`
 	FailureReason string    `json:"failureReason,omitempty"`
 	Discarded     bool      `json:"discarded,omitempty"`
+	// Storage is what writing the snapshot asked of an object store
+	// (nil on a local disk).
+	Storage *StorageCost `json:"storage,omitempty"`
 }
 
 // CheckpointsInfo is GET /v1/jobs/{id}/checkpoints.
