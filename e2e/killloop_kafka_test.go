@@ -24,9 +24,9 @@ var txnExitPoints = []string{"task.open", "task.snapshot", "task.notify-complete
 
 func txnChaosPlan() killPlan {
 	if os.Getenv("FLINKGO_CHAOS") == "long" {
-		return killPlan{kills: 120, records: 150_000, rate: 1_500}
+		return killPlan{kills: 120, records: 150_000, rate: 1_500, reserve: 10_000}
 	}
-	return killPlan{kills: 24, records: 40_000, rate: 2_000}
+	return killPlan{kills: 24, records: 40_000, rate: 2_000, reserve: 4_000}
 }
 
 // verifyTopic runs `flinkgo dev verify --kafka` (the real binary): the
