@@ -74,10 +74,13 @@ type ConfigContext struct {
 }
 
 // Decode fills out (a pointer to a struct with yaml tags) from the
-// operator's type-specific options; unknown options are reported.
+// operator's type-specific options; unknown options are reported (with a
+// hint when one is a misspelled common field such as parallelism).
 func (c *ConfigContext) Decode(out any) {
-	c.Dec.DecodeFields(c.Op.Options, c.Path, out)
+	c.Dec.DecodeOptions(c.Op.Options, c.Path, out, operatorFields)
 }
+
+var operatorFields = api.OperatorFields()
 
 // Errorf reports a problem with option field (or the operator when field
 // is empty), at its line.
@@ -87,6 +90,19 @@ func (c *ConfigContext) Errorf(field, format string, args ...any) {
 		path += "." + field
 	}
 	c.Dec.ErrorAt(path, format, args...)
+}
+
+// Reported reports whether a problem was recorded at option field
+// already (it did not decode), so a check of its value does not add one
+// that only follows from it.
+func (c *ConfigContext) Reported(field string) bool {
+	path := c.Path + "." + field
+	for _, e := range c.Dec.Errors.Errors {
+		if e.Field == path {
+			return true
+		}
+	}
+	return false
 }
 
 // Has reports whether the option field was written in the spec.

@@ -5,8 +5,10 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -55,7 +57,7 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 	}
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
-		return nil, err
+		return nil, oneLine(err)
 	}
 	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}}
 	extra := map[string]bool{}
@@ -160,4 +162,15 @@ func describe(v []byte, err error) string {
 		s = s[:max] + "…"
 	}
 	return fmt.Sprintf("%q (%v)", s, err)
+}
+
+// oneLine keeps the first line of a compile error ("unexpected token EOF
+// (1:5)"): the caret drawing below it breaks the one problem per line of
+// a spec's error list, whose position already points at the expression.
+func oneLine(err error) error {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		return errors.New(msg[:i])
+	}
+	return err
 }

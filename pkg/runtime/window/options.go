@@ -125,7 +125,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	if cfg.processing && o.AllowedLateness != nil {
 		bad("allowedLateness", "applies to event time: a processing-time window has no late records")
 	}
-	if len(o.Aggregate) == 0 && c.Has("aggregate") {
+	if len(o.Aggregate) == 0 && c.Has("aggregate") && !c.Reported("aggregate") {
 		bad("aggregate", "needs at least one aggregate, e.g. {clicks: count()}")
 	}
 	var progs []*expr.Program
