@@ -69,6 +69,8 @@ func ResolveCheckpointing(job, defaults *CheckpointSpec) CheckpointConfig {
 // ValidateCheckpointSpec records every problem of s (at path) on d.
 func ValidateCheckpointSpec(d *Decoder, path string, s *CheckpointSpec) {
 	f := func(name string) string { return joinPath(path, name) }
+	normalizeEnum(&s.Mode, ExactlyOnce, AtLeastOnce)
+	normalizeEnum(&s.Externalized, RetainOnCancellation, DeleteOnCancellation)
 	if s.Interval != nil && s.Interval.D() < MinCheckpointInterval {
 		d.ErrorAt(f("interval"), "must be at least %s, got %s; omit it to turn checkpointing off", MinCheckpointInterval, s.Interval)
 	}

@@ -387,3 +387,25 @@ func TestFlowScalarWithColon(t *testing.T) {
 		})
 	}
 }
+
+// Enum values are read in Flink's spelling too (EXACTLY_ONCE,
+// RETAIN_ON_CANCELLATION, FIXED_DELAY), case-insensitively, and kept in
+// ours.
+func TestParseJobFlinkSpellings(t *testing.T) {
+	s := parseGood(t, "flink-spellings.yaml").Spec
+	assert.Equal(t, AtLeastOnce, s.Checkpointing.Mode)
+	assert.Equal(t, RetainOnCancellation, s.Checkpointing.Externalized)
+	assert.Equal(t, RestartFixedDelay, s.RestartStrategy.Type)
+	for in, want := range map[string]string{"exactly_once": ExactlyOnce, "Exactly-Once": ExactlyOnce, " AT_LEAST_ONCE": AtLeastOnce} {
+		got, ok := EnumValue(in, ExactlyOnce, AtLeastOnce)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for in, want := range map[string]string{"EXPONENTIAL_DELAY": RestartExponentialDelay, "failurerate": RestartFailureRate, "OFF": RestartNone} {
+		got, ok := RestartType(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	_, ok := EnumValue("EXACTLY ONCE", ExactlyOnce, AtLeastOnce)
+	assert.False(t, ok)
+}

@@ -117,6 +117,9 @@ const MaxBackoffMultiplier = 1000
 // ValidateRestartSpec records every problem of s (at path) on d.
 func ValidateRestartSpec(d *Decoder, path string, s *RestartSpec) {
 	f := func(name string) string { return joinPath(path, name) }
+	if t, ok := RestartType(s.Type); ok {
+		s.Type = t
+	}
 	allowed, known := restartFields[s.Type]
 	switch {
 	case s.Type == "":
