@@ -197,7 +197,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "daemon.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("state.savepoints.dir: "+savepoints+"\n"), 0o600))
 	e.startDaemon("--config", conf)
-	id := e.mustRun("run", e.writeSpec("clicks.yaml", dashboardSpec))
+	specFile := e.writeSpec("clicks.yaml", dashboardSpec)
+	id := e.mustRun("run", specFile)
 	base := "http://" + e.restAddress()
 	require.Eventually(t, func() bool { return strings.Contains(e.stderr.String(), base+"/") }, 10*time.Second, 10*time.Millisecond,
 		"the daemon's start-up log names the dashboard's URL: %s", e.stderr.String())
@@ -246,7 +247,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.do("open the savepoints page", chromedp.Click(chromedp.CSS("#nav-savepoints")))
 	spRow := fmt.Sprintf(`tr[data-path=%s]`, js(path))
 	b.waitTrue("the savepoint listed", fmt.Sprintf(`!!document.querySelector(%s)`, js(spRow)))
-	require.Equal(t, "flinkgo run -s "+path+" job.yaml", b.text(spRow+" code.run-line"))
+	require.Equal(t, "flinkgo run -s "+path+" "+specFile, b.text(spRow+" code.run-line"), "the restore line names the job's own spec file")
 	b.screenshot("savepoints")
 	b.do("inspect it", chromedp.Click(chromedp.CSS(spRow+" a.inspect-link")))
 	b.waitTrue("the inspect view", `(document.querySelector('#inspect')?.textContent || '').includes('counts')`)

@@ -49,7 +49,7 @@ var keys = []key{
 		return nil
 	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
-	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
+	{"state.savepoints.dir", "", "default target directory of savepoints (savepoint and stop without a directory, the shutdown savepoints); default $FLINKGO_HOME/savepoints", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
 		c.AllowedPaths = nil
 		for _, p := range strings.Split(v, ",") {

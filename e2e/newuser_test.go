@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// What a new user hit (issue 15), each on the real binary.
+
+// runIn runs the CLI in dir (a user's working directory).
+func (e *env) runIn(dir string, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(e.binary(), args...)
+	cmd.Env, cmd.Dir = e.environ(), dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("run %v: %v", args, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+const retainedSpec = `
+name: retained
+checkpointing: {interval: 100ms, externalized: RETAIN_ON_CANCELLATION}
+operators:
+  - {uid: gen, type: datagen, rate: 2000}
+  - {uid: key, type: keyBy, from: [gen], expr: "idx % 7"}
+  - {uid: cnt, type: count, from: [key]}
+  - {uid: out, type: discard, from: [cnt]}
+`
+
+// stop without a directory writes where savepoint and the shutdown
+// savepoints do; cancel names the command that restores the job with its
+// own spec file (submitted by a relative path from another directory), and
+// that command, pasted, works; run -s without a file says what is missing.
+func TestRestoreCommandsNameTheJobFile(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	work := filepath.Join(e.home, "work")
+	require.NoError(t, os.MkdirAll(work, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "retained.yaml"), []byte(retainedSpec), 0o600))
+	spec := filepath.Join(work, "retained.yaml")
+
+	r := e.runIn(work, "run", "retained.yaml")
+	require.Equal(t, 0, r.code, r.stderr)
+	id := strings.TrimSpace(r.stdout)
+	require.Equal(t, spec, e.info(id).File, "the daemon knows the spec file by its absolute path")
+	e.waitCheckpoint(id)
+
+	r = e.run("stop", id)
+	require.Equal(t, 0, r.code, r.stderr)
+	stopped := strings.TrimSpace(r.stdout)
+	require.True(t, strings.HasPrefix(stopped, filepath.Join(e.home, "savepoints")+"/"), stopped)
+	require.Contains(t, r.stderr, "restore with: flinkgo run -s "+stopped+" "+spec)
+
+	id2 := e.mustRun("run", "-s", stopped, spec)
+	e.waitCheckpoint(id2)
+	sp := e.mustRun("savepoint", id2)
+	r = e.run("cancel", id2)
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, cmd := range regexp.MustCompile("`(flinkgo run -s [^`]+)`").FindAllStringSubmatch(r.stderr, -1) {
+		require.True(t, strings.HasSuffix(cmd[1], " "+spec), "every restore command names the job's file: %s", cmd[1])
+	}
+	require.Contains(t, r.stderr, "`flinkgo run -s "+sp+" "+spec+"`")
+
+	// The command as printed, pasted into a shell in another directory.
+	line := "flinkgo run -s " + sp + " " + spec
+	args := strings.Fields(strings.TrimPrefix(line, "flinkgo "))
+	r = e.runIn(t.TempDir(), args...)
+	require.Equal(t, 0, r.code, "%s: %s", line, r.stderr)
+	id3 := strings.TrimSpace(r.stdout)
+	require.Equal(t, sp, e.info(id3).RestoredFrom)
+	e.mustRun("cancel", id3)
+
+	r = e.run("run", "-s", sp)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "run -s "+sp+" needs the job's spec file too: flinkgo run -s "+sp+" JOB.yaml")
+}
+
+// waitCheckpoint waits for a job's first completed checkpoint.
+func (e *env) waitCheckpoint(id string) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool { return e.info(id).LatestCheckpoint != nil }, 20*time.Second, 20*time.Millisecond,
+		"no checkpoint of %s: %s", id, e.stderr.String())
+}
+
+// Exit codes as documented: a spec file that does not exist and an id
+// prefix that names no job are "not found" (4), and so is an ambiguous
+// prefix, which lists the jobs it matches.
+func TestExitCodesNotFoundAndAmbiguous(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	missing := filepath.Join(e.home, "nonexist.yaml")
+	for _, cmd := range []string{"run", "validate"} {
+		r := e.run(cmd, missing)
+		require.Equal(t, 4, r.code, "%s: %s", cmd, r.stderr)
+		require.Contains(t, r.stderr, missing+" does not exist")
+	}
+	r := e.run("info", "ffffffffffffffff")
+	require.Equal(t, 4, r.code, r.stderr)
+
+	spec := e.writeSpec("one.yaml", "name: one\noperators:\n  - {uid: in, type: datagen, count: 1}\n  - {uid: out, type: discard, from: [in]}\n")
+	byFirst := map[byte][]string{}
+	var prefix string
+	for prefix == "" {
+		id := e.mustRun("run", spec)
+		byFirst[id[0]] = append(byFirst[id[0]], id)
+		if len(byFirst[id[0]]) == 2 {
+			prefix = id[:1]
+		}
+		require.Less(t, len(byFirst), 17, "17 ids share a first hex digit")
+	}
+	r = e.run("info", prefix)
+	require.Equal(t, 4, r.code, r.stderr)
+	require.Contains(t, r.stderr, "ambiguous")
+	for _, id := range byFirst[prefix[0]] {
+		require.Contains(t, r.stderr, id, "the candidates are listed")
+	}
+	require.Equal(t, api.StateFinished, e.info(byFirst[prefix[0]][0]).State)
+}
