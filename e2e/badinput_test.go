@@ -78,6 +78,8 @@ var badSpecs = []struct {
 			`5:37: operators[1].rate: expected a number, got "fast"`,
 			`5:50: operators[1].count: must be 0 or more, got -5`,
 			`6:40: operators[2].from[1]: no operator has uid "gne"; did you mean "gen"?`}},
+	{"relative file sink path", "name: x\ncheckpointing: {interval: 1s}\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: file, from: [in], path: out}\n",
+		[]string{`5:46: operators[1].path: "out" is a relative path: write it absolute`}},
 	{"form instead of from", "name: x\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: print, form: [in]}\n",
 		[]string{`4:29: operators[1].form: unknown field "form"; did you mean "from"?`}},
 }
