@@ -242,6 +242,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.do("open the checkpoints tab", chromedp.Click(chromedp.CSS("#tab-checkpoints")))
 	b.waitTrue("the savepoint in the history", `[...document.querySelectorAll('#cp-history tr[data-cp-id]')].some(r => r.querySelector('.kind').textContent.includes('savepoint') && r.querySelector('.status').textContent.includes('COMPLETED'))`)
 	b.waitTrue("completed checkpoints counted", `/[1-9]\d*\s*completed|completed\D*[1-9]/i.test(document.querySelector('#cp-counts')?.textContent || '')`)
+	require.Equal(t, "200ms", b.text(`#cp-config tr[data-key="interval"] td`), "the interval, from intervalMs")
+	require.Equal(t, "10m", b.text(`#cp-config tr[data-key="timeout"] td`))
 	b.screenshot("checkpoints")
 
 	b.do("open the savepoints page", chromedp.Click(chromedp.CSS("#nav-savepoints")))

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,4 +136,94 @@ func TestExitCodesNotFoundAndAmbiguous(t *testing.T) {
 		require.Contains(t, r.stderr, id, "the candidates are listed")
 	}
 	require.Equal(t, api.StateFinished, e.info(byFirst[prefix[0]][0]).State)
+}
+
+// -o json: every duration is milliseconds in a field ending in Ms, lists
+// are [] rather than null, an error is JSON on stderr (with the exit code
+// unchanged), and savepoint inspect prints for people, not Go syntax.
+func TestJSONOutputConventions(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	spec := e.writeSpec("j.yaml", `
+name: j
+checkpointing: {interval: 2s, minPause: 150ms}
+restartStrategy: {type: exponential-delay, initialBackoff: 250ms, maxBackoff: 5s}
+operators:
+  - {uid: in, type: datagen, rate: 100}
+  - {uid: out, type: discard, from: [in]}
+`)
+	requireConventions(t, "list (no jobs)", e.mustRun("list", "-o", "json"))
+	id := e.mustRun("run", spec)
+	out := e.mustRun("info", id, "-o", "json")
+	requireConventions(t, "info", out)
+	var info map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &info))
+	cp := info["checkpointing"].(map[string]any)
+	require.Equal(t, 2000.0, cp["intervalMs"])
+	require.Equal(t, 150.0, cp["minPauseMs"])
+	rs := info["restartStrategy"].(map[string]any)
+	require.Equal(t, 250.0, rs["initialBackoffMs"])
+	require.Equal(t, 5000.0, rs["maxBackoffMs"])
+	requireConventions(t, "checkpoints (none yet)", e.mustRun("checkpoints", id, "-o", "json"))
+	requireConventions(t, "list", e.mustRun("list", "-o", "json"))
+	requireConventions(t, "validate", e.mustRun("validate", spec, "-o", "json"))
+	require.Contains(t, e.mustRun("validate", spec, "-o", "json"), `"errors": []`)
+
+	r := e.run("info", "nope", "-o", "json")
+	require.Equal(t, 4, r.code)
+	require.Empty(t, r.stdout)
+	var wire struct {
+		Error    api.Error `json:"error"`
+		ExitCode int       `json:"exitCode"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &wire), r.stderr)
+	require.Equal(t, api.CodeNotFound, wire.Error.Code)
+	require.Equal(t, 4, wire.ExitCode)
+	require.Contains(t, wire.Error.Message, `"nope"`)
+
+	bad := e.writeSpec("bad.yaml", "name: x\noperators:\n  - {uid: in, type: datagen, cuont: 1}\n")
+	r = e.run("validate", bad, "-o", "json")
+	require.Equal(t, 3, r.code)
+	wire.Error = api.Error{}
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &wire), r.stderr)
+	require.Equal(t, api.CodeInvalid, wire.Error.Code)
+	require.Len(t, wire.Error.Details, 3, "no sink, goes nowhere, cuont")
+	r = e.run("info", "-o", "json")
+	require.Equal(t, 2, r.code)
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &wire), r.stderr)
+	require.Equal(t, api.CodeUsage, wire.Error.Code)
+
+	sp := e.mustRun("savepoint", id)
+	text := e.mustRun("savepoint", "inspect", sp)
+	require.NotContains(t, text, "map[", "no Go map syntax")
+	require.Regexp(t, `in\[0\] nextIndexBySplit: 0: \d+`, text)
+	e.mustRun("cancel", id)
+}
+
+// requireConventions fails on a null anywhere in a -o json output and on a
+// number whose name says it is a duration but not in what unit.
+func requireConventions(t *testing.T, what, out string) {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(out), &v), "%s: %s", what, out)
+	durationWords := regexp.MustCompile(`(?i)(interval|timeout|delay|backoff|pause|threshold|duration|uptime|lag)`)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case nil:
+			t.Errorf("%s: %s is null", what, path)
+		case map[string]any:
+			for k, x := range v {
+				if _, num := x.(float64); num && durationWords.MatchString(k) && !strings.HasSuffix(k, "Ms") {
+					t.Errorf("%s: %s.%s is a duration without its unit (want %sMs)", what, path, k, k)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		}
+	}
+	walk("", v)
 }

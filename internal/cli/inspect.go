@@ -96,7 +96,7 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				fmt.Fprintf(out, "  %s[%d] %s: %v\n", op.UID, h.Subtask, k, h.Details[k])
+				fmt.Fprintf(out, "  %s[%d] %s: %s\n", op.UID, h.Subtask, k, human(h.Details[k]))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -139,6 +140,34 @@ func absPath(p string) (string, error) {
 		return "", api.Errorf(api.CodeUsage, "path %q: %v", p, err)
 	}
 	return a, nil
+}
+
+// WriteError reports a command's error on w: as text ("error: ..."), or,
+// when the command was given -o json, as JSON in the control API's shape
+// with the exit code: {"error": {"code", "message", "details"}, "exitCode"}.
+func WriteError(root *cobra.Command, w io.Writer, err error) {
+	if f := root.PersistentFlags().Lookup("output"); f == nil || f.Value.String() != "json" {
+		fmt.Fprintf(w, "error: %v\n", err)
+		return
+	}
+	var e *api.Error
+	if !errors.As(err, &e) {
+		e = &api.Error{Code: api.CodeOf(err), Message: err.Error()}
+		var se *api.SpecError
+		if errors.As(err, &se) {
+			e.Details = se.Errors
+		}
+	}
+	if e.Message == "" {
+		e.Message = err.Error()
+	}
+	if ExitCode(err) == api.CodeUsage.ExitCode() {
+		e.Code = api.CodeUsage // cobra's own argument errors carry no code
+	}
+	_ = printJSON(w, struct {
+		Error    *api.Error `json:"error"`
+		ExitCode int        `json:"exitCode"`
+	}{e, ExitCode(err)})
 }
 
 // ExitCode maps a command's error to the process exit code.

@@ -311,7 +311,7 @@ func (d *Daemon) lookup(ref string) (*entry, error) {
 // List returns jobs, newest first: active and recent ones, or all.
 func (d *Daemon) List(all bool) []api.JobInfo {
 	entries := d.entries()
-	var out []api.JobInfo
+	out := []api.JobInfo{} // [] in JSON, not null
 	recent := time.Now().Add(-time.Hour)
 	for _, e := range entries {
 		info := e.info()
@@ -341,10 +341,13 @@ func (d *Daemon) Checkpoints(ref string) (*api.CheckpointsInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.job == nil {
-		return &api.CheckpointsInfo{}, nil
+	cp := api.CheckpointsInfo{}
+	if e.job != nil {
+		cp = e.job.Checkpoints()
 	}
-	cp := e.job.Checkpoints()
+	if cp.History == nil {
+		cp.History = []api.CheckpointInfo{} // [] in JSON, not null
+	}
 	return &cp, nil
 }
 

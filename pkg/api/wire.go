@@ -191,7 +191,7 @@ type CheckpointsInfo struct {
 
 // LatestCheckpoints names the newest checkpoint of each outcome.
 type LatestCheckpoints struct {
-	Completed *CheckpointInfo `json:"completed"`
+	Completed *CheckpointInfo `json:"completed,omitempty"`
 	Savepoint *CheckpointInfo `json:"savepoint,omitempty"`
 	Failed    *CheckpointInfo `json:"failed,omitempty"`
 	Restored  *RestoredInfo   `json:"restored,omitempty"`

@@ -126,6 +126,8 @@ function fmtGoDuration(v) {
 }
 
 const isZeroDuration = v => !v || v === '0s' || v === '0';
+// Durations come from the API in milliseconds (fields ending in Ms).
+const fmtMsDuration = ms => fmtGoDuration((ms || 0) * 1e6);
 
 function fmtRate(v) {
   if (v == null) return DASH;
@@ -680,7 +682,7 @@ function operatorsTab(job) {
     h('td', { class: 'inputs' }, (op.inputs || []).map(i =>
       h('span', { class: 'input' }, i.sideOutput ? `${i.uid}.${i.sideOutput}` : i.uid,
         i.partitioning ? h('small', {}, ` (${i.partitioning})`) : null)))));
-  const cpOff = isZeroDuration((job.checkpointing || {}).interval) && !(c && c.triggered);
+  const cpOff = isZeroDuration((job.checkpointing || {}).intervalMs) && !(c && c.triggered);
   return h('div', { class: 'tab-body' },
     cpOff ? h('p', { class: 'summary-line' }, 'Periodic checkpointing is off for this job.')
       : c && h('p', { class: 'summary-line' },
@@ -792,10 +794,10 @@ function cpSummary(s, completed) {
 }
 
 const RESTART_FIELDS = [
-  ['attempts', 'Attempts'], ['delay', 'Delay', fmtGoDuration], ['initialBackoff', 'Initial backoff', fmtGoDuration],
-  ['maxBackoff', 'Max backoff', fmtGoDuration], ['multiplier', 'Multiplier'], ['jitter', 'Jitter'],
-  ['resetThreshold', 'Reset threshold', fmtGoDuration], ['maxFailures', 'Max failures'],
-  ['interval', 'Failure-rate interval', fmtGoDuration],
+  ['attempts', 'Attempts'], ['delayMs', 'Delay', fmtMsDuration], ['initialBackoffMs', 'Initial backoff', fmtMsDuration],
+  ['maxBackoffMs', 'Max backoff', fmtMsDuration], ['multiplier', 'Multiplier'], ['jitter', 'Jitter'],
+  ['resetThresholdMs', 'Reset threshold', fmtMsDuration], ['maxFailures', 'Max failures'],
+  ['intervalMs', 'Failure-rate interval', fmtMsDuration],
 ];
 
 function cpConfig(job) {
@@ -809,10 +811,10 @@ function cpConfig(job) {
   return h('div', { id: 'cp-config' },
     h('h3', {}, 'Checkpointing'),
     h('table', { class: 'kv', 'data-section': 'checkpointing' }, h('tbody', {},
-      kv('interval', 'Interval', isZeroDuration(c.interval) ? 'off (no periodic checkpoints)' : fmtGoDuration(c.interval)),
+      kv('interval', 'Interval', isZeroDuration(c.intervalMs) ? 'off (no periodic checkpoints)' : fmtMsDuration(c.intervalMs)),
       kv('mode', 'Mode', c.mode || DASH),
-      kv('timeout', 'Timeout', fmtGoDuration(c.timeout)),
-      kv('minPause', 'Min pause', fmtGoDuration(c.minPause)),
+      kv('timeout', 'Timeout', fmtMsDuration(c.timeoutMs)),
+      kv('minPause', 'Min pause', fmtMsDuration(c.minPauseMs)),
       kv('maxConcurrent', 'Max concurrent', c.maxConcurrent ?? DASH),
       kv('tolerableFailures', 'Tolerable failures', c.tolerableFailures ?? DASH),
       kv('externalized', 'Externalized', c.externalized || DASH),
