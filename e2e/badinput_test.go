@@ -64,7 +64,7 @@ var badSpecs = []struct {
 		[]string{"4:5: operators[1]: the file sink makes part files visible only when a checkpoint completes"}},
 	{"file sink without path", "name: x\ncheckpointing: {interval: 1s}\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: file, from: [in]}\n",
 		[]string{`5:5: operators[1].path: missing required field "path"`}},
-	// Issue 15: one pass reports the graph's problems and every operator's
+	// One pass reports the graph's problems and every operator's
 	// options, not one round each.
 	{"option typo in a job without sink", "name: x\noperators:\n  - {uid: in, type: datagen, cuont: 10}\n",
 		[]string{"operators: the job has no sink", `3:30: operators[0].cuont: unknown field "cuont"; did you mean "count"?`}},

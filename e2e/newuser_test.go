@@ -18,7 +18,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// What a new user hit (issue 15), each on the real binary.
+// What a new user hit, each on the real binary.
 
 // runIn runs the CLI in dir (a user's working directory).
 func (e *env) runIn(dir string, args ...string) result {

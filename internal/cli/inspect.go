@@ -15,9 +15,10 @@ import (
 
 func newInspectCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "inspect PATH",
-		Short: "Describe a savepoint or checkpoint: operators, state sizes, keys, source positions, pending commits",
-		Args:  args(1, 1),
+		Use:     "inspect PATH",
+		Short:   "Describe a savepoint or checkpoint: operators, state sizes, keys, source positions, pending commits",
+		Example: `  flinkgo savepoint inspect ~/.flinkgo/savepoints/savepoint-3f2a1c-7-0a1b2c`,
+		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			dir, m, err := checkpoint.Load(vfs.Default, a[0])
 			if err != nil {

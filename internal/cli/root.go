@@ -40,8 +40,11 @@ type globals struct {
 func NewRoot(reg *runtime.Registry) *cobra.Command {
 	g := &globals{types: reg}
 	root := &cobra.Command{
-		Use:           "flinkgo",
-		Short:         "Flink-style streaming jobs with exactly-once checkpoints, on one machine",
+		Use:   "flinkgo",
+		Short: "Flink-style streaming jobs with exactly-once checkpoints, on one machine",
+		Example: `  flinkgo daemon > daemon.log 2>&1 &
+  JOB=$(flinkgo run configs/jobs/kafka-to-files.yaml)
+  flinkgo stop $JOB`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

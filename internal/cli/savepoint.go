@@ -18,6 +18,8 @@ func newSavepointCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "savepoint JOB [TARGET_DIR]",
 		Short: "Take a savepoint of a running job; prints its path",
+		Example: `  flinkgo savepoint 3f2a
+  flinkgo savepoint 3f2a /data/savepoints`,
 		Long: `Take a savepoint under TARGET_DIR (default state.savepoints.dir, which defaults to
 $FLINKGO_HOME/savepoints). The job keeps running. As in
 Flink since 1.15, an intermediate savepoint is not a recovery point and commits no sink output.

@@ -18,7 +18,9 @@ func newStopCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stop JOB",
 		Short: "Stop a job with a savepoint: final barrier, savepoint, commit, FINISHED; prints the savepoint path",
-		Args:  args(1, 1),
+		Example: `  flinkgo stop 3f2a
+  flinkgo stop --drain -p /data/savepoints 3f2a`,
+		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			target, err := absPath(dir)
 			if err != nil {

@@ -15,6 +15,8 @@ func newValidateCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate JOB.yaml...",
 		Short: "Check job specs without a daemon; exit 3 with every problem, 0 when valid",
+		Example: `  flinkgo validate configs/jobs/*.yaml
+  flinkgo validate --types`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if types {
 				return nil

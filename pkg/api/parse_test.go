@@ -357,7 +357,7 @@ func TestFieldErrorFormat(t *testing.T) {
 // TestFlowScalarWithColon: in YAML 1.2 a plain scalar in a flow collection
 // may contain ':' not followed by a space, so [localhost:9092] is a list of
 // one string, wherever it is. goccy/go-yaml v1.19.2 gets it right in a
-// block mapping but, inside a flow mapping (the broker list of DESIGN.md's
+// block mapping but, inside a flow mapping (the broker list of the README's
 // example: {uid: in, type: kafka, brokers: [localhost:9092], ...}), reads
 // it as a list of one mapping {localhost: 9092}, and a connector decoding
 // []string reports "expected a string, got a mapping". The flow-mapping

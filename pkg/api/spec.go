@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// JobSpec is a job as the user wrote it (DESIGN.md section 8).
+// JobSpec is a job as the user wrote it (the README's "Job spec").
 type JobSpec struct {
 	Name            string          `yaml:"name" json:"name"`
 	Parallelism     int             `yaml:"parallelism" json:"parallelism,omitempty"`
@@ -43,7 +43,7 @@ type OperatorSpec struct {
 	Options   map[string]Node `yaml:",remain" json:"-"`
 }
 
-// EventTimeSpec is a source's event time (DESIGN.md section 4b).
+// EventTimeSpec is a source's event time (docs/event-time.md).
 type EventTimeSpec struct {
 	// Timestamp is an expression over the record's fields giving its event
 	// time: a number (ms since the epoch) or an RFC 3339 string. Empty: the

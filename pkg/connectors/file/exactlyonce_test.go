@@ -98,8 +98,8 @@ func TestExactlyOnceDiskFull(t *testing.T) {
 	requireExactlyOnce(t, dir, nil, eoRecords)
 }
 
-// The sequence from the Flink savepoint blog post, with the pitfall
-// DESIGN.md warns about: savepoint, then a checkpoint completes (and
+// The sequence from the Flink savepoint blog post, with its pitfall:
+// savepoint, then a checkpoint completes (and
 // commits output written after the savepoint), then cancel and run -s.
 // The restored job deletes what was committed after the savepoint.
 func TestSavepointCheckpointCancelRestore(t *testing.T) {
