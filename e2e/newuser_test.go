@@ -227,3 +227,35 @@ func requireConventions(t *testing.T, what, out string) {
 	}
 	walk("", v)
 }
+
+// With the file sink's default rolling (60s) nothing is visible for a
+// minute; flinkgo stop rolls the in-progress parts, so once it returns
+// everything the sink received is in finished files.
+func TestStopShowsTheFileSinkOutput(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	out := filepath.Join(e.home, "out")
+	id := e.mustRun("run", e.writeSpec("f.yaml", fmt.Sprintf(`
+name: default-rolling
+checkpointing: {interval: 100ms}
+operators:
+  - {uid: gen, type: datagen, rate: 5000}
+  - {uid: files, type: file, from: [gen], path: %s, bucket: none}
+`, out)))
+	e.waitCheckpoint(id)
+	time.Sleep(300 * time.Millisecond)
+	r := e.run("dev", "verify", "--path", out, "--field", "idx", "-o", "json")
+	var before struct{ Records int64 }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &before), r.stdout+r.stderr)
+	require.Zero(t, before.Records, "with 60s rolling nothing is visible yet")
+
+	e.mustRun("stop", id)
+	in := e.info(id).Operators[1].RecordsIn
+	require.Positive(t, in)
+	var after struct{ Records, First, Last, Duplicates int64 }
+	require.NoError(t, json.Unmarshal([]byte(e.mustRun("dev", "verify", "--path", out, "--field", "idx", "-o", "json")), &after))
+	require.Equal(t, in, after.Records, "everything before the stop is visible")
+	require.Equal(t, int64(1), after.First)
+	require.Equal(t, in, after.Last)
+	require.Zero(t, after.Duplicates)
+}

@@ -234,6 +234,9 @@ func (t *subtask) handleSourceControl(c *Control) (done bool, err error) {
 				return false, err
 			}
 		}
+		if err := t.prepareStop(b); err != nil {
+			return false, err
+		}
 		if err := t.src.SnapshotState(b.ID); err != nil {
 			t.exec.decline(t, b.ID, err)
 			return false, fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
@@ -382,6 +385,9 @@ func (t *subtask) apply(d Decision) error {
 	}
 	if !d.Snapshot {
 		return nil
+	}
+	if err := t.prepareStop(d.Barrier); err != nil {
+		return err
 	}
 	if s, ok := t.op.(runtime.Snapshotter); ok {
 		if err := s.SnapshotState(d.Barrier.ID); err != nil {

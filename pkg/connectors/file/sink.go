@@ -120,6 +120,15 @@ func (s *sink) NotifyCheckpointAborted(id int64) {
 // Finish rolls every open file; the final checkpoint commits them.
 func (s *sink) Finish(runtime.Output) error { return s.w.FinishAll() }
 
+// PrepareStop rolls every open file before a stop-with-savepoint, which
+// then commits them: everything written before `flinkgo stop` is visible
+// once it returns, and a job restored from the savepoint starts new parts.
+func (s *sink) PrepareStop(int64) error {
+	err := s.w.FinishAll()
+	s.publish()
+	return err
+}
+
 func (s *sink) Close() error {
 	if s.w == nil {
 		return nil
