@@ -80,6 +80,10 @@ var badSpecs = []struct {
 			`6:40: operators[2].from[1]: no operator has uid "gne"; did you mean "gen"?`}},
 	{"relative file sink path", "name: x\ncheckpointing: {interval: 1s}\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: file, from: [in], path: out}\n",
 		[]string{`5:46: operators[1].path: "out" is a relative path: write it absolute`}},
+	{"field the source's schema lacks", "name: x\noperators:\n  - {uid: in, type: datagen, count: 5, schema: {idx: int}}\n  - {uid: f, type: filter, from: [in], expr: \"idz > 1\"}\n  - {uid: out, type: print, from: [f]}\n",
+		[]string{`4:46: operators[1].expr: operator "f": cannot compile expression "idz > 1": unknown field "idz"; did you mean "idx"?`}},
+	{"filter that is not a condition", "name: x\noperators:\n  - {uid: in, type: datagen, count: 5}\n  - {uid: f, type: filter, from: [in], expr: \"idx + 1\"}\n  - {uid: out, type: print, from: [f]}\n",
+		[]string{`4:46: operators[1].expr: operator "f": cannot compile expression "idx + 1": expression "idx + 1" gives the result of +`}},
 	{"form instead of from", "name: x\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: print, form: [in]}\n",
 		[]string{`4:29: operators[1].form: unknown field "form"; did you mean "from"?`}},
 }

@@ -36,6 +36,8 @@ type Vertex struct {
 	Outputs     []*Vertex
 	// eventTime is a source's event-time setup (nil: none).
 	eventTime *eventTime
+	// schema is the fields of the records it emits, when known.
+	schema *api.Schema
 }
 
 // Input is an edge into a vertex.
@@ -136,7 +138,8 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			continue // unknown type: reported by ParseJob
 		}
 		c := &runtime.ConfigContext{Op: v.Op, Job: &p.Spec, Path: path, Dec: p.Dec,
-			Checkpointing: g.Checkpointing, KeyedInput: keyed}
+			Checkpointing: g.Checkpointing, KeyedInput: keyed, Schema: inputSchema(v, byUID, index)}
+		v.schema = outputSchema(v, c.Schema)
 		before := len(p.Dec.Errors.Errors)
 		v.Plan = v.Def.Configure(c)
 		if v.Plan == nil || len(p.Dec.Errors.Errors) > before {

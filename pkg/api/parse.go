@@ -206,6 +206,7 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "operator %q reads from itself", op.UID)
 			}
 		}
+		p.validateSchema(path, op, kind, known)
 		if op.EventTime != nil && known && kind != KindSource {
 			d.ErrorAt(path+".eventTime", "%q (type %s) is not a source: eventTime belongs on the sources the records come from", op.UID, op.Type)
 		}

@@ -39,8 +39,11 @@ type OperatorSpec struct {
 	Parallelism int      `yaml:"parallelism" json:"parallelism,omitempty"`
 	// EventTime (sources only) says where records' timestamps come from and
 	// how the source's watermarks follow them.
-	EventTime *EventTimeSpec  `yaml:"eventTime" json:"eventTime,omitempty"`
-	Options   map[string]Node `yaml:",remain" json:"-"`
+	EventTime *EventTimeSpec `yaml:"eventTime" json:"eventTime,omitempty"`
+	// Schema (sources only) declares the records' JSON fields and their
+	// types (schema.go), so expressions downstream are checked at submit.
+	Schema  map[string]string `yaml:"schema" json:"schema,omitempty"`
+	Options map[string]Node   `yaml:",remain" json:"-"`
 }
 
 // EventTimeSpec is a source's event time (docs/event-time.md).

@@ -16,6 +16,12 @@ type Definition struct {
 	// submitted, on the caller's goroutine, and must not do I/O that
 	// changes anything: a spec that is refused leaves no trace.
 	Configure func(c *ConfigContext) *Plan
+	// KeepsSchema: the operator emits the records it reads with their
+	// values unchanged (filter, keyBy), so the fields a source declares
+	// (schema:) hold downstream of it too, and expressions there are
+	// checked against them. A property of the type, known even when an
+	// operator's options are wrong.
+	KeepsSchema bool
 }
 
 // Plan says how to instantiate a configured operator and how it is wired.
@@ -71,6 +77,11 @@ type ConfigContext struct {
 	Checkpointing api.CheckpointConfig
 	// KeyedInput reports whether the operator follows a keyBy.
 	KeyedInput bool
+	// Schema is the fields of the records the operator reads, when the
+	// source they come from declares them (schema:) and every operator
+	// between keeps them (Definition.KeepsSchema); nil when unknown. Compile
+	// expressions against it (expr.CompileWith).
+	Schema *api.Schema
 }
 
 // Decode fills out (a pointer to a struct with yaml tags) from the

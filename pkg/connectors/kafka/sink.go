@@ -56,7 +56,7 @@ func configureSink(c *runtime.ConfigContext) *runtime.Plan {
 		c.Errorf("topic", "empty topic name")
 	}
 	if o.Key != "" {
-		p, err := expr.Compile(o.Key, expr.Any)
+		p, err := expr.CompileWith(c.Schema, o.Key, expr.Any)
 		if err != nil {
 			c.Errorf("key", "operator %q: cannot compile expression %q: %v", c.Op.UID, o.Key, err)
 			return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
@@ -42,18 +43,34 @@ type Program struct {
 	useValue  bool
 	useKey    bool
 	useTS     bool
-	extra     []string // additional variable names bound per evaluation
+	extra     []string          // additional variable names bound per evaluation
+	schema    map[string]string // declared types of the fields it reads (nil: no schema)
 	ident     string   // the JSON field the expression is, when it is only that
 	vm        vm.VM
 	env       map[string]any
 }
 
 // Compile compiles src once; extraVars are names the caller binds itself
-// (reduce's acc).
+// (reduce's acc). Without a schema every field is untyped, and one a
+// record lacks reads as nil.
 func Compile(src string, res Result, extraVars ...string) (*Program, error) {
-	opts := []expr.Option{expr.Env(map[string]any{}), expr.AllowUndefinedVariables()}
+	return CompileWith(nil, src, res, extraVars...)
+}
+
+// CompileWith compiles src against the fields a source declares (nil: no
+// schema, as Compile): types are checked (idx + 1 is no condition when idx
+// is an int), a field the schema lacks is an error naming the closest one,
+// and at run time a record lacking a declared field the expression reads,
+// or holding another type, fails the evaluation with that reason.
+func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string) (*Program, error) {
+	opts := []expr.Option{expr.Env(typedEnv(schema)), expr.AllowUndefinedVariables()}
 	if res == Bool {
 		opts = append(opts, expr.AsBool())
+	}
+	if schema != nil {
+		if err := unknownFields(schema, src, extraVars); err != nil {
+			return nil, err
+		}
 	}
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
@@ -85,6 +102,19 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 			p.want[id.Value] = true
 		}
 	}))
+	if res == Bool {
+		if err := arithmeticRoot(p); err != nil {
+			return nil, err
+		}
+	}
+	if schema != nil {
+		p.schema = map[string]string{}
+		for k := range p.want {
+			if t, ok := schema.Fields[k]; ok {
+				p.schema[k] = t
+			}
+		}
+	}
 	return p, nil
 }
 
@@ -121,6 +151,9 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 	if len(p.want) > 0 {
 		if err := fields(r.Value, p.want, env); err != nil {
 			return nil, fmt.Errorf("record value is %s; expression %q reads fields of a JSON object", describe(r.Value, err), p.src)
+		}
+		if err := conformAll(p.schema, env); err != nil {
+			return nil, fmt.Errorf("expression %q: %w", p.src, err)
 		}
 	}
 	if p.useValue {

@@ -14,9 +14,9 @@ var mapFilterDefs = []runtime.Definition{
 	{Type: "map", Kind: api.KindOperator,
 		Doc: "replaces each record's value by an expression (JSON objects allowed): expr", Configure: configureMap},
 	{Type: "filter", Kind: api.KindOperator,
-		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter},
+		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter, KeepsSchema: true},
 	{Type: "keyBy", Kind: api.KindOperator,
-		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy},
+		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy, KeepsSchema: true},
 }
 
 func configureMap(c *runtime.ConfigContext) *runtime.Plan {

@@ -24,7 +24,7 @@ func compile(c *runtime.ConfigContext, field, src string, res expr.Result, extra
 	if src == "" {
 		return nil
 	}
-	p, err := expr.Compile(src, res, extra...)
+	p, err := expr.CompileWith(c.Schema, src, res, extra...)
 	if err != nil {
 		c.Errorf(field, "operator %q: cannot compile expression %q: %v", c.Op.UID, src, err)
 		return nil

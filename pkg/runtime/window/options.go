@@ -142,7 +142,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 			continue
 		}
 		for _, arg := range ag.Args {
-			p, err := expr.Compile(arg, expr.Any)
+			p, err := expr.CompileWith(c.Schema, arg, expr.Any)
 			if err != nil {
 				c.Dec.ErrorAt(a.Path, "%s: %v", arg, err)
 				ok = false
