@@ -45,7 +45,7 @@ type Program struct {
 	useTS     bool
 	extra     []string          // additional variable names bound per evaluation
 	schema    map[string]string // declared types of the fields it reads (nil: no schema)
-	ident     string   // the JSON field the expression is, when it is only that
+	ident     string            // the JSON field the expression is, when it is only that
 	vm        vm.VM
 	env       map[string]any
 }
