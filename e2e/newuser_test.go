@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/dev/natsserver"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -258,4 +259,75 @@ operators:
 	require.Equal(t, int64(1), after.First)
 	require.Equal(t, in, after.Last)
 	require.Zero(t, after.Duplicates)
+}
+
+// Configuration errors found when a job starts fail it at once: run waits
+// for the job to be RUNNING with every operator open, and exits 1 with the
+// reason; no restart is spent (the default strategy with checkpointing
+// restarts without limit).
+func TestConfigurationErrorsFailAtStart(t *testing.T) {
+	kb := broker(t, "flink-test", 1)
+	ns, err := natsserver.Start(natsserver.Config{Listen: "127.0.0.1:0", Streams: []natsserver.Stream{{Name: "q", Subjects: []string{"q.in"}}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ns.Close() })
+	e := newEnv(t)
+	e.startDaemon()
+	blocker := e.writeSpec("a-regular-file", "not a directory")
+	for _, c := range []struct{ name, source, sink, want string }{
+		{"misspelled kafka topic", fmt.Sprintf("{uid: in, type: kafka, brokers: [%s], topic: flink-tset, groupId: g}", kb.Addr()),
+			"{uid: out, type: discard, from: [in]}", `topic "flink-tset" does not exist`},
+		{"missing nats stream", fmt.Sprintf("{uid: in, type: nats, url: %q, stream: qq, mode: bookmark}", ns.URL()),
+			"{uid: out, type: discard, from: [in]}", `stream "qq" does not exist`},
+		{"missing kafka sink topic", "{uid: in, type: datagen, rate: 10}",
+			fmt.Sprintf("{uid: out, type: kafka, from: [in], brokers: [%s], topic: nope}", kb.Addr()), `topic "nope" does not exist`},
+	} {
+		spec := e.writeSpec(strings.ReplaceAll(c.name, " ", "-")+".yaml", fmt.Sprintf("name: x\ncheckpointing: {interval: 1s}\noperators:\n  - %s\n  - %s\n", c.source, c.sink))
+		start := time.Now()
+		r := e.run("run", spec)
+		require.Equal(t, 1, r.code, "%s: %s%s", c.name, r.stdout, r.stderr)
+		require.Contains(t, r.stderr, "failed at start", c.name)
+		require.Contains(t, r.stderr, c.want, c.name)
+		require.Less(t, time.Since(start), 10*time.Second, c.name)
+		id := strings.TrimSpace(r.stdout)
+		info := e.info(id)
+		require.Equal(t, api.StateFailed, info.State, c.name)
+		require.Zero(t, info.Restarts, "%s: no restart spent on a configuration error", c.name)
+	}
+	spec := e.writeSpec("under-a-file.yaml", fmt.Sprintf("name: x\ncheckpointing: {interval: 1s}\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: file, from: [in], path: %s}\n",
+		filepath.Join(blocker, "out")))
+	r := e.run("run", spec)
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "not a directory")
+	require.Empty(t, r.stdout, "refused at submit: no job")
+}
+
+// A record that fails again at the same position after a restart ends the
+// job FAILED naming it, instead of restarting forever; onError: skip goes
+// past it and counts it in info.
+func TestPoisonRecordEndsTheJob(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	spec := func(onError string) string {
+		return e.writeSpec("poison"+onError+".yaml", fmt.Sprintf(`
+name: poison
+checkpointing: {interval: 100ms}
+operators:
+  - {uid: in, type: datagen, count: 100, rate: 200}
+  - {uid: f, type: filter, from: [in], expr: "idx != 50 || value.x == 1"%s}
+  - {uid: out, type: discard, from: [f]}
+`, onError))
+	}
+	id := e.mustRun("run", spec(""))
+	info := e.waitState(id, api.StateFailed, 30*time.Second)
+	require.Equal(t, 1, info.Restarts, "restarted once; the same record failed again")
+	require.Contains(t, info.Error, "operator f failed on the same record again after a restart")
+	require.Contains(t, info.Error, `(value "{\"idx\": 50}")`)
+	require.Regexp(t, `record \d+ of subtask 0 (since the start|after checkpoint \d+)`, info.Error)
+
+	id = e.mustRun("run", spec(", onError: skip"))
+	info = e.waitState(id, api.StateFinished, 30*time.Second)
+	require.Zero(t, info.Restarts)
+	require.Equal(t, int64(1), info.Operators[1].Metrics["recordErrorsSkipped"])
+	require.Equal(t, int64(99), info.Operators[2].RecordsIn)
+	require.Contains(t, e.stderr.String(), "record failed and skipped (onError: skip)")
 }

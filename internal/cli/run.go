@@ -80,18 +80,13 @@ retry never creates a second job.`,
 					return err
 				}
 				if g.json() {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"id": resp.ID, "state": resp.State})
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), resp.ID)
-				if resp.State == api.StateFailed {
-					info, _ := c.Info(ctx, resp.ID)
-					msg := "job failed at start"
-					if info != nil && info.Error != "" {
-						msg += ": " + info.Error
+					if err := printJSON(cmd.OutOrStdout(), map[string]any{"id": resp.ID, "state": resp.State}); err != nil {
+						return err
 					}
-					return api.Errorf(api.CodeFailed, "%s", msg)
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), resp.ID)
 				}
-				return nil
+				return startOutcome(ctx, cmd, c, resp)
 			})
 		},
 	}
@@ -101,6 +96,25 @@ retry never creates a second job.`,
 	cmd.Flags().BoolVar(&allowNonEmpty, "allow-non-empty-output", false, "let the job write into output directories that hold other files or another (ended) job's output")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "the submission's id (default: a fresh one): the same id again returns the job it created")
 	return cmd
+}
+
+// startOutcome says how the job's start went: FAILED at start (a
+// configuration error, such as a missing topic, fails the job without
+// restarts) exits non-zero with the reason; a first attempt that failed
+// and is restarting is a warning with its error.
+func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, resp *api.SubmitResponse) error {
+	if resp.State != api.StateFailed && resp.State != api.StateRestarting {
+		return nil
+	}
+	reason := ""
+	if info, _ := c.Info(ctx, resp.ID); info != nil && info.Error != "" {
+		reason = ": " + info.Error
+	}
+	if resp.State == api.StateFailed {
+		return api.Errorf(api.CodeFailed, "job %s failed at start%s", resp.ID, reason)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: job %s failed at start and is restarting by its restart strategy%s (flinkgo info %s shows how it goes)\n", resp.ID, reason, resp.ID)
+	return nil
 }
 
 // readSpec reads a job spec file: one that does not exist is "not found"

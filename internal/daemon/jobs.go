@@ -250,12 +250,18 @@ func (d *Daemon) record(e *entry, j *engine.Job, r engine.Recovery) error {
 	return nil
 }
 
-// waitStarted waits until the job left CREATED (or the timeout).
+// waitStarted waits until the job is RUNNING with every operator opened
+// (engine.Job.Started), or its first attempt failed (FAILED: a
+// configuration error no restart can cure; RESTARTING), or ended, or the
+// timeout passed, and returns its state then.
 func waitStarted(j *engine.Job, timeout time.Duration) api.JobState {
 	deadline := time.Now().Add(timeout)
 	for {
 		s := j.State()
-		if s != api.StateCreated || time.Now().After(deadline) {
+		switch {
+		case s == api.StateRunning && j.Started(), time.Now().After(deadline):
+			return s
+		case s != api.StateCreated && s != api.StateRunning && s != api.StateFailing:
 			return s
 		}
 		select {

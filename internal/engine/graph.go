@@ -129,6 +129,7 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 				if len(u.Plan.SideOutputs) > 0 {
 					msg += fmt.Sprintf(" (it has: %s)", strings.Join(u.Plan.SideOutputs, ", "))
 				}
+				msg += sideOutputHint(ref.Tag)
 				p.Dec.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
 			}
 			v.Inputs = append(v.Inputs, Input{From: u, Part: part, Side: ref.Tag})
@@ -148,6 +149,7 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			v.Plan = nil
 			continue
 		}
+		configureOnError(c, v, ops)
 		if v.Def.Kind == api.KindSource {
 			v.eventTime = compileEventTime(c, v.Op.EventTime, v.Plan)
 		}

@@ -83,10 +83,16 @@ func (t *subtask) open() error {
 	if err := t.exec.env().Fire("task.open", t.v.Op.UID, t.index); err != nil {
 		return err
 	}
+	var err error
 	if t.src != nil {
-		return t.src.Open(t.ctx)
+		err = t.src.Open(t.ctx)
+	} else {
+		err = t.op.Open(t.ctx)
 	}
-	return t.op.Open(t.ctx)
+	if err == nil {
+		t.exec.opened.Add(1) // see Job.Started
+	}
+	return err
 }
 
 func (t *subtask) close() error {

@@ -207,6 +207,7 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 			}
 		}
 		p.validateSchema(path, op, kind, known)
+		p.validateOnError(path, &s.Operators[i])
 		if op.EventTime != nil && known && kind != KindSource {
 			d.ErrorAt(path+".eventTime", "%q (type %s) is not a source: eventTime belongs on the sources the records come from", op.UID, op.Type)
 		}

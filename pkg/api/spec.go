@@ -42,8 +42,11 @@ type OperatorSpec struct {
 	EventTime *EventTimeSpec `yaml:"eventTime" json:"eventTime,omitempty"`
 	// Schema (sources only) declares the records' JSON fields and their
 	// types (schema.go), so expressions downstream are checked at submit.
-	Schema  map[string]string `yaml:"schema" json:"schema,omitempty"`
-	Options map[string]Node   `yaml:",remain" json:"-"`
+	Schema map[string]string `yaml:"schema" json:"schema,omitempty"`
+	// OnError says what the operator does with a record it cannot
+	// process: fail (default), skip or sideOutput (onerror.go).
+	OnError string          `yaml:"onError" json:"onError,omitempty"`
+	Options map[string]Node `yaml:",remain" json:"-"`
 }
 
 // EventTimeSpec is a source's event time (docs/event-time.md).

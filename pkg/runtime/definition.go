@@ -56,6 +56,10 @@ type Plan struct {
 	GlobalKey bool
 	// SideOutputs names the side outputs the operator emits to (EmitTo).
 	SideOutputs []string
+	// OnError: the operator reports the records it cannot process with
+	// Context.RecordError, so the spec's onError applies to it (fail,
+	// skip, sideOutput: the engine adds the side output "errors").
+	OnError bool
 	// EventTime: the operator works on event time, so every source upstream
 	// must declare eventTime (else its watermark never advances); the value
 	// explains why, for the error.

@@ -48,7 +48,7 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	claim := runtime.OutputClaim{Job: ctx.JobID(), JobName: ctx.JobName(), Operator: ctx.UID(),
 		Restoring: ok, RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput()}
 	if err := runtime.ClaimOutput(ctx.FS(), s.set.dir, claim); err != nil {
-		if errors.Is(err, runtime.ErrOutputOwned) || errors.Is(err, runtime.ErrOutputNotEmpty) {
+		if errors.Is(err, runtime.ErrOutputOwned) || errors.Is(err, runtime.ErrOutputNotEmpty) || runtime.PathRefused(err) {
 			err = runtime.SuppressRestarts(err)
 		}
 		return err
@@ -60,6 +60,11 @@ func (s *sink) Open(ctx *runtime.Context) error {
 		err = s.w.Start()
 	}
 	s.publish()
+	if runtime.PathRefused(err) {
+		// The output path cannot be written (permission denied, not a
+		// directory, read-only): a restart cannot fix it.
+		err = runtime.SuppressRestarts(err)
+	}
 	return err
 }
 

@@ -141,7 +141,8 @@ func (s *sink) checkTopic() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("topic %q does not exist on brokers %v", s.cfg.topic, s.cfg.brokers)
+	// A configuration error: the job fails at once, without restarts.
+	return runtime.SuppressRestarts(fmt.Errorf("topic %q does not exist on brokers %v", s.cfg.topic, s.cfg.brokers))
 }
 
 func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {

@@ -170,7 +170,7 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 	}
 	out, err := p.vm.Run(p.prog, env)
 	if err != nil {
-		return nil, fmt.Errorf("expression %q: %w", p.src, err)
+		return nil, fmt.Errorf("expression %q: %w", p.src, oneLine(err))
 	}
 	return out, nil
 }

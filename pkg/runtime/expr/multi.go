@@ -86,7 +86,7 @@ func (m *Multi) Eval(r *runtime.Record, out []any) error {
 		}
 		v, err := m.vm.Run(p.prog, env)
 		if err != nil {
-			return fmt.Errorf("expression %q: %w", p.src, err)
+			return fmt.Errorf("expression %q: %w", p.src, oneLine(err))
 		}
 		out[i] = v
 	}

@@ -54,7 +54,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if !ok {
 		return nil
 	}
-	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput},
+	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true,
 		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newOperator(cfg)) }}
 	if !cfg.processing {
 		p.EventTime = fmt.Sprintf("window %q works on event time", c.Op.UID)
