@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -28,19 +29,25 @@ import (
 // Debian's chromium on the PATH. CI installs it (.ci/run) and sets
 // FLINKGO_REQUIRE_BROWSER=1, so there a missing browser fails the test; on
 // a machine with only Go it is skipped with a hint.
+// Which of the two happened is a note below make test's scorecard.
 func chromium(t *testing.T) string {
-	if p := os.Getenv("FLINKGO_CHROMIUM"); p != "" {
-		return p
-	}
+	p := os.Getenv("FLINKGO_CHROMIUM")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
+		if p != "" {
+			break
 		}
+		p, _ = exec.LookPath(name)
+	}
+	if p != "" {
+		require.NoError(t, scorecard.Note("dashboard-browser", "The dashboard's browser test ran, with "+p+"."))
+		return p
 	}
 	if os.Getenv("FLINKGO_REQUIRE_BROWSER") != "" {
 		t.Fatal("no chromium found and FLINKGO_REQUIRE_BROWSER is set: install Debian's chromium package or set FLINKGO_CHROMIUM")
 	}
-	t.Skip("no chromium: the dashboard's browser test needs it (apt-get install chromium, or set FLINKGO_CHROMIUM)")
+	const why = "no chromium: the dashboard's browser test needs it (apt-get install chromium, or set FLINKGO_CHROMIUM)"
+	require.NoError(t, scorecard.Note("dashboard-browser", "The dashboard's browser test was SKIPPED: "+why+"."))
+	t.Skip(why)
 	return ""
 }
 

@@ -86,3 +86,34 @@ func Load(dir string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// Note records a line about the run that is not a fault figure (whether
+// the dashboard's browser test ran or was skipped), printed below the
+// table by the scorecard script; name keeps one note per topic.
+func Note(name, text string) error {
+	dir := os.Getenv(EnvDir)
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, unsafe.ReplaceAllString(name, "_")+".note"), []byte(text), 0o644)
+}
+
+// Notes reads the notes of dir, sorted by name.
+func Notes(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.note"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(data))
+	}
+	return out, nil
+}
