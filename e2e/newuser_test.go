@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,24 +17,6 @@ import (
 )
 
 // What a new user hit, each on the real binary.
-
-// runIn runs the CLI in dir (a user's working directory).
-func (e *env) runIn(dir string, args ...string) result {
-	e.t.Helper()
-	cmd := exec.Command(e.binary(), args...)
-	cmd.Env, cmd.Dir = e.environ(), dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatalf("run %v: %v", args, err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
 
 const retainedSpec = `
 name: retained

@@ -68,16 +68,12 @@ func Record(t testing.TB, start time.Time, e Entry) {
 
 // Load reads every entry from dir.
 func Load(dir string) ([]Entry, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	files, err := readAll(dir, "*.json")
 	if err != nil {
 		return nil, err
 	}
 	var out []Entry
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
+	for _, data := range files {
 		var e Entry
 		if err := json.Unmarshal(data, &e); err != nil {
 			return nil, err
@@ -103,17 +99,27 @@ func Note(name, text string) error {
 
 // Notes reads the notes of dir, sorted by name.
 func Notes(dir string) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.note"))
+	files, err := readAll(dir, "*.note")
+	var out []string
+	for _, data := range files {
+		out = append(out, string(data))
+	}
+	return out, err
+}
+
+// readAll reads the files of dir matching pattern, sorted by name.
+func readAll(dir, pattern string) ([][]byte, error) {
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out [][]byte
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, string(data))
+		out = append(out, data)
 	}
 	return out, nil
 }
