@@ -16,7 +16,7 @@ test: build
 	@dir=$$(mktemp -d); start=$$(date +%s); \
 	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -timeout 14m ./... || { rm -rf $$dir; exit 1; }; \
 	$(MAKE) -s fuzz FUZZTIME=40000x || { rm -rf $$dir; exit 1; }; \
-	$(GO) run ./scripts/scorecard -dir $$dir -wall $$(( $$(date +%s) - start ))s || true; rm -rf $$dir
+	$(GO) run ./scripts/scorecard -dir $$dir -by "make test" -wall $$(( $$(date +%s) - start ))s || true; rm -rf $$dir
 
 # Run the suite and write the fault tests' figures into the README.
 scorecard: build

@@ -64,6 +64,28 @@ var badSpecs = []struct {
 		[]string{"4:5: operators[1]: the file sink makes part files visible only when a checkpoint completes"}},
 	{"file sink without path", "name: x\ncheckpointing: {interval: 1s}\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: file, from: [in]}\n",
 		[]string{`5:5: operators[1].path: missing required field "path"`}},
+	// One pass reports the graph's problems and every operator's
+	// options, not one round each.
+	{"option typo in a job without sink", "name: x\noperators:\n  - {uid: in, type: datagen, cuont: 10}\n",
+		[]string{"operators: the job has no sink", `3:30: operators[0].cuont: unknown field "cuont"; did you mean "count"?`}},
+	{"options beside a top-level typo and a dangling from", "name: x\ncheckpointng: {interval: 1s}\noperators:\n" +
+		"  - {uid: in, type: kafka, brokers: localhost:9092, topic: t, format: xml}\n" +
+		"  - {uid: gen, type: datagen, rate: fast, count: -5}\n" +
+		"  - {uid: out, type: print, from: [in, gne]}\n",
+		[]string{`2:1: checkpointng: unknown field "checkpointng"; did you mean "checkpointing"?`,
+			`4:37: operators[0].brokers: expected a list, got "localhost:9092"`,
+			`4:71: operators[0].format: must be one of json, raw, got "xml"`,
+			`5:37: operators[1].rate: expected a number, got "fast"`,
+			`5:50: operators[1].count: must be 0 or more, got -5`,
+			`6:40: operators[2].from[1]: no operator has uid "gne"; did you mean "gen"?`}},
+	{"relative file sink path", "name: x\ncheckpointing: {interval: 1s}\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: file, from: [in], path: out}\n",
+		[]string{`5:46: operators[1].path: "out" is a relative path: write it absolute`}},
+	{"field the source's schema lacks", "name: x\noperators:\n  - {uid: in, type: datagen, count: 5, schema: {idx: int}}\n  - {uid: f, type: filter, from: [in], expr: \"idz > 1\"}\n  - {uid: out, type: print, from: [f]}\n",
+		[]string{`4:46: operators[1].expr: operator "f": cannot compile expression "idz > 1": unknown field "idz"; did you mean "idx"?`}},
+	{"filter that is not a condition", "name: x\noperators:\n  - {uid: in, type: datagen, count: 5}\n  - {uid: f, type: filter, from: [in], expr: \"idx + 1\"}\n  - {uid: out, type: print, from: [f]}\n",
+		[]string{`4:46: operators[1].expr: operator "f": cannot compile expression "idx + 1": expression "idx + 1" gives the result of +`}},
+	{"form instead of from", "name: x\noperators:\n  - {uid: in, type: datagen}\n  - {uid: out, type: print, form: [in]}\n",
+		[]string{`4:29: operators[1].form: unknown field "form"; did you mean "from"?`}},
 }
 
 // Invalid job specs: `validate` and `run` exit 3 naming the file, line,

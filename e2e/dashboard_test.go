@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -28,19 +29,25 @@ import (
 // Debian's chromium on the PATH. CI installs it (.ci/run) and sets
 // FLINKGO_REQUIRE_BROWSER=1, so there a missing browser fails the test; on
 // a machine with only Go it is skipped with a hint.
+// Which of the two happened is a note below make test's scorecard.
 func chromium(t *testing.T) string {
-	if p := os.Getenv("FLINKGO_CHROMIUM"); p != "" {
-		return p
-	}
+	p := os.Getenv("FLINKGO_CHROMIUM")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
+		if p != "" {
+			break
 		}
+		p, _ = exec.LookPath(name)
+	}
+	if p != "" {
+		require.NoError(t, scorecard.Note("dashboard-browser", "The dashboard's browser test ran, with "+p+"."))
+		return p
 	}
 	if os.Getenv("FLINKGO_REQUIRE_BROWSER") != "" {
 		t.Fatal("no chromium found and FLINKGO_REQUIRE_BROWSER is set: install Debian's chromium package or set FLINKGO_CHROMIUM")
 	}
-	t.Skip("no chromium: the dashboard's browser test needs it (apt-get install chromium, or set FLINKGO_CHROMIUM)")
+	const why = "no chromium: the dashboard's browser test needs it (apt-get install chromium, or set FLINKGO_CHROMIUM)"
+	require.NoError(t, scorecard.Note("dashboard-browser", "The dashboard's browser test was SKIPPED: "+why+"."))
+	t.Skip(why)
 	return ""
 }
 
@@ -197,7 +204,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "daemon.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("state.savepoints.dir: "+savepoints+"\n"), 0o600))
 	e.startDaemon("--config", conf)
-	id := e.mustRun("run", e.writeSpec("clicks.yaml", dashboardSpec))
+	specFile := e.writeSpec("clicks.yaml", dashboardSpec)
+	id := e.mustRun("run", specFile)
 	base := "http://" + e.restAddress()
 	require.Eventually(t, func() bool { return strings.Contains(e.stderr.String(), base+"/") }, 10*time.Second, 10*time.Millisecond,
 		"the daemon's start-up log names the dashboard's URL: %s", e.stderr.String())
@@ -241,12 +249,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.do("open the checkpoints tab", chromedp.Click(chromedp.CSS("#tab-checkpoints")))
 	b.waitTrue("the savepoint in the history", `[...document.querySelectorAll('#cp-history tr[data-cp-id]')].some(r => r.querySelector('.kind').textContent.includes('savepoint') && r.querySelector('.status').textContent.includes('COMPLETED'))`)
 	b.waitTrue("completed checkpoints counted", `/[1-9]\d*\s*completed|completed\D*[1-9]/i.test(document.querySelector('#cp-counts')?.textContent || '')`)
+	require.Equal(t, "200ms", b.text(`#cp-config tr[data-key="interval"] td`), "the interval, from intervalMs")
+	require.Equal(t, "10m", b.text(`#cp-config tr[data-key="timeout"] td`))
 	b.screenshot("checkpoints")
 
 	b.do("open the savepoints page", chromedp.Click(chromedp.CSS("#nav-savepoints")))
 	spRow := fmt.Sprintf(`tr[data-path=%s]`, js(path))
 	b.waitTrue("the savepoint listed", fmt.Sprintf(`!!document.querySelector(%s)`, js(spRow)))
-	require.Equal(t, "flinkgo run -s "+path+" job.yaml", b.text(spRow+" code.run-line"))
+	require.Equal(t, "flinkgo run -s "+path+" "+specFile, b.text(spRow+" code.run-line"), "the restore line names the job's own spec file")
 	b.screenshot("savepoints")
 	b.do("inspect it", chromedp.Click(chromedp.CSS(spRow+" a.inspect-link")))
 	b.waitTrue("the inspect view", `(document.querySelector('#inspect')?.textContent || '').includes('counts')`)

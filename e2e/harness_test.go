@@ -132,9 +132,12 @@ type result struct {
 }
 
 // run runs the CLI and returns its exit code and output.
-func (e *env) run(args ...string) result {
+func (e *env) run(args ...string) result { return e.runIn("", args...) }
+
+// runIn runs the CLI in dir (a user's working directory; "": the test's).
+func (e *env) runIn(dir string, args ...string) result {
 	cmd := exec.Command(e.binary(), args...)
-	cmd.Env = e.environ()
+	cmd.Env, cmd.Dir = e.environ(), dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

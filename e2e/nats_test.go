@@ -18,9 +18,10 @@ import (
 
 // TestNATSQueueSurvivesKillDaemon: a queue source (at-least-once) into the
 // file sink, the daemon killed with SIGKILL while messages flow. The
-// broker redelivers what the dead daemon had not acknowledged; the
-// finished files hold every message, duplicates at most the messages
-// unacknowledged at the kill (≤ maxBacklog).
+// broker redelivers what the dead daemon had not acknowledged, after the
+// default ackWait (5s: seconds, not NATS's 30s); the finished files hold
+// every message, duplicates at most the messages unacknowledged at the
+// kill (≤ maxBacklog).
 func TestNATSQueueSurvivesKillDaemon(t *testing.T) {
 	srv, err := natsserver.Start(natsserver.Config{Listen: "127.0.0.1:0",
 		Streams: []natsserver.Stream{{Name: "q", Subjects: []string{"q.in"}}}})
@@ -36,7 +37,7 @@ checkpointing: {interval: 200ms}
 restartStrategy: {type: fixed-delay, attempts: 10, delay: 100ms}
 operators:
   - {uid: in, type: nats, url: %s, stream: q, mode: queue, durable: files, queueSemantics: at-least-once,
-     maxBacklog: %d, ackWait: 2s, format: json}
+     maxBacklog: %d, format: json}
   - {uid: out, type: file, from: [in], path: %s, bucket: none, rolling: {onCheckpoint: true}}
 `, srv.URL(), backlog, out)))
 
@@ -59,6 +60,7 @@ operators:
 		time.Sleep(50 * time.Millisecond)
 	}
 	e.killDaemon()
+	killed := time.Now()
 	e.startDaemon()
 	require.NoError(t, <-produced)
 
@@ -74,7 +76,12 @@ operators:
 		ci, err := cons.Info(context.Background())
 		require.NoError(t, err)
 		if ci.NumPending == 0 && ci.NumAckPending == 0 {
-			t.Logf("consumer: %d delivered, %d redelivered", ci.Delivered.Consumer, ci.Delivered.Consumer-total)
+			t.Logf("consumer: %d delivered, %d redelivered; all acknowledged %s after the kill (ackWait %s)",
+				ci.Delivered.Consumer, ci.Delivered.Consumer-total, time.Since(killed).Round(100*time.Millisecond), ci.Config.AckWait)
+			// The dead daemon's messages came back after the default
+			// ackWait, not after NATS's 30s.
+			require.Equal(t, 5*time.Second, ci.Config.AckWait)
+			require.Less(t, time.Since(killed), 20*time.Second, "the messages the dead daemon held were redelivered within seconds")
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "messages left: %d pending, %d unacknowledged\n%s", ci.NumPending, ci.NumAckPending, e.stderr.String())

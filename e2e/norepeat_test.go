@@ -18,7 +18,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// The two ways a daemon restart used to repeat committed output (issue 12):
+// The two ways a daemon restart used to repeat committed output:
 // a recorded checkpoint that became unreadable, and a registry that could
 // not be written while checkpoints went on committing. Each test measures
 // the output with the checker behind `flinkgo dev verify`.
@@ -179,9 +179,8 @@ func registryOutage(t *testing.T, sigterm bool) *verify.Report {
 	require.Contains(t, e.stderr.String(), "as the job's restore point", "no checkpoint failed on the registry")
 	require.Equal(t, before.Records, during.Records, "checkpoints committed output the registry could not record")
 	if sigterm {
-		// The shutdown savepoint fails (it cannot be recorded); until the
-		// suspend after a failed savepoint stops waiting twice (issue 12,
-		// item 5), the daemon gives up only after its 20 s shutdown bound.
+		// The shutdown savepoint fails (it cannot be recorded) and the
+		// job is suspended without one.
 		e.stopDaemon()
 	} else {
 		e.killDaemon()

@@ -16,7 +16,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// One output directory, one owner (issue 12): every way a second job used
+// One output directory, one owner: every way a second job used
 // to write into a directory another job writes, with the real binary. The
 // newcomer is refused at submit, naming the owner; the original keeps
 // running and its output stays exactly once.

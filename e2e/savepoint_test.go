@@ -30,11 +30,15 @@ func TestSavepointLifecycle(t *testing.T) {
 	id := e.mustRun("run", spec)
 	time.Sleep(500 * time.Millisecond)
 
-	// No target and no state.savepoints.dir: an error naming both.
+	// No target and no state.savepoints.dir: $FLINKGO_HOME/savepoints,
+	// where the shutdown savepoints go too; stderr says how to restore,
+	// with the job's own spec file.
 	r := e.run("savepoint", id)
-	require.NotEqual(t, 0, r.code)
-	require.Contains(t, r.stderr, "state.savepoints.dir")
-	require.Contains(t, r.stderr, "target directory")
+	require.Equal(t, 0, r.code, r.stderr)
+	byDefault := strings.TrimSpace(r.stdout)
+	require.True(t, strings.HasPrefix(byDefault, filepath.Join(e.home, "savepoints", "savepoint-"+id[:6]+"-")), byDefault)
+	require.FileExists(t, filepath.Join(byDefault, "_metadata"))
+	require.Contains(t, r.stderr, "restore with: flinkgo run -s "+byDefault+" "+spec+"\n")
 
 	target := filepath.Join(e.home, "sp")
 	r = e.run("savepoint", id, target)

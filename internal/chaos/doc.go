@@ -1,4 +1,4 @@
-// Package chaos holds the in-process fault suites of flinkgo (issue 8): jobs
+// Package chaos holds the in-process fault suites of flinkgo: jobs
 // run on an in-memory filesystem (vfs.MemFS) with faults injected at the
 // runtime's named fault points, in the filesystem, and in operators, and
 // an independent checker (internal/eocheck) reads only committed output to

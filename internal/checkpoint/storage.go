@@ -17,7 +17,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
-// Layout (DESIGN.md section 7):
+// Layout (the on-disk contract, docs/checkpoints.md):
 //
 //	<checkpoints dir>/<job id>/chk-<n>/<uid>-<subtask>.state, _metadata
 //	<savepoints dir>/savepoint-<short job id>-<n>-<suffix>/  (same content)

@@ -12,9 +12,10 @@ import (
 
 func newCancelCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "cancel JOB",
-		Short: "Cancel a job now (hard stop); `stop` is the safe way to pause",
-		Args:  args(1, 1),
+		Use:     "cancel JOB",
+		Short:   "Cancel a job now (hard stop); `stop` is the safe way to pause",
+		Example: `  flinkgo cancel 3f2a`,
+		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withClient(cmd, 2*time.Minute, func(ctx context.Context, c *client.Client) error {
 				resp, err := c.Cancel(ctx, a[0])

@@ -13,9 +13,10 @@ import (
 
 func newCheckpointsCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "checkpoints JOB",
-		Short: "List a job's checkpoint history with counts and the latest completed",
-		Args:  args(1, 1),
+		Use:     "checkpoints JOB",
+		Short:   "List a job's checkpoint history with counts and the latest completed",
+		Example: `  flinkgo checkpoints 3f2a -o json`,
+		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withClient(cmd, 30*time.Second, func(ctx context.Context, c *client.Client) error {
 				cp, err := c.Checkpoints(ctx, a[0])

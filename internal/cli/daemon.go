@@ -19,8 +19,9 @@ import (
 
 func newDaemonCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "daemon",
-		Short: "Run the flinkgo daemon in the foreground (the local cluster)",
+		Use:     "daemon",
+		Short:   "Run the flinkgo daemon in the foreground (the local cluster)",
+		Example: `  flinkgo daemon --config ./flinkgo.yaml > daemon.log 2>&1 &`,
 		Long: `Run the daemon: it keeps its state in $FLINKGO_HOME (default ~/.flinkgo), serves the
 control API on $FLINKGO_HOME/flinkgo.sock and on rest.address, runs submitted jobs and resumes
 them after a restart or crash. SIGINT/SIGTERM stop it: each running job is stopped with a savepoint

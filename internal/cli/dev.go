@@ -22,6 +22,8 @@ func newDevCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Development helpers: embedded brokers, the sequence producer, the exactly-once checker",
+		Example: `  flinkgo dev kafka --topic flink-test:1 &
+  flinkgo dev produce --topic flink-test --rate 1000`,
 	}
 	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevS3Cmd(g), newDevProduceCmd(g), newDevConsumeCmd(g), newDevVerifyCmd(g))
 	return cmd
@@ -36,9 +38,10 @@ func newDevKafkaCmd(g *globals) *cobra.Command {
 	var listen, dataDir string
 	var topics []string
 	cmd := &cobra.Command{
-		Use:   "kafka",
-		Short: "Run an embedded Kafka-protocol broker (FOR DEVELOPMENT ONLY: one node, no security)",
-		Args:  args(0, 0),
+		Use:     "kafka",
+		Short:   "Run an embedded Kafka-protocol broker (FOR DEVELOPMENT ONLY: one node, no security)",
+		Example: `  flinkgo dev kafka --topic flink-test:1 --data-dir /tmp/kafka-data`,
+		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := kafkabroker.Config{Listen: listen, DataDir: dataDir}
 			for _, t := range topics {
@@ -82,9 +85,10 @@ func newDevNATSCmd(g *globals) *cobra.Command {
 	var listen, storeDir string
 	var streams []string
 	cmd := &cobra.Command{
-		Use:   "nats",
-		Short: "Run an embedded NATS server with JetStream (FOR DEVELOPMENT ONLY: one node, no security)",
-		Args:  args(0, 0),
+		Use:     "nats",
+		Short:   "Run an embedded NATS server with JetStream (FOR DEVELOPMENT ONLY: one node, no security)",
+		Example: `  flinkgo dev nats --stream events:events.>`,
+		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := natsserver.Config{Listen: listen, StoreDir: storeDir}
 			var names []string
@@ -128,7 +132,9 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "produce",
 		Short: `Write {"idx": N} (or --events, or an --expr of idx) for N = start, start+1, ... to a Kafka topic or, with --nats, a NATS subject`,
-		Args:  args(0, 0),
+		Example: `  flinkgo dev produce --topic flink-test --rate 1000 --count 100000
+  flinkgo dev produce --nats nats://127.0.0.1:4222 --subject events.clicks --events`,
+		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			records, err := recs.maker(cmd.Flags(), start)
 			if err != nil {
@@ -185,7 +191,9 @@ func newDevVerifyCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check a file sink's finished files, or a Kafka topic's committed records, for gaps and duplicates in a sequence field",
-		Args:  args(0, 0),
+		Example: `  flinkgo dev verify --path /tmp/flinkgo-out --field idx
+  flinkgo dev verify --kafka out --brokers 127.0.0.1:9092`,
+		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (path == "") == (topic == "") {
 				return api.Errorf(api.CodeUsage, "give --path (a file sink's directory) or --kafka TOPIC, one of them")

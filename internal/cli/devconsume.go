@@ -26,6 +26,9 @@ func newDevConsumeCmd(g *globals) *cobra.Command {
 captures it). Without --follow it stops at the end of what is there when it starts
 (under read_committed: each partition's last stable offset). -o json prints one JSON
 object per line with the partition, offset, key and timestamp as well.`,
+		Example: `  flinkgo dev consume --topic out --count 3
+  flinkgo dev consume --topic out --isolation read_uncommitted --follow
+  flinkgo dev consume --nats nats://127.0.0.1:4222 --subject flink-test`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := untilSignal(cmd.Context())

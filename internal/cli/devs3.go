@@ -25,7 +25,9 @@ func newDevS3Cmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "s3",
 		Short: "Run a local S3 server, versitygw (FOR DEVELOPMENT ONLY; needs `" + s3server.InstallHint + "`)",
-		Args:  args(0, 0),
+		Example: `  flinkgo dev s3
+  flinkgo dev s3 --listen 127.0.0.1:7070 --bucket flinkgo --bucket archive`,
+		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dataDir == "" {
 				dataDir = filepath.Join(g.home(), "dev-s3")

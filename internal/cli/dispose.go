@@ -12,8 +12,9 @@ import (
 func newDisposeCmd(g *globals) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "dispose PATH",
-		Short: "Delete a savepoint (its _metadata first, then the rest)",
+		Use:     "dispose PATH",
+		Short:   "Delete a savepoint (its _metadata first, then the rest)",
+		Example: `  flinkgo savepoint dispose ~/.flinkgo/savepoints/savepoint-3f2a1c-7-0a1b2c`,
 		Long: `Delete a savepoint: its _metadata first, then the rest. --force also removes an incomplete
 savepoint directory (no _metadata: a crash during a savepoint or a stop left it) or an abandoned
 stop savepoint, as 'savepoint inspect' and the dashboard list them; nothing else.`,

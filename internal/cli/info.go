@@ -15,9 +15,10 @@ import (
 
 func newInfoCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "info JOB",
-		Short: "Show a job's state, error, checkpoints and per-operator records",
-		Args:  args(1, 1),
+		Use:     "info JOB",
+		Short:   "Show a job's state, error, checkpoints and per-operator records",
+		Example: `  flinkgo info 3f2a`,
+		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withClient(cmd, 30*time.Second, func(ctx context.Context, c *client.Client) error {
 				info, err := c.Info(ctx, a[0])

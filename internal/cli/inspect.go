@@ -14,9 +14,10 @@ import (
 
 func newInspectCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "inspect PATH",
-		Short: "Describe a savepoint or checkpoint: operators, state sizes, keys, source positions, pending commits",
-		Args:  args(1, 1),
+		Use:     "inspect PATH",
+		Short:   "Describe a savepoint or checkpoint: operators, state sizes, keys, source positions, pending commits",
+		Example: `  flinkgo savepoint inspect ~/.flinkgo/savepoints/savepoint-3f2a1c-7-0a1b2c`,
+		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			fsys, err := g.storageFS(a[0])
 			if err != nil {
@@ -99,7 +100,7 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				fmt.Fprintf(out, "  %s[%d] %s: %v\n", op.UID, h.Subtask, k, h.Details[k])
+				fmt.Fprintf(out, "  %s[%d] %s: %s\n", op.UID, h.Subtask, k, human(h.Details[k]))
 			}
 		}
 	}

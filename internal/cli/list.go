@@ -14,9 +14,10 @@ import (
 func newListCmd(g *globals) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List running and recently ended jobs",
-		Args:  args(0, 0),
+		Use:     "list",
+		Short:   "List running and recently ended jobs",
+		Example: `  flinkgo list -a`,
+		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withClient(cmd, 30*time.Second, func(ctx context.Context, c *client.Client) error {
 				jobs, err := c.List(ctx, all)

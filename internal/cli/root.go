@@ -7,6 +7,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,8 +41,11 @@ type globals struct {
 func NewRoot(reg *runtime.Registry) *cobra.Command {
 	g := &globals{types: reg}
 	root := &cobra.Command{
-		Use:           "flinkgo",
-		Short:         "Flink-style streaming jobs with exactly-once checkpoints, on one machine",
+		Use:   "flinkgo",
+		Short: "Flink-style streaming jobs with exactly-once checkpoints, on one machine",
+		Example: `  flinkgo daemon > daemon.log 2>&1 &
+  JOB=$(flinkgo run configs/jobs/kafka-to-files.yaml)
+  flinkgo stop $JOB`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -144,6 +148,34 @@ func absPath(p string) (string, error) {
 		return "", api.Errorf(api.CodeUsage, "path %q: %v", p, err)
 	}
 	return a, nil
+}
+
+// WriteError reports a command's error on w: as text ("error: ..."), or,
+// when the command was given -o json, as JSON in the control API's shape
+// with the exit code: {"error": {"code", "message", "details"}, "exitCode"}.
+func WriteError(root *cobra.Command, w io.Writer, err error) {
+	if f := root.PersistentFlags().Lookup("output"); f == nil || f.Value.String() != "json" {
+		fmt.Fprintf(w, "error: %v\n", err)
+		return
+	}
+	var e *api.Error
+	if !errors.As(err, &e) {
+		e = &api.Error{Code: api.CodeOf(err), Message: err.Error()}
+		var se *api.SpecError
+		if errors.As(err, &se) {
+			e.Details = se.Errors
+		}
+	}
+	if e.Message == "" {
+		e.Message = err.Error()
+	}
+	if ExitCode(err) == api.CodeUsage.ExitCode() {
+		e.Code = api.CodeUsage // cobra's own argument errors carry no code
+	}
+	_ = printJSON(w, struct {
+		Error    *api.Error `json:"error"`
+		ExitCode int        `json:"exitCode"`
+	}{e, ExitCode(err)})
 }
 
 // ExitCode maps a command's error to the process exit code.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -22,6 +23,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [-s SAVEPOINT] JOB.yaml",
 		Short: "Submit a job; prints its id once it is RUNNING",
+		Example: `  flinkgo run configs/jobs/kafka-to-files.yaml
+  flinkgo run -s ~/.flinkgo/savepoints/savepoint-3f2a1c-7-0a1b2c configs/jobs/kafka-to-files.yaml`,
 		Long: `Validate and submit a job. With -s it restores from a savepoint directory, its _metadata
 file, or a retained checkpoint chk-<n> directory; state is matched by operator uid.
 --dry-run prints the restore plan and exits 3 if the restore would fail.
@@ -31,11 +34,16 @@ that has not ended writes; a new job (without -s) also needs an empty one,
 unless --allow-non-empty-output. Each run sends a fresh request id (or
 --request-id) and retries with it when the daemon's answer is lost, so a
 retry never creates a second job.`,
-		Args: args(1, 1),
+		Args: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 0 && savepoint != "" {
+				return api.Errorf(api.CodeUsage, "run -s %s needs the job's spec file too: flinkgo run -s %s JOB.yaml (the savepoint holds the state; the spec says what runs)", savepoint, savepoint)
+			}
+			return args(1, 1)(cmd, a)
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
-			src, err := os.ReadFile(a[0])
+			src, err := readSpec(a[0])
 			if err != nil {
-				return api.Errorf(api.CodeUsage, "read job spec: %v", err)
+				return err
 			}
 			if _, err := engine.Compile(g.types, a[0], src, g.defaults()); err != nil {
 				return api.Invalid(err)
@@ -44,10 +52,16 @@ retry never creates a second job.`,
 			if err != nil {
 				return err
 			}
+			// The daemon names the file in restore commands (cancel, the
+			// dashboard): absolute, since it does not share our directory.
+			file, err := absPath(a[0])
+			if err != nil {
+				return err
+			}
 			if requestID == "" {
 				requestID = newRequestID()
 			}
-			req := api.SubmitRequest{Spec: string(src), File: a[0], SavepointPath: sp, AllowNonRestoredState: allowNonRestored,
+			req := api.SubmitRequest{Spec: string(src), File: file, SavepointPath: sp, AllowNonRestoredState: allowNonRestored,
 				AllowNonEmptyOutput: allowNonEmpty, DryRun: dryRun, RequestID: requestID}
 			return g.withClient(cmd, 2*time.Minute, func(ctx context.Context, c *client.Client) error {
 				resp, err := c.Submit(ctx, req)
@@ -66,18 +80,13 @@ retry never creates a second job.`,
 					return err
 				}
 				if g.json() {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"id": resp.ID, "state": resp.State})
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), resp.ID)
-				if resp.State == api.StateFailed {
-					info, _ := c.Info(ctx, resp.ID)
-					msg := "job failed at start"
-					if info != nil && info.Error != "" {
-						msg += ": " + info.Error
+					if err := printJSON(cmd.OutOrStdout(), map[string]any{"id": resp.ID, "state": resp.State}); err != nil {
+						return err
 					}
-					return api.Errorf(api.CodeFailed, "%s", msg)
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), resp.ID)
 				}
-				return nil
+				return startOutcome(ctx, cmd, c, resp)
 			})
 		},
 	}
@@ -87,6 +96,38 @@ retry never creates a second job.`,
 	cmd.Flags().BoolVar(&allowNonEmpty, "allow-non-empty-output", false, "let the job write into output directories that hold other files or another (ended) job's output")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "the submission's id (default: a fresh one): the same id again returns the job it created")
 	return cmd
+}
+
+// startOutcome says how the job's start went: FAILED at start (a
+// configuration error, such as a missing topic, fails the job without
+// restarts) exits non-zero with the reason; a first attempt that failed
+// and is restarting is a warning with its error.
+func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, resp *api.SubmitResponse) error {
+	if resp.State != api.StateFailed && resp.State != api.StateRestarting {
+		return nil
+	}
+	reason := ""
+	if info, _ := c.Info(ctx, resp.ID); info != nil && info.Error != "" {
+		reason = ": " + info.Error
+	}
+	if resp.State == api.StateFailed {
+		return api.Errorf(api.CodeFailed, "job %s failed at start%s", resp.ID, reason)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: job %s failed at start and is restarting by its restart strategy%s (flinkgo info %s shows how it goes)\n", resp.ID, reason, resp.ID)
+	return nil
+}
+
+// readSpec reads a job spec file: one that does not exist is "not found"
+// (exit 4), one that cannot be read a failure.
+func readSpec(file string) ([]byte, error) {
+	src, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, api.Errorf(api.CodeNotFound, "job spec %s does not exist", file)
+	case err != nil:
+		return nil, api.Errorf(api.CodeFailed, "read job spec: %v", err)
+	}
+	return src, nil
 }
 
 // newRequestID is a fresh submission id.

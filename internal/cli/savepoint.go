@@ -18,7 +18,10 @@ func newSavepointCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "savepoint JOB [TARGET_DIR]",
 		Short: "Take a savepoint of a running job; prints its path",
-		Long: `Take a savepoint under TARGET_DIR (or state.savepoints.dir). The job keeps running. As in
+		Example: `  flinkgo savepoint 3f2a
+  flinkgo savepoint 3f2a /data/savepoints`,
+		Long: `Take a savepoint under TARGET_DIR (default state.savepoints.dir, which defaults to
+$FLINKGO_HOME/savepoints). The job keeps running. As in
 Flink since 1.15, an intermediate savepoint is not a recovery point and commits no sink output.
 -d PATH disposes of a savepoint (same as 'savepoint dispose PATH').`,
 		Args: func(cmd *cobra.Command, a []string) error {
@@ -48,6 +51,9 @@ Flink since 1.15, an intermediate savepoint is not a recovery point and commits 
 					return printJSON(cmd.OutOrStdout(), resp)
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), resp.Path)
+				if resp.RestoreCommand != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "restore with: %s\n", resp.RestoreCommand)
+				}
 				return nil
 			})
 		},

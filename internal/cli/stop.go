@@ -18,7 +18,9 @@ func newStopCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stop JOB",
 		Short: "Stop a job with a savepoint: final barrier, savepoint, commit, FINISHED; prints the savepoint path",
-		Args:  args(1, 1),
+		Example: `  flinkgo stop 3f2a
+  flinkgo stop --drain -p /data/savepoints 3f2a`,
+		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			target, err := absPath(dir)
 			if err != nil {
@@ -34,11 +36,14 @@ func newStopCmd(g *globals) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), resp)
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), resp.Path)
+				if resp.RestoreCommand != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "restore with: %s\n", resp.RestoreCommand)
+				}
 				return nil
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&dir, "savepoint-path", "p", "", "target directory (default state.savepoints.dir)")
+	cmd.Flags().StringVarP(&dir, "savepoint-path", "p", "", "target directory (default state.savepoints.dir, itself $FLINKGO_HOME/savepoints by default)")
 	cmd.Flags().BoolVarP(&drain, "drain", "d", false, "end the input first so buffers and timers flush (end-of-input semantics)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "give up waiting after this long")
 	return cmd

@@ -18,8 +18,9 @@ import (
 func newUICmd(g *globals) *cobra.Command {
 	var noBrowser bool
 	cmd := &cobra.Command{
-		Use:   "ui",
-		Short: "Print (and open) the dashboard URL with a one-time login link",
+		Use:     "ui",
+		Short:   "Print (and open) the dashboard URL with a one-time login link",
+		Example: `  flinkgo ui --no-browser`,
 		Long: `Print the dashboard's URL and a one-time login link, and open the link in a browser
 when one is available. Anyone can read the dashboard on the daemon's address; its buttons
 (savepoint, stop, cancel) work only in a browser that followed a login link. A link works

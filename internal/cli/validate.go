@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,8 @@ func newValidateCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate JOB.yaml...",
 		Short: "Check job specs without a daemon; exit 3 with every problem, 0 when valid",
+		Example: `  flinkgo validate configs/jobs/*.yaml
+  flinkgo validate --types`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if types {
 				return nil
@@ -26,13 +27,17 @@ func newValidateCmd(g *globals) *cobra.Command {
 			if types {
 				return printTypes(cmd, g)
 			}
-			var all api.SpecError
+			all := api.SpecError{Errors: []api.FieldError{}} // [] in JSON when valid
 			results := map[string]string{}
+			missing := 0
 			for _, file := range a {
-				src, err := os.ReadFile(file)
+				src, err := readSpec(file)
 				if err != nil {
 					all.Errors = append(all.Errors, api.FieldError{File: file, Msg: err.Error()})
 					results[file] = "unreadable"
+					if api.CodeOf(err) == api.CodeNotFound {
+						missing++
+					}
 					continue
 				}
 				if _, err := engine.Compile(g.types, file, src, g.defaults()); err != nil {
@@ -55,6 +60,9 @@ func newValidateCmd(g *globals) *cobra.Command {
 						fmt.Fprintf(cmd.OutOrStdout(), "%s: valid\n", file)
 					}
 				}
+			}
+			if len(all.Errors) > 0 && len(all.Errors) == missing {
+				return &api.Error{Code: api.CodeNotFound, Message: all.Error(), Details: all.Errors}
 			}
 			if len(all.Errors) > 0 {
 				return api.Invalid(&all)

@@ -14,9 +14,10 @@ var Version = "dev"
 
 func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  args(0, 0),
+		Use:     "version",
+		Short:   "Print the version",
+		Example: `  flinkgo version -o json`,
+		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			goVersion := "unknown"
 			if bi, ok := debug.ReadBuildInfo(); ok {

@@ -119,6 +119,10 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	if c.CheckpointsDir == "" {
 		c.CheckpointsDir = filepath.Join(home, "checkpoints")
 	}
+	if c.SavepointsDir == "" {
+		// The one default of savepoint, stop and the shutdown savepoints.
+		c.SavepointsDir = filepath.Join(home, "savepoints")
+	}
 	d := api.NewDecoder(file)
 	api.ValidateCheckpointSpec(d, "execution.checkpointing", &c.Checkpointing)
 	for _, typ := range api.SortedKeys(c.Restart.Options) {

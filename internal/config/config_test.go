@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:8081", c.RestAddress)
 	require.Equal(t, filepath.Join(home, "checkpoints"), c.CheckpointsDir)
-	require.Equal(t, "", c.SavepointsDir)
+	require.Equal(t, filepath.Join(home, "savepoints"), c.SavepointsDir, "savepoint and stop without a directory write where the shutdown savepoints go")
 	require.Nil(t, c.Checkpointing.Interval)
 	require.Equal(t, "", c.File)
 }

@@ -50,7 +50,7 @@ var keys = append([]key{
 		return nil
 	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = storagePath(v); return nil }},
-	{"state.savepoints.dir", "", "default target directory of savepoints, a local directory or s3://bucket/prefix; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = storagePath(v); return nil }},
+	{"state.savepoints.dir", "", "default target directory of savepoints (savepoint and stop without a directory, the shutdown savepoints), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/savepoints", func(c *Config, v string) error { c.SavepointsDir = storagePath(v); return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
 		c.AllowedPaths = nil
 		for _, p := range strings.Split(v, ",") {
@@ -118,15 +118,12 @@ var keys = append([]key{
 		flinkEnum(func(c *Config) *string { return &c.Checkpointing.Externalized }, api.RetainOnCancellation, api.DeleteOnCancellation)},
 	{"execution.checkpointing.num-retained", "1", "completed checkpoints kept per job", intKey(func(c *Config) **int { return &c.Checkpointing.Retained })},
 	{"restart-strategy.type", "", "none, fixed-delay, exponential-delay or failure-rate; unset: none without checkpointing, exponential-delay with it", func(c *Config, v string) error {
-		switch v {
-		case "", api.RestartNone, api.RestartFixedDelay, api.RestartExponentialDelay, api.RestartFailureRate:
-			c.Restart.Type = v
+		if v == "" {
+			c.Restart.Type = ""
 			return nil
-		case "disable", "off", "no-restart":
-			c.Restart.Type = api.RestartNone
-			return nil
-		case "fixeddelay", "fixed_delay":
-			c.Restart.Type = api.RestartFixedDelay
+		}
+		if t, ok := api.RestartType(v); ok {
+			c.Restart.Type = t
 			return nil
 		}
 		return fmt.Errorf("must be none, fixed-delay, exponential-delay or failure-rate, got %q", v)
@@ -148,12 +145,9 @@ var keys = append([]key{
 // (exactly-once) and stores ours.
 func flinkEnum(field func(*Config) *string, values ...string) func(*Config, string) error {
 	return func(c *Config, v string) error {
-		norm := strings.ToLower(strings.ReplaceAll(v, "_", "-"))
-		for _, ok := range values {
-			if norm == ok {
-				*field(c) = ok
-				return nil
-			}
+		if ok, known := api.EnumValue(v, values...); known {
+			*field(c) = ok
+			return nil
 		}
 		names := make([]string, len(values))
 		for i, ok := range values {

@@ -315,9 +315,6 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 func (d *Daemon) suspend(e *entry) {
 	log := d.log.With().Str("job", e.rec.ID).Logger()
 	dir := d.cfg.SavepointsDir
-	if dir == "" {
-		dir = filepath.Join(d.cfg.Home, "savepoints")
-	}
 	type result struct {
 		path string
 		err  error

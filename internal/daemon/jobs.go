@@ -255,12 +255,18 @@ func (d *Daemon) record(e *entry, j *engine.Job, r engine.Recovery) error {
 	return nil
 }
 
-// waitStarted waits until the job left CREATED (or the timeout).
+// waitStarted waits until the job is RUNNING with every operator opened
+// (engine.Job.Started), or its first attempt failed (FAILED: a
+// configuration error no restart can cure; RESTARTING), or ended, or the
+// timeout passed, and returns its state then.
 func waitStarted(j *engine.Job, timeout time.Duration) api.JobState {
 	deadline := time.Now().Add(timeout)
 	for {
 		s := j.State()
-		if s != api.StateCreated || time.Now().After(deadline) {
+		switch {
+		case s == api.StateRunning && j.Started(), time.Now().After(deadline):
+			return s
+		case s != api.StateCreated && s != api.StateRunning && s != api.StateFailing:
 			return s
 		}
 		select {
@@ -310,13 +316,13 @@ func (d *Daemon) lookup(ref string) (*entry, error) {
 		ids = append(ids, e.rec.ID)
 	}
 	sort.Strings(ids)
-	return nil, api.Errorf(api.CodeUsage, "job id prefix %q is ambiguous: %s", ref, strings.Join(ids, ", "))
+	return nil, api.Errorf(api.CodeNotFound, "job id prefix %q is ambiguous: it matches %s; give more of the id", ref, strings.Join(ids, ", "))
 }
 
 // List returns jobs, newest first: active and recent ones, or all.
 func (d *Daemon) List(all bool) []api.JobInfo {
 	entries := d.entries()
-	var out []api.JobInfo
+	out := []api.JobInfo{} // [] in JSON, not null
 	recent := time.Now().Add(-time.Hour)
 	for _, e := range entries {
 		info := e.info()
@@ -346,10 +352,13 @@ func (d *Daemon) Checkpoints(ref string) (*api.CheckpointsInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.job == nil {
-		return &api.CheckpointsInfo{}, nil
+	cp := api.CheckpointsInfo{}
+	if e.job != nil {
+		cp = e.job.Checkpoints()
 	}
-	cp := e.job.Checkpoints()
+	if cp.History == nil {
+		cp.History = []api.CheckpointInfo{} // [] in JSON, not null
+	}
 	return &cp, nil
 }
 
@@ -374,24 +383,28 @@ func (d *Daemon) Cancel(ref string) (*api.CancelResponse, error) {
 		return nil, err
 	}
 	resp := &api.CancelResponse{State: e.job.State(), ResumeFrom: e.job.ResumeFrom()}
-	resp.Warning = cancelWarning(e.job.LatestCheckpoint(), e.job.LatestSavepoint(), resp.ResumeFrom)
+	if resp.ResumeFrom != "" {
+		resp.RestoreCommand = api.RestoreCommand(resp.ResumeFrom, e.rec.File)
+	}
+	resp.Warning = cancelWarning(e.job.LatestCheckpoint(), e.job.LatestSavepoint(), resp.ResumeFrom, e.rec.File)
 	return resp, nil
 }
 
-// cancelWarning tells how much a restore will reprocess, and from where.
-func cancelWarning(cp, sp *api.CheckpointInfo, resume string) string {
+// cancelWarning tells how much a restore will reprocess, and from where,
+// with the command that restores the job (its spec file is file).
+func cancelWarning(cp, sp *api.CheckpointInfo, resume, file string) string {
 	ago := func(c *api.CheckpointInfo) string { return time.Since(c.TriggerTime).Round(time.Second).String() }
 	var parts []string
 	switch {
 	case resume != "" && cp != nil && cp.Path == resume:
-		parts = append(parts, fmt.Sprintf("the retained checkpoint %d (%s ago, %s) is where a restore would resume: `flinkgo run -s %s` reprocesses everything after it", cp.ID, ago(cp), resume, resume))
+		parts = append(parts, fmt.Sprintf("the retained checkpoint %d (%s ago, %s) is where a restore would resume: `%s` reprocesses everything after it", cp.ID, ago(cp), resume, api.RestoreCommand(resume, file)))
 	case resume != "":
-		parts = append(parts, fmt.Sprintf("a restore from %s reprocesses everything after it", resume))
+		parts = append(parts, fmt.Sprintf("a restore from %s (`%s`) reprocesses everything after it", resume, api.RestoreCommand(resume, file)))
 	case cp != nil:
 		parts = append(parts, "its checkpoints were deleted (delete-on-cancellation)")
 	}
 	if sp != nil {
-		parts = append(parts, fmt.Sprintf("its latest savepoint %d (%s ago, %s) can be restored with `flinkgo run -s %s`, reprocessing everything after it", sp.ID, ago(sp), sp.Path, sp.Path))
+		parts = append(parts, fmt.Sprintf("its latest savepoint %d (%s ago, %s) can be restored with `%s`, reprocessing everything after it", sp.ID, ago(sp), sp.Path, api.RestoreCommand(sp.Path, file)))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no checkpoint or savepoint is kept: a restart starts from the sources' starting positions")
@@ -414,7 +427,7 @@ func (d *Daemon) Savepoint(ref string, req api.SavepointRequest) (*api.Savepoint
 	if err != nil {
 		return nil, err
 	}
-	return &api.SavepointResponse{Path: path, ID: id}, nil
+	return &api.SavepointResponse{Path: path, ID: id, RestoreCommand: api.RestoreCommand(path, e.rec.File)}, nil
 }
 
 // Stop stops a job with a savepoint.
@@ -432,16 +445,13 @@ func (d *Daemon) Stop(ref string, req api.SavepointRequest) (*api.SavepointRespo
 		return nil, err
 	}
 	<-e.job.Done()
-	return &api.SavepointResponse{Path: path, ID: id}, nil
+	return &api.SavepointResponse{Path: path, ID: id, RestoreCommand: api.RestoreCommand(path, e.rec.File)}, nil
 }
 
 // checkTarget checks a savepoint target like checkPath; "" means
-// state.savepoints.dir.
+// state.savepoints.dir (by default $FLINKGO_HOME/savepoints).
 func (d *Daemon) checkTarget(dir string) (string, error) {
 	if dir == "" {
-		if d.cfg.SavepointsDir == "" {
-			return "", api.Errorf(api.CodeUsage, "no savepoint directory: give a target directory or set state.savepoints.dir in the daemon config (%s)", d.configName())
-		}
 		return "", nil
 	}
 	return d.checkPath(dir)

@@ -102,6 +102,15 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 	}
 	c.seen = listed // forget directories that are gone
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	files := map[string]string{}
+	for _, e := range entries {
+		files[e.rec.ID] = e.rec.File // a fixed field: read without e.mu
+	}
+	for i := range out {
+		if out[i].JobID != "" {
+			out[i].RestoreCommand = api.RestoreCommand(out[i].Path, files[out[i].JobID])
+		}
+	}
 	return out
 }
 
@@ -120,7 +129,7 @@ func (d *Daemon) catalogEntry(dir string, old catalogEntry, writing bool) catalo
 	}
 	if ce.size > listMetadataLimit {
 		ce.entry = &api.SavepointEntry{Path: dir, Time: ce.mtime,
-			Problem: fmt.Sprintf("_metadata has %d bytes, more than the %d the dashboard reads: use `flinkgo inspect %s`", ce.size, listMetadataLimit, dir)}
+			Problem: fmt.Sprintf("_metadata has %d bytes, more than the %d the dashboard reads: use `flinkgo savepoint inspect %s`", ce.size, listMetadataLimit, dir)}
 		return ce
 	}
 	dir, m, err := checkpoint.Load(d.fs, dir)
@@ -135,7 +144,8 @@ func (d *Daemon) catalogEntry(dir string, old catalogEntry, writing bool) catalo
 // Inspect describes one savepoint of the list. Only savepoints the daemon
 // lists can be read this way: the API must not read arbitrary paths for
 // whoever reaches it. Its state files are checked by type and size only
-// (no file is opened or read); `flinkgo inspect` also checks checksums.
+// (no file is opened or read); `flinkgo savepoint inspect` also checks
+// checksums.
 func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 	var found *api.SavepointEntry
 	for _, s := range d.Savepoints() {
@@ -148,7 +158,7 @@ func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 		return nil, api.Errorf(api.CodeNotFound, "%s is not a usable savepoint: %s", found.Path, found.Problem)
 	}
 	if found == nil || found.JobID == "" {
-		return nil, api.Errorf(api.CodeNotFound, "%q is not a savepoint this daemon lists (GET /v1/savepoints); `flinkgo inspect PATH` reads any path", path)
+		return nil, api.Errorf(api.CodeNotFound, "%q is not a savepoint this daemon lists (GET /v1/savepoints); `flinkgo savepoint inspect PATH` reads any path", path)
 	}
 	d.catalog.mu.Lock() // one read of savepoint files at a time
 	defer d.catalog.mu.Unlock()

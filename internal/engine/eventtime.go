@@ -27,7 +27,7 @@ func compileEventTime(c *runtime.ConfigContext, spec *api.EventTimeSpec, plan *r
 	et := &eventTime{bound: spec.Bound().Milliseconds(), idle: spec.Idle().Milliseconds(),
 		advanceWhenIdle: spec.AdvanceWhenIdle, skipBad: plan.SkipBadTimestamps}
 	if spec.Timestamp != "" {
-		p, err := expr.Compile(spec.Timestamp, expr.Any)
+		p, err := expr.CompileWith(c.Schema, spec.Timestamp, expr.Any)
 		if err != nil {
 			c.Errorf("eventTime.timestamp", "%v", err)
 			return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -38,6 +39,7 @@ type execution struct {
 	writesCond *sync.Cond
 	writes     map[int64]*inflight // state writes in flight, by checkpoint
 
+	opened     atomic.Int32  // subtasks whose operator opened (Job.Started)
 	allDone    bool          // every subtask finished (job loop only)
 	done       chan struct{} // closed to cancel every subtask
 	cancelOnce sync.Once
@@ -153,6 +155,7 @@ func (e *execution) newContext(t *subtask) *runtime.Context {
 		Attempt: e.attempt, State: t.state, Keyed: t.keyed, Checkpointing: e.g.Checkpointing,
 		FS: j.env.FS, Stdout: j.env.printOut(), Faults: j.env.Faults, Wakeup: t.wake, Metrics: &t.gauges,
 		Watermark: t.currentWatermark, AllowNonEmptyOutput: j.env.AllowNonEmptyOutput, Done: e.done,
+		OnError: t.v.Op.OnError, RecordsIn: &t.recordsIn,
 		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
 	if t.clock.timers != nil {
 		o.Timers = t.clock.timers

@@ -36,6 +36,8 @@ type Vertex struct {
 	Outputs     []*Vertex
 	// eventTime is a source's event-time setup (nil: none).
 	eventTime *eventTime
+	// schema is the fields of the records it emits, when known.
+	schema *api.Schema
 }
 
 // Input is an edge into a vertex.
@@ -53,16 +55,21 @@ type Defaults struct {
 
 // Compile parses, validates and configures a job spec against the operator
 // types of reg, reporting every problem at once (*api.SpecError). Nothing
-// runs.
+// runs. Every operator's options are checked even when the graph is wrong
+// (an unknown type, a dangling from, a cycle); only the checks that need a
+// sound graph around an operator (keyed input, side outputs, event time
+// upstream) wait for it, so one pass reports everything without problems
+// that only follow from another.
 func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) (*Graph, error) {
 	p := api.ParseJob(file, src, reg)
-	if err := p.Dec.Errors.Err(); err != nil {
-		// Structural problems (unknown types, dangling inputs) make
-		// option checks noise; report them first.
-		return nil, err
-	}
 	g := &Graph{File: file, Source: src, Spec: &p.Spec, MaxParallelism: p.Spec.MaxParallelism, types: reg}
 	g.Checkpointing = api.ResolveCheckpointing(p.Spec.Checkpointing, defaults.Checkpointing)
+	if p.Failed("checkpointing.interval") {
+		// The user asked for checkpoints with an interval that did not
+		// decode (reported): judge the operators as checkpointed, not with
+		// "enable checkpointing" errors that follow from the typo.
+		g.Checkpointing.Interval = api.MinCheckpointInterval
+	}
 	g.Restart = api.ResolveRestart(p.Spec.RestartStrategy, defaults.Restart, g.Checkpointing.Enabled())
 	g.build(reg, p)
 	if err := p.Dec.Errors.Err(); err != nil {
@@ -72,33 +79,44 @@ func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) 
 }
 
 func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
+	ops := p.Spec.Operators
 	byUID := map[string]*Vertex{}
-	var all []*Vertex
-	for i := range p.Spec.Operators {
-		op := &p.Spec.Operators[i]
+	all := make([]*Vertex, len(ops))
+	specAt := map[*Vertex]int{}
+	for i := range ops {
+		op := &ops[i]
 		def, _ := reg.Lookup(op.Type, len(op.From) > 0)
 		v := &Vertex{Op: op, Def: def, Parallelism: op.Parallelism}
-		byUID[op.UID] = v
-		all = append(all, v)
+		all[i], specAt[v] = v, i
+		if _, dup := byUID[op.UID]; !dup && op.UID != "" {
+			byUID[op.UID] = v // a duplicate uid was reported; the first one is the input
+		}
 	}
 	g.Vertices = topoSort(all, byUID)
 	for i, v := range g.Vertices {
 		v.Index = i
 	}
 	index := map[string]int{}
-	for i := range p.Spec.Operators {
-		index[p.Spec.Operators[i].UID] = i
+	for uid, v := range byUID {
+		index[uid] = specAt[v]
 	}
+	// sound: the operator and everything upstream are known, configured and
+	// wired (no dangling input, no cycle), so checks across edges apply.
+	sound := map[*Vertex]bool{}
 	for _, v := range g.Vertices {
-		idx := specIndex(p.Spec.Operators, v.Op.UID)
-		path := fmt.Sprintf("operators[%d]", idx)
+		path := fmt.Sprintf("operators[%d]", specAt[v])
 		keyed := len(v.Op.From) > 0
+		wired := true
 		for j, from := range v.Op.From {
-			ref, _ := api.ResolveFrom(from, index)
+			ref, ok := api.ResolveFrom(from, index)
 			u := byUID[ref.UID]
+			if !ok || u == nil || u == v || !sound[u] {
+				wired, keyed = false, false // reported already, or judged at u
+				continue
+			}
 			part := Rebalance
 			switch {
-			case ref.Tag == "" && u.Plan != nil && u.Plan.KeyedOutput:
+			case ref.Tag == "" && u.Plan.KeyedOutput:
 				part = Hash
 			case u.Parallelism == v.Parallelism:
 				part = Forward
@@ -106,30 +124,44 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			if part != Hash {
 				keyed = false
 			}
-			if ref.Tag != "" && u.Plan != nil && !slices.Contains(u.Plan.SideOutputs, ref.Tag) {
+			if ref.Tag != "" && !slices.Contains(u.Plan.SideOutputs, ref.Tag) {
 				msg := fmt.Sprintf("operator %q (type %s) has no side output %q", u.Op.UID, u.Op.Type, ref.Tag)
 				if len(u.Plan.SideOutputs) > 0 {
 					msg += fmt.Sprintf(" (it has: %s)", strings.Join(u.Plan.SideOutputs, ", "))
 				}
+				msg += sideOutputHint(ref.Tag)
 				p.Dec.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
 			}
 			v.Inputs = append(v.Inputs, Input{From: u, Part: part, Side: ref.Tag})
 			u.Outputs = append(u.Outputs, v)
 		}
+		if v.Def.Configure == nil {
+			continue // unknown type: reported by ParseJob
+		}
 		c := &runtime.ConfigContext{Op: v.Op, Job: &p.Spec, Path: path, Dec: p.Dec,
-			Checkpointing: g.Checkpointing, KeyedInput: keyed}
+			Checkpointing: g.Checkpointing, KeyedInput: keyed, Schema: inputSchema(v, byUID, index)}
+		v.schema = outputSchema(v, c.Schema)
+		before := len(p.Dec.Errors.Errors)
 		v.Plan = v.Def.Configure(c)
-		if v.Plan == nil {
+		if v.Plan == nil || len(p.Dec.Errors.Errors) > before {
+			// Its options are wrong (a type may return a plan anyway):
+			// what it would be once they are fixed is unknown.
+			v.Plan = nil
 			continue
 		}
+		configureOnError(c, v, ops)
+		if v.Def.Kind == api.KindSource {
+			v.eventTime = compileEventTime(c, v.Op.EventTime, v.Plan)
+		}
+		if !wired {
+			continue // its inputs' problems come first; the rest is judged once they are fixed
+		}
+		sound[v] = true
 		if v.Plan.KeyedInput && !keyed {
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
 		}
 		if v.Plan.GlobalKey && v.Parallelism != 1 {
 			c.Errorf("parallelism", "%q (type %s) without a keyBy sees the whole stream: its parallelism must be 1, got %d (or read from a keyBy)", v.Op.UID, v.Op.Type, v.Parallelism)
-		}
-		if v.Def.Kind == api.KindSource {
-			v.eventTime = compileEventTime(c, v.Op.EventTime, v.Plan)
 		}
 		if v.Plan.EventTime != "" {
 			g.requireEventTime(p, v, path)
@@ -140,17 +172,20 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 	}
 	g.Bounded = true
 	for _, v := range g.Vertices {
-		if v.Def.Kind == api.KindSource && (v.Plan == nil || !v.Plan.Bounded) {
-			g.Bounded = false
+		if v.Def.Kind != api.KindSource {
+			continue
 		}
+		if v.Plan == nil {
+			return // a source that did not configure: boundedness is unknown
+		}
+		g.Bounded = g.Bounded && v.Plan.Bounded
 	}
 	if g.Checkpointing.Enabled() || g.Bounded {
 		return
 	}
 	for _, v := range g.Vertices {
 		if v.Plan != nil && v.Plan.NeedsCheckpointing != "" {
-			idx := specIndex(p.Spec.Operators, v.Op.UID)
-			p.Dec.ErrorAt(fmt.Sprintf("operators[%d]", idx), "%s; enable checkpointing (checkpointing: {interval: 10s})", v.Plan.NeedsCheckpointing)
+			p.Dec.ErrorAt(fmt.Sprintf("operators[%d]", specAt[v]), "%s; enable checkpointing (checkpointing: {interval: 10s})", v.Plan.NeedsCheckpointing)
 		}
 	}
 }

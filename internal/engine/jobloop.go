@@ -31,6 +31,7 @@ func (j *Job) loop() {
 		j.setRestored(restore)
 	}
 	var restoreErr error
+	var poison poisonWatch
 	for attempt := 0; ; attempt++ {
 		var out outcome
 		var err error
@@ -56,6 +57,7 @@ func (j *Job) loop() {
 			}
 			return
 		}
+		err = poison.check(err)
 		j.setError(err)
 		j.log.Error().Err(err).Int("attempt", attempt).Msg("job failed")
 		j.setState(api.StateFailing)

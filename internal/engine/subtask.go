@@ -83,10 +83,16 @@ func (t *subtask) open() error {
 	if err := t.exec.env().Fire("task.open", t.v.Op.UID, t.index); err != nil {
 		return err
 	}
+	var err error
 	if t.src != nil {
-		return t.src.Open(t.ctx)
+		err = t.src.Open(t.ctx)
+	} else {
+		err = t.op.Open(t.ctx)
 	}
-	return t.op.Open(t.ctx)
+	if err == nil {
+		t.exec.opened.Add(1) // see Job.Started
+	}
+	return err
 }
 
 func (t *subtask) close() error {
@@ -233,6 +239,9 @@ func (t *subtask) handleSourceControl(c *Control) (done bool, err error) {
 			if err := t.sendEndOfData(); err != nil {
 				return false, err
 			}
+		}
+		if err := t.prepareStop(b); err != nil {
+			return false, err
 		}
 		if err := t.src.SnapshotState(b.ID); err != nil {
 			t.exec.decline(t, b.ID, err)
@@ -382,6 +391,9 @@ func (t *subtask) apply(d Decision) error {
 	}
 	if !d.Snapshot {
 		return nil
+	}
+	if err := t.prepareStop(d.Barrier); err != nil {
+		return err
 	}
 	if s, ok := t.op.(runtime.Snapshotter); ok {
 		if err := s.SnapshotState(d.Barrier.ID); err != nil {

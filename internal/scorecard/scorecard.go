@@ -68,21 +68,58 @@ func Record(t testing.TB, start time.Time, e Entry) {
 
 // Load reads every entry from dir.
 func Load(dir string) ([]Entry, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	files, err := readAll(dir, "*.json")
 	if err != nil {
 		return nil, err
 	}
 	var out []Entry
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
+	for _, data := range files {
 		var e Entry
 		if err := json.Unmarshal(data, &e); err != nil {
 			return nil, err
 		}
 		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Note records a line about the run that is not a fault figure (whether
+// the dashboard's browser test ran or was skipped), printed below the
+// table by the scorecard script; name keeps one note per topic.
+func Note(name, text string) error {
+	dir := os.Getenv(EnvDir)
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, unsafe.ReplaceAllString(name, "_")+".note"), []byte(text), 0o644)
+}
+
+// Notes reads the notes of dir, sorted by name.
+func Notes(dir string) ([]string, error) {
+	files, err := readAll(dir, "*.note")
+	var out []string
+	for _, data := range files {
+		out = append(out, string(data))
+	}
+	return out, err
+}
+
+// readAll reads the files of dir matching pattern, sorted by name.
+func readAll(dir, pattern string) ([][]byte, error) {
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
 	}
 	return out, nil
 }

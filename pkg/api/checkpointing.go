@@ -3,16 +3,17 @@ package api
 import "time"
 
 // CheckpointConfig is a job's resolved checkpoint settings: its spec over
-// the daemon's defaults over Flink's defaults.
+// the daemon's defaults over Flink's defaults. On the wire its durations
+// are milliseconds (intervalMs, …: durationjson.go).
 type CheckpointConfig struct {
-	Interval          time.Duration `json:"interval"` // 0: checkpointing off
-	Mode              string        `json:"mode"`
-	Timeout           time.Duration `json:"timeout"`
-	MinPause          time.Duration `json:"minPause"`
-	MaxConcurrent     int           `json:"maxConcurrent"`
-	TolerableFailures int           `json:"tolerableFailures"`
-	Externalized      string        `json:"externalized"`
-	Retained          int           `json:"retained"`
+	Interval          time.Duration // 0: checkpointing off
+	Mode              string
+	Timeout           time.Duration
+	MinPause          time.Duration
+	MaxConcurrent     int
+	TolerableFailures int
+	Externalized      string
+	Retained          int
 }
 
 // Enabled reports whether periodic checkpoints are taken.
@@ -69,6 +70,8 @@ func ResolveCheckpointing(job, defaults *CheckpointSpec) CheckpointConfig {
 // ValidateCheckpointSpec records every problem of s (at path) on d.
 func ValidateCheckpointSpec(d *Decoder, path string, s *CheckpointSpec) {
 	f := func(name string) string { return joinPath(path, name) }
+	normalizeEnum(&s.Mode, ExactlyOnce, AtLeastOnce)
+	normalizeEnum(&s.Externalized, RetainOnCancellation, DeleteOnCancellation)
 	if s.Interval != nil && s.Interval.D() < MinCheckpointInterval {
 		d.ErrorAt(f("interval"), "must be at least %s, got %s; omit it to turn checkpointing off", MinCheckpointInterval, s.Interval)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -113,12 +114,17 @@ func (p *ParsedJob) explicit(path string) bool {
 	if _, set := p.Dec.Positions[path]; !set {
 		return false
 	}
+	return !p.Failed(path)
+}
+
+// Failed reports whether a problem was recorded at path.
+func (p *ParsedJob) Failed(path string) bool {
 	for _, e := range p.Dec.Errors.Errors {
 		if e.Field == path {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func (p *ParsedJob) validate(cat Catalog) {
@@ -148,6 +154,7 @@ func (p *ParsedJob) validate(cat Catalog) {
 }
 
 func (p *ParsedJob) validateOperators(cat Catalog) {
+	p.misspelledFrom()
 	d, s := p.Dec, &p.Spec
 	index := map[string]int{}
 	for i, op := range s.Operators {
@@ -199,6 +206,8 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "operator %q reads from itself", op.UID)
 			}
 		}
+		p.validateSchema(path, op, kind, known)
+		p.validateOnError(path, &s.Operators[i])
 		if op.EventTime != nil && known && kind != KindSource {
 			d.ErrorAt(path+".eventTime", "%q (type %s) is not a source: eventTime belongs on the sources the records come from", op.UID, op.Type)
 		}
@@ -216,6 +225,42 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 	}
 	p.checkCycles(index)
 	p.checkSinks(cat, index)
+}
+
+// misspelledFrom takes a misspelled from ("form:", "frm:") out of the
+// options of an operator that has no from and reads it as its from, after
+// reporting it: the typo is the one problem, not the missing input, the
+// upstream output that goes nowhere and the type's unknown option that
+// would follow from it.
+func (p *ParsedJob) misspelledFrom() {
+	for i := range p.Spec.Operators {
+		op := &p.Spec.Operators[i]
+		if len(op.From) > 0 {
+			continue
+		}
+		for _, key := range SortedKeys(op.Options) {
+			if editDistance(strings.ToLower(key), "from") > 1 {
+				continue
+			}
+			path := fmt.Sprintf("operators[%d].%s", i, key)
+			p.Dec.ErrorAt(path, "unknown field %q; did you mean \"from\"?", key)
+			p.Dec.Decode(op.Options[key], path, &op.From)
+			delete(op.Options, key)
+			break
+		}
+	}
+}
+
+// OperatorFields are the fields every operator has (uid, type, from, …),
+// whatever its type: hints for a misspelled one among a type's options.
+func OperatorFields() []string {
+	var out []string
+	for _, f := range structFields(reflect.TypeOf(OperatorSpec{})) {
+		if !f.remain {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // InputRef is an entry of an operator's from: the upstream uid, and the
@@ -293,6 +338,10 @@ func (p *ParsedJob) checkSinks(cat Catalog, index map[string]int) {
 		for _, f := range op.From {
 			if ref, ok := ResolveFrom(f, index); ok && ref.Tag == "" {
 				consumed[ref.UID] = true
+			} else if !ok {
+				// A dangling from names its likely target ("did you
+				// mean"): that one's output is not said to go nowhere.
+				consumed[closest(f, SortedKeys(index))] = true
 			}
 		}
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/specgolden"
 )
 
 // fakeCatalog is the operator registry as the spec validator sees it.
@@ -53,95 +55,21 @@ func where(fe FieldError) string {
 	return fe.Error()
 }
 
-const wantPrefix = "# want: "
-
-// splitHeader separates the leading comment lines of a bad spec into its
-// description and its expectations.
-func splitHeader(src string) (desc, wants []string) {
-	for _, line := range strings.SplitAfter(src, "\n") {
-		if !strings.HasPrefix(line, "#") {
-			break
-		}
-		line = strings.TrimRight(line, "\n")
-		if w, ok := strings.CutPrefix(line, wantPrefix); ok {
-			wants = append(wants, w)
-		} else {
-			desc = append(desc, line)
-		}
-	}
-	return desc, wants
-}
-
-// TestParseJobBad replays testdata/bad/*.yaml. Each file starts with a
-// comment describing the mistake and one "# want: line:col: field: message"
-// line per problem ParseJob must report, in file order. A want is a prefix
-// of the problem's text, so the position and the field are always checked
-// and a long message may be cut short. Lines count from the top of the file,
-// header included. -rewrite regenerates the wants.
+// TestParseJobBad replays testdata/bad/*.yaml (see internal/specgolden):
+// each file's "# want: line:col: field: message" lines are the problems
+// ParseJob must report, in file order. -rewrite regenerates the wants.
 func TestParseJobBad(t *testing.T) {
-	files, err := filepath.Glob("testdata/bad/*.yaml")
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 40)
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			require.NoError(t, err)
-			desc, wants := splitHeader(string(raw))
-			require.NotEmpty(t, desc, "%s: describe the mistake in a first comment line", file)
-			if *rewrite {
-				rewriteBad(t, file, string(raw), desc, len(wants))
-				return
-			}
-			_, errs := parse(t, file, raw)
-			require.NotEmpty(t, wants, "%s has no want lines (run with -rewrite)", file)
-			got := make([]string, len(errs))
-			for i, fe := range errs {
-				got[i] = where(fe)
-				assert.Equal(t, file, fe.File, "every problem names the file")
-				assert.Positive(t, fe.Pos.Line, "every problem has a line: %s", got[i])
-				assert.Positive(t, fe.Pos.Column, "every problem has a column: %s", got[i])
-			}
-			require.Len(t, got, len(wants), "want exactly these problems:\n%s\ngot:\n%s",
-				strings.Join(wants, "\n"), strings.Join(got, "\n"))
-			for i := range wants {
-				assert.True(t, strings.HasPrefix(got[i], wants[i]), "problem %d:\nwant %s\ngot  %s", i, wants[i], got[i])
-			}
-		})
-	}
-}
-
-// rewriteBad writes the current problems as the file's want lines. The
-// header's length moves the lines of the body, so it iterates until the
-// number of want lines is stable.
-func rewriteBad(t *testing.T, file, raw string, desc []string, n int) {
-	t.Helper()
-	body := raw
-	for strings.HasPrefix(body, "#") {
-		i := strings.IndexByte(body, '\n')
-		if i < 0 {
-			body = ""
-			break
+	specgolden.Replay(t, "testdata/bad/*.yaml", 40, *rewrite, func(t *testing.T, file string, src []byte) []string {
+		_, errs := parse(t, file, src)
+		got := make([]string, len(errs))
+		for i, fe := range errs {
+			got[i] = where(fe)
+			assert.Equal(t, file, fe.File, "every problem names the file")
+			assert.Positive(t, fe.Pos.Line, "every problem has a line: %s", got[i])
+			assert.Positive(t, fe.Pos.Column, "every problem has a column: %s", got[i])
 		}
-		body = body[i+1:]
-	}
-	head := strings.Join(desc, "\n") + "\n"
-	for range 10 {
-		src := head + strings.Repeat(wantPrefix+"?\n", n) + body
-		_, errs := parse(t, file, []byte(src))
-		if len(errs) != n {
-			n = len(errs)
-			continue
-		}
-		var b strings.Builder
-		b.WriteString(head)
-		for _, fe := range errs {
-			b.WriteString(wantPrefix + where(fe) + "\n")
-		}
-		b.WriteString(body)
-		require.NoError(t, os.WriteFile(file, []byte(b.String()), 0o644))
-		return
-	}
-	t.Fatalf("%s: the number of problems does not settle", file)
+		return got
+	})
 }
 
 // TestParseJobBadInline covers inputs that cannot carry a header comment.
@@ -429,7 +357,7 @@ func TestFieldErrorFormat(t *testing.T) {
 // TestFlowScalarWithColon: in YAML 1.2 a plain scalar in a flow collection
 // may contain ':' not followed by a space, so [localhost:9092] is a list of
 // one string, wherever it is. goccy/go-yaml v1.19.2 gets it right in a
-// block mapping but, inside a flow mapping (the broker list of DESIGN.md's
+// block mapping but, inside a flow mapping (the broker list of the README's
 // example: {uid: in, type: kafka, brokers: [localhost:9092], ...}), reads
 // it as a list of one mapping {localhost: 9092}, and a connector decoding
 // []string reports "expected a string, got a mapping". The flow-mapping
@@ -458,4 +386,26 @@ func TestFlowScalarWithColon(t *testing.T) {
 			assert.Equal(t, []string{"localhost:9092", "kafka:9093"}, opts.Brokers)
 		})
 	}
+}
+
+// Enum values are read in Flink's spelling too (EXACTLY_ONCE,
+// RETAIN_ON_CANCELLATION, FIXED_DELAY), case-insensitively, and kept in
+// ours.
+func TestParseJobFlinkSpellings(t *testing.T) {
+	s := parseGood(t, "flink-spellings.yaml").Spec
+	assert.Equal(t, AtLeastOnce, s.Checkpointing.Mode)
+	assert.Equal(t, RetainOnCancellation, s.Checkpointing.Externalized)
+	assert.Equal(t, RestartFixedDelay, s.RestartStrategy.Type)
+	for in, want := range map[string]string{"exactly_once": ExactlyOnce, "Exactly-Once": ExactlyOnce, " AT_LEAST_ONCE": AtLeastOnce} {
+		got, ok := EnumValue(in, ExactlyOnce, AtLeastOnce)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for in, want := range map[string]string{"EXPONENTIAL_DELAY": RestartExponentialDelay, "failurerate": RestartFailureRate, "OFF": RestartNone} {
+		got, ok := RestartType(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	_, ok := EnumValue("EXACTLY ONCE", ExactlyOnce, AtLeastOnce)
+	assert.False(t, ok)
 }

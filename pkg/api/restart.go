@@ -7,18 +7,19 @@ import (
 	"time"
 )
 
-// RestartConfig is a job's resolved restart strategy.
+// RestartConfig is a job's resolved restart strategy. On the wire its
+// durations are milliseconds (delayMs, …: durationjson.go).
 type RestartConfig struct {
-	Type           string        `json:"type"`
-	Attempts       int           `json:"attempts,omitempty"` // fixed-delay, exponential-delay (0: unlimited for exponential)
-	Delay          time.Duration `json:"delay,omitempty"`    // fixed-delay, failure-rate
-	InitialBackoff time.Duration `json:"initialBackoff,omitempty"`
-	MaxBackoff     time.Duration `json:"maxBackoff,omitempty"`
-	Multiplier     float64       `json:"multiplier,omitempty"`
-	Jitter         float64       `json:"jitter,omitempty"`
-	ResetThreshold time.Duration `json:"resetThreshold,omitempty"`
-	MaxFailures    int           `json:"maxFailures,omitempty"` // failure-rate: failures allowed per Interval
-	Interval       time.Duration `json:"interval,omitempty"`
+	Type           string
+	Attempts       int           // fixed-delay, exponential-delay (0: unlimited for exponential)
+	Delay          time.Duration // fixed-delay, failure-rate
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	Multiplier     float64
+	Jitter         float64
+	ResetThreshold time.Duration
+	MaxFailures    int // failure-rate: failures allowed per Interval
+	Interval       time.Duration
 }
 
 // defaultRestart holds Flink's defaults for each type (Flink 1.19+).
@@ -117,6 +118,9 @@ const MaxBackoffMultiplier = 1000
 // ValidateRestartSpec records every problem of s (at path) on d.
 func ValidateRestartSpec(d *Decoder, path string, s *RestartSpec) {
 	f := func(name string) string { return joinPath(path, name) }
+	if t, ok := RestartType(s.Type); ok {
+		s.Type = t
+	}
 	allowed, known := restartFields[s.Type]
 	switch {
 	case s.Type == "":

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// JobSpec is a job as the user wrote it (DESIGN.md section 8).
+// JobSpec is a job as the user wrote it (the README's "Job spec").
 type JobSpec struct {
 	Name            string          `yaml:"name" json:"name"`
 	Parallelism     int             `yaml:"parallelism" json:"parallelism,omitempty"`
@@ -39,11 +39,17 @@ type OperatorSpec struct {
 	Parallelism int      `yaml:"parallelism" json:"parallelism,omitempty"`
 	// EventTime (sources only) says where records' timestamps come from and
 	// how the source's watermarks follow them.
-	EventTime *EventTimeSpec  `yaml:"eventTime" json:"eventTime,omitempty"`
-	Options   map[string]Node `yaml:",remain" json:"-"`
+	EventTime *EventTimeSpec `yaml:"eventTime" json:"eventTime,omitempty"`
+	// Schema (sources only) declares the records' JSON fields and their
+	// types (schema.go), so expressions downstream are checked at submit.
+	Schema map[string]string `yaml:"schema" json:"schema,omitempty"`
+	// OnError says what the operator does with a record it cannot
+	// process: fail (default), skip or sideOutput (onerror.go).
+	OnError string          `yaml:"onError" json:"onError,omitempty"`
+	Options map[string]Node `yaml:",remain" json:"-"`
 }
 
-// EventTimeSpec is a source's event time (DESIGN.md section 4b).
+// EventTimeSpec is a source's event time (docs/event-time.md).
 type EventTimeSpec struct {
 	// Timestamp is an expression over the record's fields giving its event
 	// time: a number (ms since the epoch) or an RFC 3339 string. Empty: the

@@ -200,7 +200,7 @@ type CheckpointsInfo struct {
 
 // LatestCheckpoints names the newest checkpoint of each outcome.
 type LatestCheckpoints struct {
-	Completed *CheckpointInfo `json:"completed"`
+	Completed *CheckpointInfo `json:"completed,omitempty"`
 	Savepoint *CheckpointInfo `json:"savepoint,omitempty"`
 	Failed    *CheckpointInfo `json:"failed,omitempty"`
 	Restored  *RestoredInfo   `json:"restored,omitempty"`
@@ -238,6 +238,8 @@ type SavepointRequest struct {
 type SavepointResponse struct {
 	Path string `json:"path"`
 	ID   int64  `json:"checkpointId"`
+	// RestoreCommand restores the job from it (RestoreCommand).
+	RestoreCommand string `json:"restoreCommand,omitempty"`
 }
 
 // CancelResponse says what a cancel left behind for a later restore.
@@ -247,6 +249,8 @@ type CancelResponse struct {
 	Warning string `json:"warning,omitempty"`
 	// ResumeFrom is the snapshot a restore can use ("" when none is kept).
 	ResumeFrom string `json:"resumeFrom,omitempty"`
+	// RestoreCommand restores the job from ResumeFrom (RestoreCommand).
+	RestoreCommand string `json:"restoreCommand,omitempty"`
 }
 
 // Overview is GET /v1/overview: the dashboard's first page.
@@ -299,6 +303,9 @@ type SavepointEntry struct {
 	// Complete is false when the files do not verify; Problem says why.
 	Complete bool   `json:"complete"`
 	Problem  string `json:"problem,omitempty"`
+	// RestoreCommand restores its job from it, with the job's spec file
+	// when the daemon knows the job (RestoreCommand).
+	RestoreCommand string `json:"restoreCommand,omitempty"`
 }
 
 // SessionInfo is GET /v1/ui/session: whether the browser holds a session
@@ -316,7 +323,7 @@ type LoginLink struct {
 }
 
 // SavepointDetail is GET /v1/savepoints/inspect?path=P: what `flinkgo
-// inspect` shows, for a savepoint the daemon knows.
+// savepoint inspect` shows, for a savepoint the daemon knows.
 type SavepointDetail struct {
 	SavepointEntry
 	MaxParallelism  int                `json:"maxParallelism"`

@@ -349,7 +349,7 @@ func (d *Decoder) UnknownKey(path, key string, known []string) {
 	d.Errorf(d.PosOf(path), path, "%s", msg)
 }
 
-func (d *Decoder) unknownField(keyNode ast.Node, path, key string, fields []fieldInfo) {
+func (d *Decoder) unknownField(keyNode ast.Node, path, key string, fields []fieldInfo, alsoKnown ...string) {
 	if keyNode != nil {
 		if key == "" { // not a plain scalar: a merge key (<<), a complex or empty key
 			d.Errorf(nodePos(keyNode), path, "unsupported key %s: use plain field names", keyNode)
@@ -361,6 +361,14 @@ func (d *Decoder) unknownField(keyNode ast.Node, path, key string, fields []fiel
 	for _, f := range fields {
 		if f.name != "" {
 			known = append(known, f.name)
+		}
+	}
+	// A common field wins only when it is strictly closer than every
+	// option of the type (format stays format, form becomes from).
+	if s, dist := nearest(key, alsoKnown); s != "" {
+		if _, own := nearest(key, known); dist < own {
+			d.Errorf(d.PosOf(path), path, "unknown field %q; did you mean %q?", key, s)
+			return
 		}
 	}
 	d.UnknownKey(path, key, known)
@@ -652,33 +660,48 @@ func Closest(s string, known []string) string { return closest(s, known) }
 
 // closest returns the known name within edit distance 2 of s, if any.
 func closest(s string, known []string) string {
+	best, _ := nearest(s, known)
+	return best
+}
+
+// nearest returns the known name within edit distance 2 of s (case
+// ignored) and its distance; "" and 3 when there is none.
+func nearest(s string, known []string) (string, int) {
 	best, bestD := "", 3
 	for _, k := range known {
 		if dist := editDistance(strings.ToLower(s), strings.ToLower(k)); dist < bestD {
 			best, bestD = k, dist
 		}
 	}
-	return best
+	return best, bestD
 }
 
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of neighbours cost 1 each, so
+// "form" is one step from "from" (and two from "format").
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	rows := make([][]int, len(a)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return rows[len(a)][len(b)]
 }
 
 // SortedKeys returns the keys of m in order (for stable error output).
@@ -695,23 +718,38 @@ func SortedKeys[V any](m map[string]V) []string {
 // of already separated keys, such as an operator's type-specific options;
 // keys that match no field are reported as unknown.
 func (d *Decoder) DecodeFields(fields map[string]Node, path string, out any) {
+	d.DecodeOptions(fields, path, out, nil)
+}
+
+// DecodeOptions is DecodeFields whose "did you mean" hints for unknown keys
+// also consider alsoKnown (an operator's common fields such as from: a
+// misspelled from lands among the type's options).
+func (d *Decoder) DecodeOptions(fields map[string]Node, path string, out any, alsoKnown []string) {
 	v := reflect.ValueOf(out)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		panic("api: DecodeFields needs a pointer to a struct (bug)")
 	}
 	v = v.Elem()
 	infos := structFields(v.Type())
+	var names []string
+	for _, f := range infos {
+		names = append(names, f.name)
+	}
+	misspelled := map[string]bool{} // fields an unknown key is one step from
 	for _, key := range SortedKeys(fields) {
 		sub := joinPath(path, key)
 		f, ok := findField(infos, key)
 		if !ok {
-			d.unknownField(nil, sub, key, infos)
+			d.unknownField(nil, sub, key, infos, alsoKnown...)
+			misspelled[closest(key, names)] = true
 			continue
 		}
 		d.decode(fields[key].n, sub, v.Field(f.index))
 	}
 	for _, f := range infos {
-		if _, set := fields[f.name]; f.required && !set {
+		// "exp: ..." is reported as a misspelled expr, not also as a
+		// missing expr.
+		if _, set := fields[f.name]; f.required && !set && !misspelled[f.name] {
 			d.Errorf(d.PosOf(path), joinPath(path, f.name), "missing required field %q", f.name)
 		}
 	}

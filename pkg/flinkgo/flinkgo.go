@@ -62,7 +62,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	root.SetErr(stderr)
 	err = root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		cli.WriteError(root, stderr, err)
 	}
 	return cli.ExitCode(err)
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"io"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -15,7 +16,8 @@ import (
 // state, and the daemon's resources. It is valid until Close returns and is
 // used from the subtask's goroutine only (Metrics and Wakeup excepted).
 type Context struct {
-	o ContextOptions
+	o             ContextOptions
+	skippedLogged int // records skipped by onError: skip and logged (RecordError)
 }
 
 // ContextOptions are the facts a Context reports. The engine fills them;
@@ -63,6 +65,13 @@ type ContextOptions struct {
 	Watermark func() int64
 	// Done is closed when the attempt is canceled (nil outside a job).
 	Done <-chan struct{}
+	// OnError is the operator's onError (api.OnErrorFail when empty),
+	// which RecordError carries out.
+	OnError string
+	// RecordsIn counts the records the subtask received in this attempt,
+	// the batch being processed included (nil: RecordError counts
+	// positions within the batch only).
+	RecordsIn *atomic.Int64
 }
 
 // NewContext returns a context reporting o.

@@ -16,6 +16,12 @@ type Definition struct {
 	// submitted, on the caller's goroutine, and must not do I/O that
 	// changes anything: a spec that is refused leaves no trace.
 	Configure func(c *ConfigContext) *Plan
+	// KeepsSchema: the operator emits the records it reads with their
+	// values unchanged (filter, keyBy), so the fields a source declares
+	// (schema:) hold downstream of it too, and expressions there are
+	// checked against them. A property of the type, known even when an
+	// operator's options are wrong.
+	KeepsSchema bool
 }
 
 // Plan says how to instantiate a configured operator and how it is wired.
@@ -55,6 +61,10 @@ type Plan struct {
 	GlobalKey bool
 	// SideOutputs names the side outputs the operator emits to (EmitTo).
 	SideOutputs []string
+	// OnError: the operator reports the records it cannot process with
+	// Context.RecordError, so the spec's onError applies to it (fail,
+	// skip, sideOutput: the engine adds the side output "errors").
+	OnError bool
 	// EventTime: the operator works on event time, so every source upstream
 	// must declare eventTime (else its watermark never advances); the value
 	// explains why, for the error.
@@ -76,13 +86,21 @@ type ConfigContext struct {
 	Checkpointing api.CheckpointConfig
 	// KeyedInput reports whether the operator follows a keyBy.
 	KeyedInput bool
+	// Schema is the fields of the records the operator reads, when the
+	// source they come from declares them (schema:) and every operator
+	// between keeps them (Definition.KeepsSchema); nil when unknown. Compile
+	// expressions against it (expr.CompileWith).
+	Schema *api.Schema
 }
 
 // Decode fills out (a pointer to a struct with yaml tags) from the
-// operator's type-specific options; unknown options are reported.
+// operator's type-specific options; unknown options are reported (with a
+// hint when one is a misspelled common field such as parallelism).
 func (c *ConfigContext) Decode(out any) {
-	c.Dec.DecodeFields(c.Op.Options, c.Path, out)
+	c.Dec.DecodeOptions(c.Op.Options, c.Path, out, operatorFields)
 }
+
+var operatorFields = api.OperatorFields()
 
 // Errorf reports a problem with option field (or the operator when field
 // is empty), at its line.
@@ -92,6 +110,19 @@ func (c *ConfigContext) Errorf(field, format string, args ...any) {
 		path += "." + field
 	}
 	c.Dec.ErrorAt(path, format, args...)
+}
+
+// Reported reports whether a problem was recorded at option field
+// already (it did not decode), so a check of its value does not add one
+// that only follows from it.
+func (c *ConfigContext) Reported(field string) bool {
+	path := c.Path + "." + field
+	for _, e := range c.Dec.Errors.Errors {
+		if e.Field == path {
+			return true
+		}
+	}
+	return false
 }
 
 // Has reports whether the option field was written in the spec.

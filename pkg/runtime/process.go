@@ -1,5 +1,7 @@
 package runtime
 
+import "errors"
+
 // KeyedProcessFunction handles a keyed stream one record at a time, with
 // keyed state, timers and side outputs (Flink's KeyedProcessFunction). The
 // current key is set before each call: declare state handles in Open with
@@ -44,7 +46,13 @@ func (k *keyedProcess) Process(b *Batch, out Output) error {
 	for i := range b.Records {
 		k.ctx.SetCurrentKey(b.Records[i].Key)
 		if err := k.f.ProcessElement(b.Records[i], out); err != nil {
-			return err
+			var bad *badRecord
+			if !errors.As(err, &bad) {
+				return err
+			}
+			if err := k.ctx.RecordError(b, i, out, bad.err); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

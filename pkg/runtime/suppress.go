@@ -1,6 +1,10 @@
 package runtime
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+)
 
 // ErrRestartsSuppressed marks an error no restart can cure: errors.Is(err,
 // ErrRestartsSuppressed) tells the engine to fail the job at once.
@@ -21,3 +25,13 @@ type suppressed struct{ err error }
 
 func (s *suppressed) Error() string   { return s.err.Error() }
 func (s *suppressed) Unwrap() []error { return []error{s.err, ErrRestartsSuppressed} }
+
+// PathRefused reports whether err is a filesystem refusal that stays
+// until someone changes the machine: permission denied, a regular file
+// where a directory must be, a read-only filesystem. Found when an
+// operator opens (an unreachable output path), it is a configuration
+// error: mark it with SuppressRestarts. A full disk or an I/O error may
+// pass and is not one.
+func PathRefused(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EROFS)
+}

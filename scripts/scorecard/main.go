@@ -23,14 +23,22 @@ func main() {
 	dir := flag.String("dir", "", "directory the tests wrote their entries to")
 	readme := flag.String("readme", "", "README to update between the scorecard markers")
 	wall := flag.Duration("wall", 0, "wall time of the suite run, for the summary line")
+	by := flag.String("by", "make scorecard", "what ran the suite, for the summary line")
 	flag.Parse()
 	entries, err := scorecard.Load(*dir)
 	if err != nil || len(entries) == 0 {
 		fmt.Fprintf(os.Stderr, "scorecard: no entries in %q (%v)\n", *dir, err)
 		os.Exit(1)
 	}
-	table := render(entries, *wall)
+	table := render(entries, *wall, *by)
 	fmt.Print(table)
+	notes, err := scorecard.Notes(*dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scorecard:", err)
+	}
+	for _, n := range notes {
+		fmt.Println(n) // for whoever ran the suite, not for the README
+	}
 	if *readme == "" {
 		return
 	}
@@ -52,7 +60,10 @@ func main() {
 	}
 }
 
-func render(entries []scorecard.Entry, wall time.Duration) string {
+// render is the table and its summary line. by is what ran the suite:
+// `make test` prints the figures of its own run; `make scorecard` writes
+// them into the README.
+func render(entries []scorecard.Entry, wall time.Duration, by string) string {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Suite < entries[j].Suite })
 	var b strings.Builder
 	b.WriteString("| fault test | injected | faults fired / planned | cases | records checked | lost | duplicated |\n")
@@ -70,10 +81,14 @@ func render(entries []scorecard.Entry, wall time.Duration) string {
 	}
 	fmt.Fprintf(&b, "| **total** | | **%d / %d** | **%d** | **%d** | **%d** | **%d** |\n", fired, planned, cases, records, lost, dup)
 	stamp := time.Now().UTC().Format("2006-01-02")
+	took := ""
 	if wall > 0 {
-		fmt.Fprintf(&b, "\nProduced by `make scorecard` on %s (suite wall time %s).\n", stamp, wall.Round(time.Second))
-	} else {
-		fmt.Fprintf(&b, "\nProduced by `make scorecard` on %s.\n", stamp)
+		took = fmt.Sprintf(" (suite wall time %s)", wall.Round(time.Second))
 	}
+	fmt.Fprintf(&b, "\nProduced by `%s` on %s%s", by, stamp, took)
+	if by != "make scorecard" {
+		b.WriteString(": the fault tests' figures of this run (`make scorecard` writes them into the README)")
+	}
+	b.WriteString(".\n")
 	return b.String()
 }

@@ -98,8 +98,8 @@ func TestExactlyOnceDiskFull(t *testing.T) {
 	requireExactlyOnce(t, dir, nil, eoRecords)
 }
 
-// The sequence from the Flink savepoint blog post, with the pitfall
-// DESIGN.md warns about: savepoint, then a checkpoint completes (and
+// The sequence from the Flink savepoint blog post, with its pitfall:
+// savepoint, then a checkpoint completes (and
 // commits output written after the savepoint), then cancel and run -s.
 // The restored job deletes what was committed after the savepoint.
 func TestSavepointCheckpointCancelRestore(t *testing.T) {
@@ -234,4 +234,48 @@ func requireFinishedFiles(t *testing.T, dir string) int {
 	require.NoError(t, err)
 	require.NotZero(t, r.Files)
 	return r.Files
+}
+
+// A stop-with-savepoint rolls the in-progress part files, so everything the
+// sink received before `flinkgo stop` is in finished files once the stop
+// returns, even with the default rolling (60s) that would keep it hidden;
+// the job restored from the stop savepoint starts new part files and the
+// output stays exactly once.
+func TestStopMakesEverythingVisible(t *testing.T) {
+	dir, chk, sp := t.TempDir(), t.TempDir(), t.TempDir()
+	spec := func(count int) string {
+		return fmt.Sprintf(`
+name: stop-visible
+checkpointing: {interval: 50ms}
+operators:
+  - {uid: gen, type: datagen, count: %d, rate: 20000, parallelism: 2}
+  - {uid: out, type: file, from: [gen], parallelism: 2, path: %q, bucket: none}
+`, count, dir)
+	}
+	j := runtimetest.Start(t, spec(1_000_000), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
+	waitCheckpoint(t, j, 2)
+	path, _, err := j.Stop("", false)
+	require.NoError(t, err)
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second))
+	in := j.Info().Operators[1].RecordsIn
+	require.Positive(t, in)
+	r, err := verifyRun(dir)
+	require.NoError(t, err)
+	require.Zero(t, r.Duplicates, "%+v", r)
+	require.Equal(t, in, r.Records, "every record the sink received before the stop is in a finished file: %+v", r)
+	hidden, err := filepath.Glob(filepath.Join(dir, ".part-*"))
+	require.NoError(t, err)
+	require.Empty(t, hidden, "no in-progress part is left behind the stop")
+	first, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	require.NoError(t, err)
+
+	j2 := runtimetest.Start(t, spec(int(in)+5000), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: path})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j2, 30*time.Second), j2.Info().Error)
+	all, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	require.NoError(t, err)
+	for _, f := range first {
+		require.Contains(t, all, f, "the restored job does not reopen the stop's parts")
+	}
+	require.Greater(t, len(all), len(first), "the restored job wrote new part files")
+	requireExactlyOnce(t, dir, nil, in+5000)
 }

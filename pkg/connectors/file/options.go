@@ -88,6 +88,12 @@ func validate(c *runtime.ConfigContext, o *Options) (*settings, bool) {
 	}
 	if c.Has("path") && strings.TrimSpace(o.Path) == "" {
 		bad("path", "must name the output directory")
+	} else if o.Path != "" && !vfs.IsAbs(o.Path) {
+		// Paths in a spec are not resolved against anything: the daemon
+		// that writes them does not run in the directory of whoever
+		// submitted the spec (paths on the command line are made
+		// absolute by the CLI). An s3://bucket/prefix URL is absolute.
+		bad("path", "%q is a relative path: write it absolute (the daemon writes the files and does not share your working directory), e.g. /tmp/%s", o.Path, filepath.Base(filepath.Clean(o.Path)))
 	}
 	if other := samePathSink(c, o); other != "" {
 		bad("path", "operator %q writes part files to the same path with the same partPrefix: each would delete the other's files on restore; give one another path or partPrefix", other)

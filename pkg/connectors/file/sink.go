@@ -48,7 +48,7 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	claim := runtime.OutputClaim{Job: ctx.JobID(), JobName: ctx.JobName(), Operator: ctx.UID(),
 		Restoring: ok, RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput()}
 	if err := runtime.ClaimOutput(ctx.FS(), s.set.dir, claim); err != nil {
-		if errors.Is(err, runtime.ErrOutputOwned) || errors.Is(err, runtime.ErrOutputNotEmpty) {
+		if errors.Is(err, runtime.ErrOutputOwned) || errors.Is(err, runtime.ErrOutputNotEmpty) || runtime.PathRefused(err) {
 			err = runtime.SuppressRestarts(err)
 		}
 		return err
@@ -60,6 +60,11 @@ func (s *sink) Open(ctx *runtime.Context) error {
 		err = s.w.Start()
 	}
 	s.publish()
+	if runtime.PathRefused(err) {
+		// The output path cannot be written (permission denied, not a
+		// directory, read-only): a restart cannot fix it.
+		err = runtime.SuppressRestarts(err)
+	}
 	return err
 }
 
@@ -119,6 +124,15 @@ func (s *sink) NotifyCheckpointAborted(id int64) {
 
 // Finish rolls every open file; the final checkpoint commits them.
 func (s *sink) Finish(runtime.Output) error { return s.w.FinishAll() }
+
+// PrepareStop rolls every open file before a stop-with-savepoint, which
+// then commits them: everything written before `flinkgo stop` is visible
+// once it returns, and a job restored from the savepoint starts new parts.
+func (s *sink) PrepareStop(int64) error {
+	err := s.w.FinishAll()
+	s.publish()
+	return err
+}
 
 func (s *sink) Close() error {
 	if s.w == nil {

@@ -2,6 +2,8 @@ package file
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -98,4 +102,23 @@ func TestWriteDoesNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 	require.NoError(t, w.Close())
+}
+
+// An output path that cannot be written (here: under a regular file) is a
+// configuration error: the job fails at once, its restart strategy unused.
+func TestUnwritablePathFailsWithoutRestarts(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o600))
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: unwritable
+checkpointing: {interval: 1s}
+restartStrategy: {type: fixed-delay, attempts: 10, delay: 10ms}
+operators:
+  - {uid: gen, type: datagen}
+  - {uid: out, type: file, from: [gen], path: %q}
+`, filepath.Join(blocker, "out")), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, 10*time.Second))
+	info := j.Info()
+	require.Zero(t, info.Restarts)
+	require.Contains(t, info.Error, "not a directory")
 }

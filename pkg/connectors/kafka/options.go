@@ -160,7 +160,7 @@ func choice[T any](c *runtime.ConfigContext, field, v string, values map[string]
 // the form of the design's examples) as a one-entry mapping; it is taken
 // back as the host:port it was written as.
 func checkBrokers(c *runtime.ConfigContext, nodes []api.Node) []string {
-	if c.Has("brokers") && len(nodes) == 0 {
+	if c.Has("brokers") && len(nodes) == 0 && !c.Reported("brokers") {
 		c.Errorf("brokers", "needs at least one host:port")
 	}
 	brokers := make([]string, 0, len(nodes))

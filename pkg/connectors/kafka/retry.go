@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // permanentError is an Open error that retrying cannot fix: a topic that
@@ -42,7 +44,11 @@ func (s *source) openRetry(op func(ctx context.Context) error) error {
 				s.ctx.Log().Info().Dur("after", time.Since(since).Round(time.Millisecond)).Msg("kafka brokers reachable again; source opened")
 			}
 			return nil
-		case errors.As(err, &perm), s.run.Err() != nil:
+		case errors.As(err, &perm):
+			// A configuration error (a topic that does not exist): the
+			// job fails at once instead of restarting on it forever.
+			return runtime.SuppressRestarts(err)
+		case s.run.Err() != nil:
 			return err
 		}
 		now := time.Now()

@@ -63,7 +63,7 @@ func configureSink(c *runtime.ConfigContext) *runtime.Plan {
 		c.Errorf("topic", "empty topic name")
 	}
 	if o.Key != "" {
-		p, err := expr.Compile(o.Key, expr.Any)
+		p, err := expr.CompileWith(c.Schema, o.Key, expr.Any)
 		if err != nil {
 			c.Errorf("key", "operator %q: cannot compile expression %q: %v", c.Op.UID, o.Key, err)
 			return nil
@@ -148,7 +148,8 @@ func (s *sink) checkTopic() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("topic %q does not exist on brokers %v", s.cfg.topic, s.cfg.brokers)
+	// A configuration error: the job fails at once, without restarts.
+	return runtime.SuppressRestarts(fmt.Errorf("topic %q does not exist on brokers %v", s.cfg.topic, s.cfg.brokers))
 }
 
 func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {

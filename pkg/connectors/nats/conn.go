@@ -56,7 +56,8 @@ func lookupStream(js jetstream.JetStream, name string) (jetstream.Stream, error)
 	defer cancel()
 	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, fmt.Errorf("stream %q does not exist (create it, e.g. flinkgo dev nats --stream %s:<subjects>)", name, name)
+		// A configuration error: the job fails at once, without restarts.
+		return nil, runtime.SuppressRestarts(fmt.Errorf("stream %q does not exist (create it, e.g. flinkgo dev nats --stream %s:<subjects>)", name, name))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("look up stream %q: %w", name, err)

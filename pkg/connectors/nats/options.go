@@ -22,8 +22,12 @@ const (
 	DefaultAckBatchSize = 500
 	DefaultAckTimeout   = 100 * time.Millisecond
 	// DefaultAckWait is the consumer's AckWait (the broker redelivers a
-	// message not acknowledged for this long): NATS's default.
-	DefaultAckWait = 30 * time.Second
+	// message not acknowledged for this long). Short, unlike NATS's 30s:
+	// the source keeps waiting messages alive with in-progress acks every
+	// ackWait/3, so AckWait only decides how long the messages a crashed
+	// daemon held wait before redelivery (docs/nats.md, "AckWait and
+	// keepalives").
+	DefaultAckWait = 5 * time.Second
 	// MinAckWait is the shortest ackWait accepted (see checkAckWait).
 	MinAckWait = time.Second
 )

@@ -132,14 +132,16 @@ func TestQueueCancelReturnsMessages(t *testing.T) {
 	spy := spyAcks(t, c, "q", "d")
 	produceIdx(t, srv.URL(), "q.in", 1, 300)
 	first, second := runtimetest.UniqueName(t), runtimetest.UniqueName(t)
-	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once", "", first),
+	// A long ackWait, so only the returned messages can explain a quick
+	// redelivery.
+	j := runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 1h}", "queueSemantics: at-least-once, ackWait: 30s", "", first),
 		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	waitDistinct(t, first, 300)
 	runtimetest.Cancel(t, waitFor, j)
 	runtimetest.WaitUntil(t, waitFor, "300 naks", func() bool { return spy.count("-NAK") == 300 }) // the unacknowledged messages were returned
 
 	began := time.Now()
-	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once", "", second),
+	j = runtimetest.Start(t, queueJob(srv.URL(), "checkpointing: {interval: 50ms}", "queueSemantics: at-least-once, ackWait: 30s", "", second),
 		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	defer runtimetest.Cancel(t, waitFor, j)
 	waitDistinct(t, second, 300)

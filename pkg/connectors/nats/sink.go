@@ -66,7 +66,7 @@ func configureSink(c *runtime.ConfigContext) *runtime.Plan {
 	case o.Subject != "" && !validSubject(o.Subject, false):
 		k.errorf("subject", "%q is not a subject to publish to (tokens separated by '.', no wildcards)", o.Subject)
 	case o.SubjectExpr != "":
-		p, err := expr.Compile(o.SubjectExpr, expr.Any)
+		p, err := expr.CompileWith(k.c.Schema, o.SubjectExpr, expr.Any)
 		if err != nil {
 			k.errorf("subjectExpr", "cannot compile expression %q: %v", o.SubjectExpr, err)
 		}

@@ -5,13 +5,16 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
@@ -40,22 +43,38 @@ type Program struct {
 	useValue  bool
 	useKey    bool
 	useTS     bool
-	extra     []string // additional variable names bound per evaluation
-	ident     string   // the JSON field the expression is, when it is only that
+	extra     []string          // additional variable names bound per evaluation
+	schema    map[string]string // declared types of the fields it reads (nil: no schema)
+	ident     string            // the JSON field the expression is, when it is only that
 	vm        vm.VM
 	env       map[string]any
 }
 
 // Compile compiles src once; extraVars are names the caller binds itself
-// (reduce's acc).
+// (reduce's acc). Without a schema every field is untyped, and one a
+// record lacks reads as nil.
 func Compile(src string, res Result, extraVars ...string) (*Program, error) {
-	opts := []expr.Option{expr.Env(map[string]any{}), expr.AllowUndefinedVariables()}
+	return CompileWith(nil, src, res, extraVars...)
+}
+
+// CompileWith compiles src against the fields a source declares (nil: no
+// schema, as Compile): types are checked (idx + 1 is no condition when idx
+// is an int), a field the schema lacks is an error naming the closest one,
+// and at run time a record lacking a declared field the expression reads,
+// or holding another type, fails the evaluation with that reason.
+func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string) (*Program, error) {
+	opts := []expr.Option{expr.Env(typedEnv(schema)), expr.AllowUndefinedVariables()}
 	if res == Bool {
 		opts = append(opts, expr.AsBool())
 	}
+	if schema != nil {
+		if err := unknownFields(schema, src, extraVars); err != nil {
+			return nil, err
+		}
+	}
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
-		return nil, err
+		return nil, oneLine(err)
 	}
 	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}}
 	extra := map[string]bool{}
@@ -83,6 +102,19 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 			p.want[id.Value] = true
 		}
 	}))
+	if res == Bool {
+		if err := arithmeticRoot(p); err != nil {
+			return nil, err
+		}
+	}
+	if schema != nil {
+		p.schema = map[string]string{}
+		for k := range p.want {
+			if t, ok := schema.Fields[k]; ok {
+				p.schema[k] = t
+			}
+		}
+	}
 	return p, nil
 }
 
@@ -120,6 +152,9 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 		if err := fields(r.Value, p.want, env); err != nil {
 			return nil, fmt.Errorf("record value is %s; expression %q reads fields of a JSON object", describe(r.Value, err), p.src)
 		}
+		if err := conformAll(p.schema, env); err != nil {
+			return nil, fmt.Errorf("expression %q: %w", p.src, err)
+		}
 	}
 	if p.useValue {
 		env[VarValue] = string(r.Value)
@@ -135,7 +170,7 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 	}
 	out, err := p.vm.Run(p.prog, env)
 	if err != nil {
-		return nil, fmt.Errorf("expression %q: %w", p.src, err)
+		return nil, fmt.Errorf("expression %q: %w", p.src, oneLine(err))
 	}
 	return out, nil
 }
@@ -160,4 +195,15 @@ func describe(v []byte, err error) string {
 		s = s[:max] + "…"
 	}
 	return fmt.Sprintf("%q (%v)", s, err)
+}
+
+// oneLine keeps the first line of a compile error ("unexpected token EOF
+// (1:5)"): the caret drawing below it breaks the one problem per line of
+// a spec's error list, whose position already points at the expression.
+func oneLine(err error) error {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		return errors.New(msg[:i])
+	}
+	return err
 }

@@ -18,6 +18,7 @@ type Multi struct {
 	idents                  []string // the field an expression is, or ""
 	want                    map[string]bool
 	useValue, useKey, useTS bool
+	schema                  map[string]string // declared types of the fields read
 	vm                      vm.VM
 	env                     map[string]any
 }
@@ -32,6 +33,12 @@ func NewMulti(progs ...*Program) *Multi {
 		m.useValue = m.useValue || p.useValue
 		m.useKey = m.useKey || p.useKey
 		m.useTS = m.useTS || p.useTS
+		for k, t := range p.schema {
+			if m.schema == nil {
+				m.schema = map[string]string{}
+			}
+			m.schema[k] = t
+		}
 		if id, ok := p.prog.Node().(*ast.IdentifierNode); ok {
 			m.idents[i] = id.Value
 		}
@@ -59,6 +66,9 @@ func (m *Multi) Eval(r *runtime.Record, out []any) error {
 		if err := fields(r.Value, m.want, env); err != nil {
 			return fmt.Errorf("record value is %s; the expressions read fields of a JSON object", describe(r.Value, err))
 		}
+		if err := conformAll(m.schema, env); err != nil {
+			return err
+		}
 	}
 	if m.useValue {
 		env[VarValue] = string(r.Value)
@@ -76,7 +86,7 @@ func (m *Multi) Eval(r *runtime.Record, out []any) error {
 		}
 		v, err := m.vm.Run(p.prog, env)
 		if err != nil {
-			return fmt.Errorf("expression %q: %w", p.src, err)
+			return fmt.Errorf("expression %q: %w", p.src, oneLine(err))
 		}
 		out[i] = v
 	}

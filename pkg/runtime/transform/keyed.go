@@ -92,7 +92,7 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{KeyedInput: true, NewOperator: func() runtime.Operator {
+	return &runtime.Plan{KeyedInput: true, OnError: true, NewOperator: func() runtime.Operator {
 		op := &reduceOp{prog: p.Clone()}
 		if init != nil {
 			op.init = init.Clone()
@@ -111,7 +111,6 @@ type reduceOp struct {
 	acc     *state.Value[any]
 	arena   runtime.Arena
 	scratch []byte
-	seq     int64
 }
 
 func (o *reduceOp) Open(ctx *runtime.Context) (err error) {
@@ -124,47 +123,49 @@ func (o *reduceOp) Close() error { return nil }
 
 func (o *reduceOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		r := b.Records[i]
-		o.seq++
-		o.acc.SetKey(r.Key)
-		acc, ok := o.acc.Get()
-		var err error
-		if !ok {
-			if o.init == nil {
-				acc = decodeValue(r.Value)
-				o.acc.Put(acc)
-				if err := o.emit(out, r, acc); err != nil {
-					return recordError(o.ctx, o.seq, &r, err)
-				}
-				continue
+		if err := o.reduce(b.Records[i], out); err != nil {
+			if err := o.ctx.RecordError(b, i, out, err); err != nil {
+				return err
 			}
-			if acc, err = o.init.Eval(&r); err != nil {
-				return recordError(o.ctx, o.seq, &r, err)
-			}
-		}
-		o.prog.Bind("acc", acc)
-		if acc, err = o.prog.Eval(&r); err != nil {
-			return recordError(o.ctx, o.seq, &r, err)
-		}
-		o.acc.Put(acc)
-		if err := o.emit(out, r, acc); err != nil {
-			return recordError(o.ctx, o.seq, &r, err)
 		}
 	}
 	return nil
 }
 
-func (o *reduceOp) emit(out runtime.Output, r runtime.Record, acc any) error {
-	if out == nil {
-		return nil
+// reduce folds one record into its key's accumulator and emits the new
+// value. A failed record leaves the accumulator as it was.
+func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
+	o.acc.SetKey(r.Key)
+	acc, ok := o.acc.Get()
+	if !ok && o.init == nil {
+		acc = decodeValue(r.Value)
+	} else {
+		var err error
+		if !ok {
+			if acc, err = o.init.Eval(&r); err != nil {
+				return err
+			}
+		}
+		o.prog.Bind("acc", acc)
+		if acc, err = o.prog.Eval(&r); err != nil {
+			return err
+		}
 	}
-	v, err := toBytes(&o.arena, &o.scratch, acc)
+	v, err := o.value(acc)
 	if err != nil {
 		return err
 	}
-	r.Value = v
-	out.Emit(r)
+	o.acc.Put(acc)
+	if out != nil {
+		r.Value = v
+		out.Emit(r)
+	}
 	return nil
+}
+
+// value encodes an accumulator as a record value.
+func (o *reduceOp) value(acc any) ([]byte, error) {
+	return toBytes(&o.arena, &o.scratch, acc)
 }
 
 // decodeValue reads a record value as JSON when it is JSON, else as text.

@@ -14,9 +14,9 @@ var mapFilterDefs = []runtime.Definition{
 	{Type: "map", Kind: api.KindOperator,
 		Doc: "replaces each record's value by an expression (JSON objects allowed): expr", Configure: configureMap},
 	{Type: "filter", Kind: api.KindOperator,
-		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter},
+		Doc: "keeps the records for which a boolean expression is true: expr", Configure: configureFilter, KeepsSchema: true},
 	{Type: "keyBy", Kind: api.KindOperator,
-		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy},
+		Doc: "sets each record's key by an expression; the next operator is partitioned by key: expr", Configure: configureKeyBy, KeepsSchema: true},
 }
 
 func configureMap(c *runtime.ConfigContext) *runtime.Plan {
@@ -26,7 +26,7 @@ func configureMap(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{NewOperator: func() runtime.Operator { return &mapOp{prog: p.Clone()} }}
+	return &runtime.Plan{OnError: true, NewOperator: func() runtime.Operator { return &mapOp{prog: p.Clone()} }}
 }
 
 // mapOp replaces each record's value by the expression's result.
@@ -35,7 +35,6 @@ type mapOp struct {
 	prog    *expr.Program
 	arena   runtime.Arena
 	scratch []byte
-	seq     int64
 }
 
 func (m *mapOp) Open(ctx *runtime.Context) error { m.ctx = ctx; return nil }
@@ -44,13 +43,15 @@ func (m *mapOp) Close() error                    { return nil }
 func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
-		m.seq++
 		v, err := m.prog.Eval(&r)
-		if err != nil {
-			return recordError(m.ctx, m.seq, &r, err)
+		if err == nil {
+			r.Value, err = toBytes(&m.arena, &m.scratch, v)
 		}
-		if r.Value, err = toBytes(&m.arena, &m.scratch, v); err != nil {
-			return recordError(m.ctx, m.seq, &r, err)
+		if err != nil {
+			if err := m.ctx.RecordError(b, i, out, err); err != nil {
+				return err
+			}
+			continue
 		}
 		out.Emit(r)
 	}
@@ -64,14 +65,13 @@ func configureFilter(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{NewOperator: func() runtime.Operator { return &filterOp{prog: p.Clone()} }}
+	return &runtime.Plan{OnError: true, NewOperator: func() runtime.Operator { return &filterOp{prog: p.Clone()} }}
 }
 
 // filterOp keeps records for which the expression is true.
 type filterOp struct {
 	ctx  *runtime.Context
 	prog *expr.Program
-	seq  int64
 }
 
 func (f *filterOp) Open(ctx *runtime.Context) error { f.ctx = ctx; return nil }
@@ -79,10 +79,12 @@ func (f *filterOp) Close() error                    { return nil }
 
 func (f *filterOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		f.seq++
 		ok, err := f.prog.EvalBool(&b.Records[i])
 		if err != nil {
-			return recordError(f.ctx, f.seq, &b.Records[i], err)
+			if err := f.ctx.RecordError(b, i, out, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if ok {
 			out.Emit(b.Records[i])
@@ -98,7 +100,7 @@ func configureKeyBy(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{KeyedOutput: true, NewOperator: func() runtime.Operator { return &keyByOp{prog: p.Clone()} }}
+	return &runtime.Plan{KeyedOutput: true, OnError: true, NewOperator: func() runtime.Operator { return &keyByOp{prog: p.Clone()} }}
 }
 
 // keyByOp sets each record's key; the runtime partitions by it.
@@ -107,7 +109,6 @@ type keyByOp struct {
 	prog    *expr.Program
 	arena   runtime.Arena
 	scratch []byte
-	seq     int64
 }
 
 func (k *keyByOp) Open(ctx *runtime.Context) error { k.ctx = ctx; return nil }
@@ -116,13 +117,15 @@ func (k *keyByOp) Close() error                    { return nil }
 func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
-		k.seq++
 		v, err := k.prog.Eval(&r)
-		if err != nil {
-			return recordError(k.ctx, k.seq, &r, err)
+		if err == nil {
+			r.Key, err = toBytes(&k.arena, &k.scratch, v)
 		}
-		if r.Key, err = toBytes(&k.arena, &k.scratch, v); err != nil {
-			return recordError(k.ctx, k.seq, &r, err)
+		if err != nil {
+			if err := k.ctx.RecordError(b, i, out, err); err != nil {
+				return err
+			}
+			continue
 		}
 		out.Emit(r)
 	}

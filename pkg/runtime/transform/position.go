@@ -3,28 +3,16 @@
 package transform
 
 import (
-	"fmt"
-
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 )
-
-// recordError names where a record failed: the operator, the subtask, the
-// record's ordinal in that subtask, and a prefix of its value.
-func recordError(ctx *runtime.Context, seq int64, r *runtime.Record, err error) error {
-	v := string(r.Value)
-	if len(v) > 80 {
-		v = v[:80] + "…"
-	}
-	return fmt.Errorf("%s %q subtask %d, record %d (value %q): %w", ctx.Type(), ctx.UID(), ctx.Subtask(), seq, v, err)
-}
 
 // compile compiles an expression option, reporting problems at its line.
 func compile(c *runtime.ConfigContext, field, src string, res expr.Result, extra ...string) *expr.Program {
 	if src == "" {
 		return nil
 	}
-	p, err := expr.Compile(src, res, extra...)
+	p, err := expr.CompileWith(c.Schema, src, res, extra...)
 	if err != nil {
 		c.Errorf(field, "operator %q: cannot compile expression %q: %v", c.Op.UID, src, err)
 		return nil

@@ -233,7 +233,7 @@ func register(name string, in *benchInput) {
 // hand-written loop above doing the same aggregation over the same records,
 // in the same run: with encoding/json (what a Go programmer writes) and
 // with a hand-rolled scanner for this one record shape (the fastest loop).
-// Goal (issue 14): >= 0.5x the loop.
+// Goal: >= 0.5x the loop.
 func BenchmarkTumblingVsHandLoop(b *testing.B) {
 	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 	const n = 2_000_000
@@ -257,7 +257,7 @@ func BenchmarkTumblingVsHandLoop(b *testing.B) {
 // against a tumbling window of 10 s over the same records (10,000 users,
 // 10 records per user and slide), on one core, in the same run. Panes keep
 // a record's cost the same; Flink's copy per window would give 1/60.
-// Goal (issue 14): >= 0.6x.
+// Goal: >= 0.6x.
 func BenchmarkSlidingVsTumbling(b *testing.B) {
 	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 	const n = 4_000_000

@@ -2,7 +2,6 @@ package window
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -159,7 +158,7 @@ func (o *operator) ProcessElement(r runtime.Record, out runtime.Output) error {
 		o.ctx.SetCurrentKey(nil)
 	}
 	if err := o.cfg.args.Eval(&r, o.vals); err != nil {
-		return err
+		return runtime.BadRecord(err)
 	}
 	ts := o.now(&r)
 	if o.a.Kind == Session {
@@ -190,7 +189,7 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 		acc = newAcc(o.cfg.aggs)
 	}
 	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
-		return fmt.Errorf("record %s: %w", r.Value, err)
+		return runtime.BadRecord(err) // before any state changed: the record can be skipped
 	}
 	o.panes.Put(p, acc)
 	if first-1 <= wm { // late for a fired window: the running result may cover its pane
@@ -383,7 +382,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 	}
 	acc := newAcc(o.cfg.aggs)
 	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
-		return fmt.Errorf("record %s: %w", r.Value, err)
+		return runtime.BadRecord(err) // before any state changed: the record can be skipped
 	}
 	for _, i := range absorbed {
 		old, _ := o.sessions.Get(o.sessKeys[i])

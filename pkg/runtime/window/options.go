@@ -54,7 +54,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if !ok {
 		return nil
 	}
-	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput},
+	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true,
 		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newOperator(cfg)) }}
 	if !cfg.processing {
 		p.EventTime = fmt.Sprintf("window %q works on event time", c.Op.UID)
@@ -125,7 +125,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	if cfg.processing && o.AllowedLateness != nil {
 		bad("allowedLateness", "applies to event time: a processing-time window has no late records")
 	}
-	if len(o.Aggregate) == 0 && c.Has("aggregate") {
+	if len(o.Aggregate) == 0 && c.Has("aggregate") && !c.Reported("aggregate") {
 		bad("aggregate", "needs at least one aggregate, e.g. {clicks: count()}")
 	}
 	var progs []*expr.Program
@@ -142,7 +142,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 			continue
 		}
 		for _, arg := range ag.Args {
-			p, err := expr.Compile(arg, expr.Any)
+			p, err := expr.CompileWith(c.Schema, arg, expr.Any)
 			if err != nil {
 				c.Dec.ErrorAt(a.Path, "%s: %v", arg, err)
 				ok = false

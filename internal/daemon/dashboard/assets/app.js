@@ -17,7 +17,7 @@ const CANCEL_TEXT = 'Cancel stops the job now without a savepoint. Output after 
   'completed checkpoint is not committed, and a restore reprocesses everything since the ' +
   'last checkpoint or savepoint. Use “Stop with savepoint” to pause safely.';
 const STOP_TEXT = "Takes a savepoint, commits the sinks' output and finishes the job. " +
-  'Restore it later with flinkgo run -s <path> job.yaml.';
+  "Restore it later with flinkgo run -s <path> and the job's spec file.";
 
 // ---------------------------------------------------------------- DOM helpers
 
@@ -126,6 +126,8 @@ function fmtGoDuration(v) {
 }
 
 const isZeroDuration = v => !v || v === '0s' || v === '0';
+// Durations come from the API in milliseconds (fields ending in Ms).
+const fmtMsDuration = ms => fmtGoDuration((ms || 0) * 1e6);
 
 function fmtRate(v) {
   if (v == null) return DASH;
@@ -150,12 +152,14 @@ const jobHref = id => '#/jobs/' + encodeURIComponent(id);
 const jobUrl = id => '/v1/jobs/' + encodeURIComponent(id);
 const inspectHref = path => '#/savepoints/inspect?path=' + encodeURIComponent(path);
 
-// Quote only paths a shell would split, so the usual line stays exactly
-// "flinkgo run -s <path> job.yaml".
+// Quote only paths a shell would split.
 function shellWord(s) {
   return /^[A-Za-z0-9_\-./:=@%+,]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
 }
-const runLine = path => `flinkgo run -s ${shellWord(path)} job.yaml`;
+// The daemon writes the restore command (restoreCommand of its answers:
+// "flinkgo run -s <path> <the job's spec file>"); this is only the fallback
+// of an answer without one.
+const runLine = (path, command) => command || `flinkgo run -s ${shellWord(path)} JOB.yaml`;
 
 // ------------------------------------------------------------------------ API
 
@@ -472,17 +476,17 @@ async function runAction(jobId, pending, call, done, statusOf = () => 'ok') {
   refresh();
 }
 
-function savepointResult(path, prefix) {
+function savepointResult(r, prefix) {
   return [
-    h('div', {}, prefix, 'Savepoint written: ', pathCode(path, 'savepoint-path'), ' ', copyButton(path)),
-    h('div', { class: 'restore-hint' }, 'Restore with ', pathCode(runLine(path), 'run-line')),
+    h('div', {}, prefix, 'Savepoint written: ', pathCode(r.path, 'savepoint-path'), ' ', copyButton(r.path)),
+    h('div', { class: 'restore-hint' }, 'Restore with ', pathCode(runLine(r.path, r.restoreCommand), 'run-line')),
   ];
 }
 
 function triggerSavepoint(job) {
   return runAction(job.id, 'Taking savepoint…',
     () => postJSON(jobUrl(job.id) + '/savepoints', {}),
-    r => savepointResult(r.path, ''));
+    r => savepointResult(r, ''));
 }
 
 async function stopJob(job) {
@@ -493,7 +497,7 @@ async function stopJob(job) {
   if (!ok) return;
   await runAction(job.id, 'Stopping with a savepoint…',
     () => postJSON(jobUrl(job.id) + '/stop', {}),
-    r => savepointResult(r.path, 'Job stopped. '));
+    r => savepointResult(r, 'Job stopped. '));
 }
 
 async function cancelJob(job) {
@@ -507,7 +511,7 @@ async function cancelJob(job) {
     r => [
       h('div', {}, r.state === 'CANCELED' || !r.state ? 'Job canceled.' : `Job is ${r.state}.`),
       r.warning && h('div', { class: 'warning-text' }, withCode(r.warning)),
-      r.resumeFrom && h('div', { class: 'restore-hint' }, 'Restore with ', pathCode(runLine(r.resumeFrom), 'run-line')),
+      r.resumeFrom && h('div', { class: 'restore-hint' }, 'Restore with ', pathCode(runLine(r.resumeFrom, r.restoreCommand), 'run-line')),
     ],
     r => r.warning ? 'warn' : 'ok');
 }
@@ -678,7 +682,7 @@ function operatorsTab(job) {
     h('td', { class: 'inputs' }, (op.inputs || []).map(i =>
       h('span', { class: 'input' }, i.sideOutput ? `${i.uid}.${i.sideOutput}` : i.uid,
         i.partitioning ? h('small', {}, ` (${i.partitioning})`) : null)))));
-  const cpOff = isZeroDuration((job.checkpointing || {}).interval) && !(c && c.triggered);
+  const cpOff = isZeroDuration((job.checkpointing || {}).intervalMs) && !(c && c.triggered);
   return h('div', { class: 'tab-body' },
     cpOff ? h('p', { class: 'summary-line' }, 'Periodic checkpointing is off for this job.')
       : c && h('p', { class: 'summary-line' },
@@ -790,10 +794,10 @@ function cpSummary(s, completed) {
 }
 
 const RESTART_FIELDS = [
-  ['attempts', 'Attempts'], ['delay', 'Delay', fmtGoDuration], ['initialBackoff', 'Initial backoff', fmtGoDuration],
-  ['maxBackoff', 'Max backoff', fmtGoDuration], ['multiplier', 'Multiplier'], ['jitter', 'Jitter'],
-  ['resetThreshold', 'Reset threshold', fmtGoDuration], ['maxFailures', 'Max failures'],
-  ['interval', 'Failure-rate interval', fmtGoDuration],
+  ['attempts', 'Attempts'], ['delayMs', 'Delay', fmtMsDuration], ['initialBackoffMs', 'Initial backoff', fmtMsDuration],
+  ['maxBackoffMs', 'Max backoff', fmtMsDuration], ['multiplier', 'Multiplier'], ['jitter', 'Jitter'],
+  ['resetThresholdMs', 'Reset threshold', fmtMsDuration], ['maxFailures', 'Max failures'],
+  ['intervalMs', 'Failure-rate interval', fmtMsDuration],
 ];
 
 function cpConfig(job) {
@@ -807,10 +811,10 @@ function cpConfig(job) {
   return h('div', { id: 'cp-config' },
     h('h3', {}, 'Checkpointing'),
     h('table', { class: 'kv', 'data-section': 'checkpointing' }, h('tbody', {},
-      kv('interval', 'Interval', isZeroDuration(c.interval) ? 'off (no periodic checkpoints)' : fmtGoDuration(c.interval)),
+      kv('interval', 'Interval', isZeroDuration(c.intervalMs) ? 'off (no periodic checkpoints)' : fmtMsDuration(c.intervalMs)),
       kv('mode', 'Mode', c.mode || DASH),
-      kv('timeout', 'Timeout', fmtGoDuration(c.timeout)),
-      kv('minPause', 'Min pause', fmtGoDuration(c.minPause)),
+      kv('timeout', 'Timeout', fmtMsDuration(c.timeoutMs)),
+      kv('minPause', 'Min pause', fmtMsDuration(c.minPauseMs)),
       kv('maxConcurrent', 'Max concurrent', c.maxConcurrent ?? DASH),
       kv('tolerableFailures', 'Tolerable failures', c.tolerableFailures ?? DASH),
       kv('externalized', 'Externalized', c.externalized || DASH),
@@ -827,8 +831,8 @@ function completeBadge(e) {
     : h('span', { class: 'bad' }, 'problem', e.problem && h('span', { class: 'problem' }, ': ' + e.problem));
 }
 
-function runLineWithCopy(path) {
-  const line = runLine(path);
+function runLineWithCopy(path, command) {
+  const line = runLine(path, command);
   return h('span', { class: 'run' }, pathCode(line, 'run-line'), ' ', copyButton(line));
 }
 
@@ -840,7 +844,7 @@ function disposeLineWithCopy(path) {
 }
 
 function savepointActions(e) {
-  if (e.jobId) return [h('td', {}, link(inspectHref(e.path), 'inspect', 'inspect-link')), h('td', { class: 'restore' }, runLineWithCopy(e.path))];
+  if (e.jobId) return [h('td', {}, link(inspectHref(e.path), 'inspect', 'inspect-link')), h('td', { class: 'restore' }, runLineWithCopy(e.path, e.restoreCommand))];
   if (e.problem === 'in progress') return [h('td', {}, DASH), h('td', {}, DASH)];
   return [h('td', {}, DASH), h('td', { class: 'restore' }, disposeLineWithCopy(e.path))];
 }
@@ -892,7 +896,7 @@ const inspectView = {
         ['Max parallelism', d.maxParallelism],
         ['Status', completeBadge(d)],
         d.specFingerprint && ['Spec fingerprint', code(d.specFingerprint)],
-        ['Restore', runLineWithCopy(d.path)],
+        ['Restore', runLineWithCopy(d.path, d.restoreCommand)],
       ]),
       h('h3', {}, 'Operator state'),
       table({ id: 'inspect-operators', class: 'grid' }, ['UID', 'Type', 'Parallelism ', 'Bytes ', 'Keys '],
