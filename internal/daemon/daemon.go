@@ -44,6 +44,9 @@ type Options struct {
 	RestoreOnStart bool
 	// Registry holds the operator types jobs may use.
 	Registry *runtime.Registry
+	// noSampler turns the sampler off (a benchmark's baseline): no rates,
+	// shares of time, history or checkpoint events.
+	noSampler bool
 }
 
 // Daemon runs jobs and serves the control API.
@@ -58,10 +61,12 @@ type Daemon struct {
 	stdout         *lockedWriter
 	reg            *registry
 	token          string
-	rates          *rateMeter
 	catalog        savepointCatalog
 	// sessions are the dashboard's browser logins.
 	sessions *dashboard.Sessions
+	// samplerStop and samplerDone stop and wait for the sampler
+	// (sampler.go).
+	samplerStop, samplerDone chan struct{}
 
 	lock      *os.File
 	listeners []net.Listener
@@ -100,8 +105,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		return nil, errors.New("daemon: no operator registry (bug)")
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, types: o.Registry, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
-		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{},
-		rates: newRateMeter(nil)}
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{}}
 	defer func() {
 		if err != nil {
 			d.closeListeners()
@@ -131,7 +135,11 @@ func Start(o Options) (_ *Daemon, err error) {
 		_ = os.WriteFile(filepath.Join(cfg.Home, "rest.address"), []byte(addr+"\n"), 0o600)
 	}
 	d.recover()
+	if !o.noSampler {
+		d.startSampler()
+	}
 	if err := d.serve(); err != nil {
+		d.stopSampler()
 		return nil, err
 	}
 	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", d.RestAddr()).
@@ -270,6 +278,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		_ = s.Shutdown(ctx)
 	}
 	d.closeListeners()
+	d.stopSampler()
 	d.mu.Lock()
 	var active []*entry
 	for _, e := range d.jobs {

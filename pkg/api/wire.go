@@ -276,6 +276,9 @@ type JobSummary struct {
 	// LastCheckpoint is the newest completed checkpoint, if any.
 	LastCheckpoint    *CheckpointInfo `json:"lastCheckpoint,omitempty"`
 	FailedCheckpoints int             `json:"failedCheckpoints"`
+	// Sparkline is RecordsInPerSec over the last 5 minutes, one point per
+	// 5 s, oldest first (fewer points for a younger job).
+	Sparkline []float64 `json:"sparkline"`
 }
 
 // Attention is one item of the overview's "needs attention" list.
