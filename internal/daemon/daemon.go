@@ -149,7 +149,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		d.log.Info().Str("url", "http://"+dashboardHost(addr)+"/").
 			Msg("dashboard: open the url to watch jobs; `flinkgo ui` gives a one-time login link that enables its buttons")
 		if !isLoopbackAddr(addr) {
-			d.log.Warn().Str("rest", addr).Msg("rest.address is not a loopback address: anyone who reaches it can read jobs, specs and savepoint listings (changes still need the token or a dashboard login)")
+			d.log.Warn().Str("rest", addr).Msg("rest.address is not a loopback address: anyone who reaches it can read jobs, specs, print output and savepoint listings (changes still need the token or a dashboard login)")
 		}
 	}
 	return d, nil
