@@ -45,18 +45,7 @@ func eval[T any](b *browser, expr string) T {
 // $FLINKGO_SCREENSHOTS when set.
 func (b *browser) shotOf(name, sel string) {
 	b.t.Helper()
-	dir := os.Getenv("FLINKGO_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
-	require.NoError(b.t, err)
-	require.NoError(b.t, os.MkdirAll(dir, 0o755))
-	path := filepath.Join(dir, name+".png")
-	require.NoError(b.t, os.WriteFile(path, png, 0o644))
-	b.t.Logf("screenshot of %s: %s", sel, path)
+	b.saveShot(name, sel, chromedp.Screenshot(chromedp.CSS(sel)))
 }
 
 // The job page draws the job graph (one node per operator, one edge per

@@ -10,24 +10,16 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/flinkgo/flinkgo/internal/config"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 )
-
-// cpuTime is the CPU time the process used so far: on a shared machine
-// the wall clock measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 const benchRecords = 6_000_000
 
@@ -126,9 +118,9 @@ func watchCosts(b *testing.B, d *Daemon) (sample, refresh time.Duration) {
 }
 
 func measureCPU(fn func()) time.Duration {
-	start := cpuTime()
+	start := runtimetest.CPUTime()
 	fn()
-	return cpuTime() - start
+	return runtimetest.CPUTime() - start
 }
 
 // runBenchJob runs benchJob to the end and returns the CPU ns per record;
@@ -139,7 +131,7 @@ func runBenchJob(b *testing.B, d *Daemon, watched bool) float64 {
 		defer d.stopSampler()
 	}
 	goruntime.GC()
-	start, wall := cpuTime(), time.Now()
+	start, wall := runtimetest.CPUTime(), time.Now()
 	resp, err := d.Submit(api.SubmitRequest{Spec: benchJob, File: "bench.yaml"})
 	if err != nil {
 		b.Fatal(err)
@@ -168,7 +160,7 @@ func runBenchJob(b *testing.B, d *Daemon, watched bool) float64 {
 	}
 	close(stop)
 	wg.Wait()
-	cpu := cpuTime() - start
+	cpu := runtimetest.CPUTime() - start
 	cpuPerWall = append(cpuPerWall, cpu.Seconds()/time.Since(wall).Seconds())
 	medianCPUPerWall = median(cpuPerWall)
 	return float64(cpu) / benchRecords

@@ -111,11 +111,8 @@ func (o *jobOut) ReadFrom(pos int64) (outputRead, error) {
 // and returns them with the bytes they took. A line longer than
 // outputReadMax is returned cut, so reading goes on past it.
 func readLines(path string, off, size int64, max int) ([]string, int64, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
+	f, err := openOutput(path)
+	if f == nil {
 		return nil, 0, err
 	}
 	defer f.Close()
@@ -153,11 +150,8 @@ func readLines(path string, off, size int64, max int) ([]string, int64, error) {
 // and the offset after the last of them, reading backwards at most about
 // outputReadMax bytes.
 func tailFile(path string, size int64, n int) ([]string, int64, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
+	f, err := openOutput(path)
+	if f == nil {
 		return nil, 0, err
 	}
 	defer f.Close()
@@ -195,6 +189,16 @@ func tailFile(path string, size int64, n int) ([]string, int64, error) {
 		lines[i] = cutLine(p)
 	}
 	return lines, end, nil
+}
+
+// openOutput opens an output file for reading; a missing one is no output
+// (nil file, nil error).
+func openOutput(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return f, err
 }
 
 // cutLine makes a line of output a string of at most outputLineMax bytes,

@@ -2,18 +2,11 @@ package engine_test
 
 import (
 	goruntime "runtime"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the CPU time the process used so far (user + system): on a
-// shared, loaded machine the wall clock measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+)
 
 // BenchmarkHopsCPU is BenchmarkHops in CPU time: datagen → discard against
 // datagen → 3 × pass-through → discard on one core, five interleaved
@@ -27,9 +20,9 @@ func BenchmarkHopsCPU(b *testing.B) {
 	var hops, bases []float64
 	cpu := func(ops []string) time.Duration {
 		goruntime.GC()
-		start := cpuTime()
+		start := runtimetest.CPUTime()
 		runChain(b, n, ops, "raw")
-		return cpuTime() - start
+		return runtimetest.CPUTime() - start
 	}
 	for i := 0; i < b.N; i++ {
 		for p := 0; p < pairs; p++ {
