@@ -95,7 +95,8 @@ operators:
 	for _, op := range info.Operators {
 		for _, s := range op.Subtasks {
 			sum := s.AccumulatedBusyTimeMs + s.AccumulatedBackPressuredTimeMs + s.AccumulatedIdleTimeMs
-			require.GreaterOrEqual(t, sum, passed-5, "%s[%d]: %+v", op.UID, s.Index, s)
+			// less a poll in progress (counted once it returns) and rounding
+			require.GreaterOrEqual(t, sum, passed-60, "%s[%d]: %+v", op.UID, s.Index, s)
 		}
 	}
 }
