@@ -21,7 +21,7 @@ const graphSpec = `
 name: clicks-graph
 checkpointing: {interval: 500ms}
 operators:
-  - {uid: clicks, type: datagen, parallelism: 2}
+  - {uid: clicks, type: datagen, parallelism: 2, eventTime: {maxOutOfOrderness: 1s}}
   - {uid: by-user, type: keyBy, from: [clicks], expr: "idx %% 13"}
   - {uid: counts, type: count, from: [by-user], parallelism: 2}
   - {uid: show, type: print, from: [counts]}
@@ -109,6 +109,7 @@ func TestDashboardGraphChartsAndOutput(t *testing.T) {
 		require.Equal(t, len(info.Operators), eval[int](b, `document.querySelectorAll('`+chart+` polyline').length`), "%s: a line per operator", chart)
 	}
 	b.waitTrue("checkpoints charted", `+document.querySelector('#chart-cp-duration svg')?.dataset.points > 0`)
+	b.waitTrue("the watermark lag charted", `+document.querySelector('#chart-wm-lag svg')?.dataset.points > 0`)
 
 	// The output pane shows what the print sink wrote.
 	b.waitTrue("the output pane", `(document.querySelector('#output')?.tagName || '') === 'PRE'`)
@@ -137,6 +138,7 @@ func TestDashboardGraphChartsAndOutput(t *testing.T) {
 	b.waitTrue("the node selected", `document.querySelector('#job-graph .node[data-uid="counts"]').classList.contains('selected')`)
 	b.waitTrue("subtask figures", `[...document.querySelectorAll('#subtasks tr[data-subtask] td.times')].every(td => /\d+% · \d+% · \d+%/.test(td.textContent))`)
 	b.waitTrue("subtask records", `[...document.querySelectorAll('#subtasks tr[data-subtask]')].every(r => r.children[1].textContent !== '0')`)
+	b.waitTrue("subtask watermarks", `[...document.querySelectorAll('#subtasks tr[data-subtask] td.watermark')].every(td => /^\d{4}-\d\d-\d\d /.test(td.textContent))`)
 	b.shotOf("job-subtasks", "#subtasks")
 	b.do("click another node", chromedp.Click(chromedp.CSS(`#job-graph .node[data-uid="clicks"]`)))
 	b.waitTrue("its subtasks instead", `document.querySelectorAll('#subtasks[data-uid="clicks"] tr[data-subtask]').length === 2`)
