@@ -12,8 +12,9 @@ import (
 // a new one).
 const eventsKept = 256
 
-// eventLog is a ring of a job's latest events, numbered from 1. Not safe
-// for concurrent use.
+// eventLog is a ring of a job's latest events, numbered from 1, that grows
+// to eventsKept (a short job's few events take little). Not safe for
+// concurrent use.
 type eventLog struct {
 	next    int64 // the Seq of the next event
 	head, n int
@@ -21,17 +22,18 @@ type eventLog struct {
 }
 
 func (l *eventLog) add(at time.Time, kind, severity, msg string) {
-	if l.ring == nil {
-		l.ring, l.next = make([]api.JobEvent, eventsKept), 1
+	if l.next == 0 {
+		l.next = 1
 	}
-	i := (l.head + l.n) % eventsKept
-	if l.n == eventsKept {
-		l.head = (l.head + 1) % eventsKept
-	} else {
-		l.n++
-	}
-	l.ring[i] = api.JobEvent{Seq: l.next, Time: at, Kind: kind, Severity: severity, Message: msg}
+	ev := api.JobEvent{Seq: l.next, Time: at, Kind: kind, Severity: severity, Message: msg}
 	l.next++
+	if len(l.ring) < eventsKept {
+		l.ring = append(l.ring, ev)
+		l.n++
+		return
+	}
+	l.ring[l.head] = ev
+	l.head = (l.head + 1) % eventsKept
 }
 
 // after returns the events with Seq > seq (at most limit, the oldest
@@ -39,7 +41,7 @@ func (l *eventLog) add(at time.Time, kind, severity, msg string) {
 func (l *eventLog) after(seq int64, limit int) ([]api.JobEvent, int64) {
 	out := []api.JobEvent{}
 	for k := 0; k < l.n; k++ {
-		if ev := l.ring[(l.head+k)%eventsKept]; ev.Seq > seq {
+		if ev := l.ring[(l.head+k)%len(l.ring)]; ev.Seq > seq {
 			out = append(out, ev)
 		}
 	}
