@@ -85,10 +85,14 @@ func ratesBetween(prev, cur counters) rates {
 func perSec(d int64, dt float64) float64 { return max(0, float64(d)/dt) }
 
 // shares turns the growth of a subtask's busy, backpressured and idle time
-// into ms per second; they add up to 1000 (up to rounding).
+// into ms per second; they add up to 1000 (up to rounding). A figure that
+// went down counts as no growth: by a moment, when time moved between two
+// of them as a wait began or ended; by everything, when a restart began
+// the subtask anew (then all three did, and there is no share).
 func shares(busy, bp, idle int64) (int64, int64, int64) {
+	busy, bp, idle = max(busy, 0), max(bp, 0), max(idle, 0)
 	total := busy + bp + idle
-	if busy < 0 || bp < 0 || idle < 0 || total <= 0 {
+	if total <= 0 {
 		return 0, 0, 0
 	}
 	per := func(x int64) int64 { return int64(math.Round(float64(x) * 1000 / float64(total))) }

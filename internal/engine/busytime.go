@@ -42,13 +42,14 @@ const (
 
 // taskTimes is one subtask's time accounting. Only the subtask's goroutine
 // begins and ends its waits (Push runs on the producer's, Next on the
-// consumer's); any goroutine may read. A sequence counter, odd while end
-// runs, keeps a reading from counting one wait twice, as a total and as
-// the wait in progress. The methods accept nil (a gate built without
+// consumer's), so the totals need no read-modify-write; any goroutine may
+// read. end clears the wait in progress before it adds the wait to its
+// total, and a reader that finds the waits in progress changed across its
+// reading of the totals reads again: it never counts one wait twice, as a
+// total and as in progress. The methods accept nil (a gate built without
 // accounting, in tests).
 type taskTimes struct {
-	started int64 // monoNow when the subtask's goroutine was started
-	seq     atomic.Uint64
+	started int64           // monoNow when the subtask's goroutine was started
 	idle    atomic.Int64    // ns in finished waits for input
 	bp      atomic.Int64    // ns in finished waits for output
 	since   [3]atomic.Int64 // by waitKind: monoNow at the start of the wait in progress; 0: none
@@ -71,37 +72,41 @@ func (m *taskTimes) end(k waitKind, start int64, found bool) {
 		return
 	}
 	d := monoNow() - start
-	m.seq.Add(1)
+	m.since[k].Store(0)
 	switch {
 	case k == waitInput || k == waitPoll && !found:
-		m.idle.Add(d)
+		m.idle.Store(m.idle.Load() + d)
 	case k == waitOutput:
-		m.bp.Add(d)
+		m.bp.Store(m.bp.Load() + d)
 	}
-	m.since[k].Store(0)
-	m.seq.Add(1)
 }
 
 // spent returns the accumulated busy, backpressured and idle time up to
 // now, in ns: they add up to the time since the subtask started but a
-// poll in progress, and each only grows.
-func (m *taskTimes) spent(now int64) (busy, backPressured, idle int64) {
-	if m.started == 0 || now <= m.started {
+// poll in progress, and each only grows (but for the instant between the
+// clock read of begin or end and its publication, when time may move
+// between two of them). The clock is read after the figures, so no wait
+// that ended after it is in them.
+func (m *taskTimes) spent() (busy, backPressured, idle int64) {
+	if m.started == 0 {
 		return 0, 0, 0
 	}
 	var open [3]int64
+	var now int64
 	for {
-		s := m.seq.Load()
-		if s&1 == 0 {
-			idle, backPressured = m.idle.Load(), m.bp.Load()
-			for k := range open {
-				open[k] = m.since[k].Load()
-			}
-			if m.seq.Load() == s {
-				break
-			}
+		for k := range open {
+			open[k] = m.since[k].Load()
 		}
-		goruntime.Gosched() // end is a few instructions from done
+		idle, backPressured = m.idle.Load(), m.bp.Load()
+		same := true
+		for k := range open {
+			same = same && m.since[k].Load() == open[k]
+		}
+		if same {
+			now = monoNow()
+			break
+		}
+		goruntime.Gosched() // a wait ended or began meanwhile
 	}
 	for k, since := range open {
 		if since == 0 || since >= now {

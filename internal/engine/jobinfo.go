@@ -274,10 +274,10 @@ func (e *execution) totals() figures {
 	for i := range f.inWM {
 		f.inWM[i], f.outWM[i] = runtime.MaxWatermark, runtime.MaxWatermark
 	}
-	now, wall := monoNow(), time.Now()
+	wall := time.Now()
 	for _, t := range e.tasks {
 		i := t.v.Index
-		f.subtasks[i] = append(f.subtasks[i], t.info(now, wall))
+		f.subtasks[i] = append(f.subtasks[i], t.info(wall))
 		f.inWM[i] = min(f.inWM[i], t.clock.inWM.Load())
 		f.outWM[i] = min(f.outWM[i], t.clock.outWM.Load())
 		for _, p := range t.gauges.Problems() {

@@ -7,10 +7,10 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
-// info returns the subtask's figures; now is monoNow, wall the same instant
-// on the wall clock (for the watermark lag).
-func (t *subtask) info(now int64, wall time.Time) api.SubtaskInfo {
-	busy, bp, idle := t.times.spent(now)
+// info returns the subtask's figures; wall is the time the watermark lag is
+// measured against.
+func (t *subtask) info(wall time.Time) api.SubtaskInfo {
+	busy, bp, idle := t.times.spent()
 	si := api.SubtaskInfo{Index: t.index, RecordsIn: t.recordsIn.Load(), RecordsOut: t.recordsOut.Load(),
 		AccumulatedBusyTimeMs: busy / 1e6, AccumulatedBackPressuredTimeMs: bp / 1e6, AccumulatedIdleTimeMs: idle / 1e6}
 	si.InputWatermark, si.OutputWatermark, si.WatermarkLagMs = watermarkFigures(t.clock.inWM.Load(), t.clock.outWM.Load(), wall)
