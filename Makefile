@@ -48,6 +48,7 @@ test-short:
 # Every figure the issues ask for, each against a baseline of the same run.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/engine/
+	$(GO) test -run '^$$' -bench DashboardCost -benchtime 1x ./internal/daemon/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./pkg/runtime/window/
 	$(GO) test -run '^$$' -bench EventsVsJSON -benchtime 1x ./pkg/connectors/datagen/
 	$(GO) test -count=1 -v -run 'TestThroughputReport|TestCommitCostReport' ./pkg/connectors/file/ | grep -v '^=== RUN'

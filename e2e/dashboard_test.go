@@ -144,18 +144,25 @@ func (b *browser) failShot(what string) {
 // screenshot saves the page as name.png under $FLINKGO_SCREENSHOTS when set.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
+	b.saveShot(name, "the "+name+" page", chromedp.FullScreenshot(100))
+}
+
+// saveShot saves what shot takes as name.png under $FLINKGO_SCREENSHOTS
+// when set.
+func (b *browser) saveShot(name, what string, shot chromedp.Action[[]byte]) {
+	b.t.Helper()
 	dir := os.Getenv("FLINKGO_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, shot)
 	require.NoError(b.t, err)
 	require.NoError(b.t, os.MkdirAll(dir, 0o755))
 	path := filepath.Join(dir, name+".png")
 	require.NoError(b.t, os.WriteFile(path, png, 0o644))
-	b.t.Logf("screenshot of the %s page: %s", name, path)
+	b.t.Logf("screenshot of %s: %s", what, path)
 }
 
 // waitTrue polls a JavaScript expression until it is true.

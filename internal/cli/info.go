@@ -79,7 +79,7 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 	for _, op := range info.Operators {
 		eventTime = eventTime || op.InputWatermark != nil || op.OutputWatermark != nil
 	}
-	header := "OPERATOR\tTYPE\tPARALLELISM\tRECORDS IN\tRECORDS OUT"
+	header := "OPERATOR\tTYPE\tPARALLELISM\tRECORDS IN\tRECORDS OUT\tBUSY\tBACKPRESSURED\tIDLE"
 	if eventTime {
 		header += "\tWATERMARK IN\tWATERMARK OUT\tLAG"
 	}
@@ -89,7 +89,8 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 		for _, k := range api.SortedKeys(op.Metrics) {
 			metrics += fmt.Sprintf("%s=%d ", k, op.Metrics[k])
 		}
-		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d", op.UID, op.Type, op.Parallelism, op.RecordsIn, op.RecordsOut)
+		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s", op.UID, op.Type, op.Parallelism, op.RecordsIn, op.RecordsOut,
+			share(info, op.BusyTimeMsPerSecond), share(info, op.BackPressuredTimeMsPerSecond), share(info, op.IdleTimeMsPerSecond))
 		if eventTime {
 			lag := "-"
 			if op.WatermarkLagMs != nil {
@@ -112,6 +113,15 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 			fmt.Fprintln(cmd.OutOrStdout())
 		}
 	}
+}
+
+// share shows a share of time (ms per second, the largest over the
+// operator's subtasks) as a percentage; "-" when the job is not running.
+func share(info *api.JobInfo, msPerSec int64) string {
+	if !info.State.Active() {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", (msPerSec+5)/10)
 }
 
 // lagText shows how far a watermark is behind the clock, to a readable

@@ -47,6 +47,9 @@ type Options struct {
 	Registry *runtime.Registry
 	// Storage adds to the s3.* configuration (tests inject faults).
 	Storage storage.Options
+	// noSampler turns the sampler off (a benchmark's baseline): no rates,
+	// shares of time, history or checkpoint events.
+	noSampler bool
 }
 
 // Daemon runs jobs and serves the control API.
@@ -61,10 +64,12 @@ type Daemon struct {
 	stdout         *lockedWriter
 	reg            *registry
 	token          string
-	rates          *rateMeter
 	catalog        savepointCatalog
 	// sessions are the dashboard's browser logins.
 	sessions *dashboard.Sessions
+	// samplerStop and samplerDone stop and wait for the sampler
+	// (sampler.go).
+	samplerStop, samplerDone chan struct{}
 
 	lock      *os.File
 	listeners []net.Listener
@@ -106,8 +111,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		return nil, errors.New("daemon: no operator registry (bug)")
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, types: o.Registry, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
-		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{},
-		rates: newRateMeter(nil)}
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{}}
 	defer func() {
 		if err != nil {
 			d.closeListeners()
@@ -137,7 +141,11 @@ func Start(o Options) (_ *Daemon, err error) {
 		_ = os.WriteFile(filepath.Join(cfg.Home, "rest.address"), []byte(addr+"\n"), 0o600)
 	}
 	d.recover()
+	if !o.noSampler {
+		d.startSampler()
+	}
 	if err := d.serve(); err != nil {
+		d.stopSampler()
 		return nil, err
 	}
 	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", d.RestAddr()).
@@ -147,7 +155,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		d.log.Info().Str("url", "http://"+dashboardHost(addr)+"/").
 			Msg("dashboard: open the url to watch jobs; `flinkgo ui` gives a one-time login link that enables its buttons")
 		if !isLoopbackAddr(addr) {
-			d.log.Warn().Str("rest", addr).Msg("rest.address is not a loopback address: anyone who reaches it can read jobs, specs and savepoint listings (changes still need the token or a dashboard login)")
+			d.log.Warn().Str("rest", addr).Msg("rest.address is not a loopback address: anyone who reaches it can read jobs, specs, print output and savepoint listings (changes still need the token or a dashboard login)")
 		}
 	}
 	return d, nil
@@ -276,6 +284,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		_ = s.Shutdown(ctx)
 	}
 	d.closeListeners()
+	d.stopSampler()
 	d.mu.Lock()
 	var active []*entry
 	for _, e := range d.jobs {

@@ -166,11 +166,12 @@ func TestDashboardPagesAndReadAPIs(t *testing.T) {
 	code, _, _ = x.do(http.MethodGet, "/assets/nope.js")
 	require.Equal(t, http.StatusNotFound, code)
 
-	// Rates need two samples a second apart.
+	// Rates need two of the daemon's samples, a second apart.
 	var ov api.Overview
-	x.getJSON("/v1/overview", &ov)
-	time.Sleep(1100 * time.Millisecond)
-	x.getJSON("/v1/overview", &ov)
+	require.Eventually(t, func() bool {
+		x.getJSON("/v1/overview", &ov)
+		return len(ov.Jobs) == 1 && ov.Jobs[0].RecordsInPerSec > 0
+	}, 10*time.Second, 50*time.Millisecond)
 	require.Len(t, ov.Jobs, 1)
 	j := ov.Jobs[0]
 	require.Equal(t, id, j.ID)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,20 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 	mux.Handle("GET /v1/savepoints", long(d.wrap(func(*http.Request) (any, error) { return d.Savepoints(), nil })))
 	mux.Handle("GET /v1/savepoints/inspect", long(d.wrap(func(r *http.Request) (any, error) { return d.Inspect(r.URL.Query().Get("path")) })))
 	mux.Handle("GET /v1/jobs/{id}/checkpoints", d.wrap(func(r *http.Request) (any, error) { return d.Checkpoints(r.PathValue("id")) }))
+	mux.Handle("GET /v1/jobs/{id}/history", d.wrap(func(r *http.Request) (any, error) {
+		since, err := queryInt(r, "since", 0)
+		if err != nil {
+			return nil, err
+		}
+		return d.History(r.PathValue("id"), since)
+	}))
+	mux.Handle("GET /v1/jobs/{id}/logs", d.wrap(func(r *http.Request) (any, error) {
+		req, err := logsRequest(r)
+		if err != nil {
+			return nil, err
+		}
+		return d.Logs(r.PathValue("id"), req)
+	}))
 	mux.Handle("POST /v1/jobs/{id}/cancel", long(d.wrap(func(r *http.Request) (any, error) { return d.Cancel(r.PathValue("id")) })))
 	mux.Handle("POST /v1/jobs/{id}/savepoints", long(d.wrap(func(r *http.Request) (any, error) {
 		var req api.SavepointRequest
@@ -161,6 +176,42 @@ func long(h http.Handler) http.Handler {
 func refuse(w http.ResponseWriter, e *api.Error) {
 	w.Header().Set("Connection", "close")
 	writeError(w, e)
+}
+
+// queryInt reads an integer query parameter (def when absent).
+func queryInt(r *http.Request, name string, def int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, api.Errorf(api.CodeUsage, "query parameter %s must be a non-negative integer, got %q", name, v)
+	}
+	return n, nil
+}
+
+// logsRequest reads ?lines=N and, to follow, &output=POS&events=SEQ.
+func logsRequest(r *http.Request) (api.LogsQuery, error) {
+	var req api.LogsQuery
+	lines, err := queryInt(r, "lines", 0)
+	if err != nil {
+		return req, err
+	}
+	req.Lines = int(min(lines, logsTailMax))
+	q := r.URL.Query()
+	if !q.Has("output") && !q.Has("events") {
+		return req, nil
+	}
+	var from api.LogsPosition
+	if from.Output, err = queryInt(r, "output", 0); err != nil {
+		return req, err
+	}
+	if from.Events, err = queryInt(r, "events", 0); err != nil {
+		return req, err
+	}
+	req.From = &from
+	return req, nil
 }
 
 func limitBody(next http.Handler) http.Handler {

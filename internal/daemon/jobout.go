@@ -18,11 +18,16 @@ type jobOut struct {
 	max  int64
 	f    *os.File
 	size int64
+	// start and prevStart are the stream positions of the first bytes of
+	// job.out and job.out.1 (-1: not rotated by this daemon), for reading
+	// back (joboutread.go).
+	start, prevStart int64
+	readOnly         bool // outputOf: nothing writes it here
 }
 
 // openJobOut opens (appending) or creates path; max 0 means no cap.
 func openJobOut(path string, max int64) (*jobOut, error) {
-	o := &jobOut{path: path, max: max}
+	o := &jobOut{path: path, max: max, prevStart: -1}
 	if err := o.open(); err != nil {
 		return nil, err
 	}
@@ -68,6 +73,7 @@ func (o *jobOut) rotate() error {
 	if err := os.Rename(o.path, o.path+".1"); err != nil {
 		return err
 	}
+	o.prevStart, o.start = o.start, o.start+o.size
 	return o.open()
 }
 

@@ -23,9 +23,11 @@ type entry struct {
 	mu  sync.Mutex // guards rec and out
 	rec Record
 	job *engine.Job
-	out *jobOut // the job's .out file (print sink)
+	out *jobOut // the job's .out file (print sink); kept once closed, for reading
 	// storage counts the job's object storage requests in this daemon.
 	storage vfs.Meter
+	// live is what the daemon samples of the running job (live.go).
+	live jobLive
 }
 
 func (e *entry) closeOut() {
@@ -33,7 +35,6 @@ func (e *entry) closeOut() {
 	defer e.mu.Unlock()
 	if e.out != nil {
 		_ = e.out.Close()
-		e.out = nil
 	}
 }
 
@@ -194,9 +195,11 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	out, err := openJobOut(filepath.Join(d.reg.jobDir(e.rec.ID), "job.out"), d.cfg.JobOutMaxSize)
 	if err != nil {
 		d.log.Warn().Err(err).Msg("cannot open the job's .out file; print output goes to stdout only")
-	} else {
-		e.out = out
+		out = nil
 	}
+	e.mu.Lock()
+	e.out = out
+	e.mu.Unlock()
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
 	o.Env = &engine.Env{FS: vfs.Metered(d.fs, &e.storage, time.Time{}), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
 	if e.out != nil {
@@ -226,7 +229,8 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 // logged: the recovery facts it writes are those already recorded (record
 // is the write commits wait for).
 func (d *Daemon) persist(e *entry, j *engine.Job) {
-	info, rec := j.Info(), j.Recovery()
+	info, rec := recorded(j.Info()), j.Recovery()
+	e.live.observeState(&info, time.Now())
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.State = info.State
@@ -241,7 +245,7 @@ func (d *Daemon) persist(e *entry, j *engine.Job) {
 // before the snapshot commits (JobOptions.OnRecord); an error fails the
 // snapshot and leaves the entry as it was.
 func (d *Daemon) record(e *entry, j *engine.Job, r engine.Recovery) error {
-	info := j.Info()
+	info := recorded(j.Info())
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	next := e.rec

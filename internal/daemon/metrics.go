@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -27,11 +29,23 @@ var (
 	descInputWM     = prometheus.NewDesc("flinkgo_operator_current_input_watermark", "The minimum input watermark over the operator's subtasks, ms since the epoch (Flink currentInputWatermark).", opLabels, nil)
 	descOutputWM    = prometheus.NewDesc("flinkgo_operator_current_output_watermark", "The minimum output watermark over the operator's subtasks, ms since the epoch (Flink currentOutputWatermark).", opLabels, nil)
 	descWMLag       = prometheus.NewDesc("flinkgo_operator_watermark_lag_milliseconds", "How far the operator's output watermark is behind the wall clock.", opLabels, nil)
+
+	// Where the time goes, per operator (the largest over its subtasks,
+	// as Flink's job graph shows it) and per subtask (Flink's task metrics).
+	taskLabels    = append(append([]string{}, opLabels...), "subtask")
+	descOpBusy    = prometheus.NewDesc("flinkgo_operator_busy_time_ms_per_second", "The largest busyTimeMsPerSecond over the operator's subtasks.", opLabels, nil)
+	descOpBP      = prometheus.NewDesc("flinkgo_operator_back_pressured_time_ms_per_second", "The largest backPressuredTimeMsPerSecond over the operator's subtasks: time waiting for room in a full output channel.", opLabels, nil)
+	descOpIdle    = prometheus.NewDesc("flinkgo_operator_idle_time_ms_per_second", "The largest idleTimeMsPerSecond over the operator's subtasks: time waiting for input.", opLabels, nil)
+	descTaskBusy  = prometheus.NewDesc("flinkgo_task_busy_time_ms_per_second", "Time the subtask was busy over the last second (Flink busyTimeMsPerSecond).", taskLabels, nil)
+	descTaskBP    = prometheus.NewDesc("flinkgo_task_back_pressured_time_ms_per_second", "Time the subtask waited for room in a full output channel over the last second (Flink backPressuredTimeMsPerSecond).", taskLabels, nil)
+	descTaskIdle  = prometheus.NewDesc("flinkgo_task_idle_time_ms_per_second", "Time the subtask waited for input over the last second (Flink idleTimeMsPerSecond).", taskLabels, nil)
+	descTaskAccum = prometheus.NewDesc("flinkgo_task_accumulated_time_ms_total", "Time since the subtask started, by what it did: busy, backpressured or idle (Flink accumulateBusyTimeMs, ...).", append(append([]string{}, taskLabels...), "time"), nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descRestarts, descCompleted, descFailed, descInProgress,
-		descLastDur, descLastSize, descRecordsIn, descRecordsOut, descOperatorGau, descInputWM, descOutputWM, descWMLag} {
+		descLastDur, descLastSize, descRecordsIn, descRecordsOut, descOperatorGau, descInputWM, descOutputWM, descWMLag,
+		descOpBusy, descOpBP, descOpIdle, descTaskBusy, descTaskBP, descTaskIdle, descTaskAccum} {
 		ch <- d
 	}
 	for _, d := range storageDescs {
@@ -70,6 +84,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			for name, v := range op.Metrics {
 				ch <- prometheus.MustNewConstMetric(descOperatorGau, prometheus.GaugeValue, float64(v), append(append([]string{}, ol...), name)...)
 			}
+			if info.State.Active() {
+				collectTimes(ch, op, ol)
+			}
 		}
 	}
 }
@@ -79,7 +96,26 @@ func (d *Daemon) allInfo() []api.JobInfo {
 	entries := d.entries()
 	out := make([]api.JobInfo, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, e.info())
+		out = append(out, d.liveInfo(e))
 	}
 	return out
+}
+
+// collectTimes exports where an operator's subtasks spend their time.
+func collectTimes(ch chan<- prometheus.Metric, op api.OperatorInfo, ol []string) {
+	gauge := func(d *prometheus.Desc, v int64, labels []string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	gauge(descOpBusy, op.BusyTimeMsPerSecond, ol)
+	gauge(descOpBP, op.BackPressuredTimeMsPerSecond, ol)
+	gauge(descOpIdle, op.IdleTimeMsPerSecond, ol)
+	for _, s := range op.Subtasks {
+		tl := append(append([]string{}, ol...), strconv.Itoa(s.Index))
+		gauge(descTaskBusy, s.BusyTimeMsPerSecond, tl)
+		gauge(descTaskBP, s.BackPressuredTimeMsPerSecond, tl)
+		gauge(descTaskIdle, s.IdleTimeMsPerSecond, tl)
+		for kind, v := range map[string]int64{"busy": s.AccumulatedBusyTimeMs, "backpressured": s.AccumulatedBackPressuredTimeMs, "idle": s.AccumulatedIdleTimeMs} {
+			ch <- prometheus.MustNewConstMetric(descTaskAccum, prometheus.CounterValue, float64(v), append(append([]string{}, tl...), kind)...)
+		}
+	}
 }

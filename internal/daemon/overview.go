@@ -8,10 +8,11 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// liveInfo is a job's info with operator rates filled in.
+// liveInfo is a job's info with the rates and shares of time of the last
+// sample filled in.
 func (d *Daemon) liveInfo(e *entry) api.JobInfo {
 	info := e.info()
-	d.rates.apply(&info)
+	e.live.apply(&info)
 	return info
 }
 
@@ -26,7 +27,9 @@ func (d *Daemon) Overview() *api.Overview {
 		if e.job != nil {
 			cp = e.job.Checkpoints()
 		}
-		ov.Jobs = append(ov.Jobs, summarize(info, now))
+		s := summarize(info, now)
+		s.Sparkline = e.live.sparkline()
+		ov.Jobs = append(ov.Jobs, s)
 		ov.States[info.State]++
 		ov.Attention = append(ov.Attention, attention(info, cp)...)
 	}
@@ -52,22 +55,7 @@ func summarize(info api.JobInfo, now time.Time) api.JobSummary {
 	if info.Checkpoints != nil {
 		s.FailedCheckpoints = info.Checkpoints.Failed
 	}
-	// Records enter a job at its sources and leave it at its sinks: the
-	// operators no other operator reads from.
-	read := map[string]bool{}
-	for _, op := range info.Operators {
-		for _, in := range op.Inputs {
-			read[in.UID] = true
-		}
-	}
-	for _, op := range info.Operators {
-		if len(op.Inputs) == 0 {
-			s.RecordsInPerSec += op.RecordsOutPerSec
-		}
-		if !read[op.UID] {
-			s.RecordsOutPerSec += op.RecordsInPerSec
-		}
-	}
+	s.RecordsInPerSec, s.RecordsOutPerSec = jobRates(&info)
 	return s
 }
 

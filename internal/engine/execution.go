@@ -137,12 +137,14 @@ func (e *execution) wire(byVertex [][]*subtask) {
 	for _, t := range e.tasks {
 		t.out = newOutput(edges[t.id], e.done, &t.recordsOut)
 	}
+	e.wireTimes()
 }
 
 // start launches every subtask.
 func (e *execution) start() {
 	for _, t := range e.tasks {
 		e.wg.Add(1)
+		t.times.started = monoNow()
 		go t.run()
 	}
 }

@@ -27,6 +27,9 @@ type Gate struct {
 	waiting bool // the consumer is (about to be) parked on notify
 	notify  chan struct{}
 	cap     int
+
+	// consumer is charged as idle while Next waits (busytime.go).
+	consumer *taskTimes
 }
 
 type gateChannel struct {
@@ -35,6 +38,9 @@ type gateChannel struct {
 	blocked bool
 	space   chan struct{}
 	waiting bool // its producer is parked on space
+
+	// producer is charged as backpressured while Push waits (busytime.go).
+	producer *taskTimes
 }
 
 // NewGate returns a gate with channels inputs of capacity events each.
@@ -58,11 +64,14 @@ func (g *Gate) Push(ch int, ev Event, done <-chan struct{}) error {
 	for c.n == len(c.buf) {
 		c.waiting = true
 		g.mu.Unlock()
+		start := c.producer.begin(waitOutput)
 		select {
 		case <-c.space:
 		case <-done:
+			c.producer.end(waitOutput, start, false)
 			return ErrCanceled
 		}
+		c.producer.end(waitOutput, start, false)
 		g.mu.Lock()
 	}
 	c.buf[(c.head+c.n)%len(c.buf)] = ev
@@ -119,11 +128,14 @@ func (g *Gate) Next(done <-chan struct{}) (Item, error) {
 		}
 		g.waiting = true
 		g.mu.Unlock()
+		start := g.consumer.begin(waitInput)
 		select {
 		case <-g.notify:
 		case <-done:
+			g.consumer.end(waitInput, start, false)
 			return Item{}, ErrCanceled
 		}
+		g.consumer.end(waitInput, start, false)
 		g.mu.Lock()
 	}
 }
@@ -140,16 +152,20 @@ func (g *Gate) NextBefore(done <-chan struct{}, wake <-chan time.Time) (it Item,
 		}
 		g.waiting = true
 		g.mu.Unlock()
+		start := g.consumer.begin(waitInput)
 		select {
 		case <-g.notify:
 		case <-wake:
+			g.consumer.end(waitInput, start, false)
 			g.mu.Lock()
 			g.waiting = false
 			g.mu.Unlock()
 			return Item{}, false, nil
 		case <-done:
+			g.consumer.end(waitInput, start, false)
 			return Item{}, false, ErrCanceled
 		}
+		g.consumer.end(waitInput, start, false)
 		g.mu.Lock()
 	}
 }

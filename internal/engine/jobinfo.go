@@ -161,6 +161,7 @@ func (j *Job) Info() api.JobInfo {
 			if live.texts != nil {
 				oi.Texts = live.texts[i]
 			}
+			oi.Subtasks = live.subtasks[i]
 			for k, val := range live.values[i] {
 				if live.counters[k] {
 					m[k] += val // the total of earlier attempts plus this one
@@ -263,34 +264,27 @@ type figures struct {
 	inWM, outWM []int64
 	problems    [][]string
 	texts       []map[string][]string // by vertex, name, then subtask
+	subtasks    [][]api.SubtaskInfo
 }
 
 // watermarks fills the event-time figures of vertex i (none before its
 // first watermark).
 func (f *figures) watermarks(i int, oi *api.OperatorInfo) {
-	in, out := f.inWM[i], f.outWM[i]
-	if in != runtime.MinWatermark {
-		oi.InputWatermark = &in
-	}
-	if out != runtime.MinWatermark {
-		oi.OutputWatermark = &out
-		if out != runtime.MaxWatermark {
-			lag := max(time.Now().UnixMilli()-out, 0)
-			oi.WatermarkLagMs = &lag
-		}
-	}
+	oi.InputWatermark, oi.OutputWatermark, oi.WatermarkLagMs = watermarkFigures(f.inWM[i], f.outWM[i], time.Now())
 }
 
 // totals sums the records and gauges of an execution's subtasks by vertex.
 func (e *execution) totals() figures {
 	n := len(e.g.Vertices)
 	f := figures{in: make([]int64, n), out: make([]int64, n), values: make([]map[string]int64, n), counters: map[string]bool{},
-		inWM: make([]int64, n), outWM: make([]int64, n), problems: make([][]string, n)}
+		inWM: make([]int64, n), outWM: make([]int64, n), problems: make([][]string, n), subtasks: make([][]api.SubtaskInfo, n)}
 	for i := range f.inWM {
 		f.inWM[i], f.outWM[i] = runtime.MaxWatermark, runtime.MaxWatermark
 	}
+	wall := time.Now()
 	for _, t := range e.tasks {
 		i := t.v.Index
+		f.subtasks[i] = append(f.subtasks[i], t.info(wall))
 		f.inWM[i] = min(f.inWM[i], t.clock.inWM.Load())
 		f.outWM[i] = min(f.outWM[i], t.clock.outWM.Load())
 		for _, p := range t.gauges.Problems() {

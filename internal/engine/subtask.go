@@ -34,6 +34,7 @@ type subtask struct {
 	recordsOut atomic.Int64
 	gauges     runtime.Metrics
 	clock      clock
+	times      taskTimes // busy, backpressured, idle (busytime.go)
 
 	dataEnded   []bool // channel delivered end of data
 	dataEndedN  int
@@ -47,6 +48,7 @@ func (t *subtask) name() string { return fmt.Sprintf("%s[%d]", t.v.Op.UID, t.ind
 // run is the subtask goroutine. It reports its outcome to the execution.
 func (t *subtask) run() {
 	err := t.runProtected()
+	t.times.begin(waitInput) // an ended subtask waits for nothing, for good
 	t.exec.taskDone(t, err)
 }
 
@@ -147,7 +149,7 @@ func (t *subtask) runSource() (err error) {
 			return ErrCanceled
 		}
 		b := newBatch()
-		perr := t.src.Poll(b)
+		perr := t.poll(b)
 		if t.clock.et != nil && len(b.Records) > 0 {
 			if err := t.stampRecords(b, time.Now()); err != nil {
 				releaseBatch(b)

@@ -151,6 +151,16 @@ type OperatorInfo struct {
 	InputWatermark  *int64 `json:"inputWatermark,omitempty"`
 	OutputWatermark *int64 `json:"outputWatermark,omitempty"`
 	WatermarkLagMs  *int64 `json:"watermarkLagMs,omitempty"`
+	// Where the subtasks' time went over the daemon's last sampling
+	// second, in ms per second (Flink's busyTimeMsPerSecond,
+	// backPressuredTimeMsPerSecond, idleTimeMsPerSecond): each the maximum
+	// over the operator's subtasks, so the three may add up to more than
+	// 1000. Zero until two samples exist.
+	BusyTimeMsPerSecond          int64 `json:"busyTimeMsPerSecond"`
+	BackPressuredTimeMsPerSecond int64 `json:"backPressuredTimeMsPerSecond"`
+	IdleTimeMsPerSecond          int64 `json:"idleTimeMsPerSecond"`
+	// Subtasks are the running attempt's subtasks (none once it ended).
+	Subtasks []SubtaskInfo `json:"subtasks,omitempty"`
 }
 
 // OperatorInput is an edge of the job graph.
@@ -279,6 +289,9 @@ type JobSummary struct {
 	// LastCheckpoint is the newest completed checkpoint, if any.
 	LastCheckpoint    *CheckpointInfo `json:"lastCheckpoint,omitempty"`
 	FailedCheckpoints int             `json:"failedCheckpoints"`
+	// Sparkline is RecordsInPerSec over the last 5 minutes, one point per
+	// 5 s, oldest first (fewer points for a younger job).
+	Sparkline []float64 `json:"sparkline"`
 }
 
 // Attention is one item of the overview's "needs attention" list.

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,6 +175,36 @@ func (c *Client) Info(ctx context.Context, id string) (*api.JobInfo, error) {
 func (c *Client) Checkpoints(ctx context.Context, id string) (*api.CheckpointsInfo, error) {
 	var out api.CheckpointsInfo
 	return &out, c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(id)+"/checkpoints", nil, &out)
+}
+
+// History returns what the daemon sampled of a job after since (ms since
+// the epoch; 0: the last 15 minutes).
+func (c *Client) History(ctx context.Context, id string, since int64) (*api.JobHistory, error) {
+	var out api.JobHistory
+	path := "/v1/jobs/" + url.PathEscape(id) + "/history"
+	if since > 0 {
+		path += "?since=" + strconv.FormatInt(since, 10)
+	}
+	return &out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// Logs returns the tail of a job's print output and its recent events, or
+// what came after q.From.
+func (c *Client) Logs(ctx context.Context, id string, q api.LogsQuery) (*api.JobLogs, error) {
+	var out api.JobLogs
+	v := url.Values{}
+	if q.Lines > 0 {
+		v.Set("lines", strconv.Itoa(q.Lines))
+	}
+	if q.From != nil {
+		v.Set("output", strconv.FormatInt(q.From.Output, 10))
+		v.Set("events", strconv.FormatInt(q.From.Events, 10))
+	}
+	path := "/v1/jobs/" + url.PathEscape(id) + "/logs"
+	if len(v) > 0 {
+		path += "?" + v.Encode()
+	}
+	return &out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
 // Cancel cancels a job.

@@ -16,7 +16,10 @@ type Source interface {
 	// returns. It should return within about 50ms when no data is available,
 	// or earlier when ctx.Wakeup fires, so barriers are not delayed. It
 	// returns ErrEndOfInput once a bounded source is exhausted (records
-	// appended in the same call are still emitted).
+	// appended in the same call are still emitted). A Poll that appends no
+	// records counts as the subtask's idle time (waiting for input), one
+	// that appends some as busy time: wait for data inside a Poll that
+	// returns empty-handed, not inside one that also returns records.
 	Poll(b *Batch) error
 	// SnapshotState records the source's position in ctx.State for
 	// checkpoint id. Every record returned by earlier Polls is before the

@@ -322,7 +322,14 @@ function paint(force) {
     console.error(e);
     node = errorView(new ApiError(0, 'render', 'cannot show this page: ' + e.message));
   }
+  // A scrolled pane keeps its place; one scrolled to its end stays there.
+  const scrolls = new Map([...view.querySelectorAll('[data-keep-scroll][id]')].map(el =>
+    [el.id, { top: el.scrollTop, atEnd: el.scrollTop + el.clientHeight >= el.scrollHeight - 4 }]));
   view.replaceChildren(node);
+  for (const el of view.querySelectorAll('[data-keep-scroll][id]')) {
+    const was = scrolls.get(el.id);
+    el.scrollTop = !was || was.atEnd ? el.scrollHeight : was.top;
+  }
   if (focused && $(focused)) $(focused).focus();
 }
 
@@ -534,20 +541,49 @@ const unknownView = {
 
 const overviewView = {
   load: () => getJSON('/v1/overview'),
-  render: (route, ov) => h('div', { class: 'page overview' },
-    stateCounts(ov.states || {}),
-    section('Needs attention', attentionList(ov.attention || [])),
-    section('Jobs', jobsTable(ov.jobs || []))),
+  render: (route, ov) => {
+    const q = overviewQuery();
+    return h('div', { class: 'page overview' },
+      stateCounts(ov.states || {}, q),
+      section('Needs attention', attentionList(ov.attention || [])),
+      section('Jobs', jobsTable(ov.jobs || [], q)));
+  },
 };
 
-function stateCounts(states) {
-  const rank = s => (STATE_ORDER.indexOf(s) + 1) || 99;
-  const entries = Object.entries(states).filter(([, n]) => n > 0).sort((a, b) => rank(a[0]) - rank(b[0]));
+// The overview's filter and order live in the URL (#/?state=RUNNING&sort=
+// uptime&dir=desc), so a reload or a shared link keeps them; changing them
+// replaces the URL without a navigation.
+function overviewQuery() {
+  const raw = location.hash.replace(/^#/, '');
+  const q = new URLSearchParams(raw.includes('?') ? raw.slice(raw.indexOf('?') + 1) : '');
+  const sort = JOB_COLUMNS.some(c => c.key === q.get('sort')) ? q.get('sort') : 'submitted';
+  return { state: q.get('state') || '', sort, dir: q.get('dir') === 'asc' ? 'asc' : q.get('dir') === 'desc' ? 'desc' : null };
+}
+
+function setOverviewQuery(q) {
+  const p = new URLSearchParams();
+  if (q.state) p.set('state', q.state);
+  if (q.sort && q.sort !== 'submitted') p.set('sort', q.sort);
+  if (q.dir) p.set('dir', q.dir);
+  const qs = p.toString();
+  history.replaceState(null, '', '#/' + (qs ? '?' + qs : ''));
+  paint(true);
+}
+
+const stateRank = s => (STATE_ORDER.indexOf(s) + 1) || 99;
+
+// The state counts filter the jobs: a click shows only that state, another
+// click (or "all") shows all again.
+function stateCounts(states, q) {
+  const entries = Object.entries(states).filter(([, n]) => n > 0).sort((a, b) => stateRank(a[0]) - stateRank(b[0]));
   const total = entries.reduce((t, [, n]) => t + n, 0);
-  return h('div', { id: 'state-counts', class: 'state-counts' },
-    h('span', { class: 'count-item total' }, h('b', {}, total), total === 1 ? ' job' : ' jobs'),
-    entries.map(([s, n]) => h('span', { class: 'count-item', 'data-state': s },
-      stateBadge(s), h('b', { class: 'count' }, n))));
+  const pick = state => () => setOverviewQuery(Object.assign({}, q, { state: q.state === state ? '' : state }));
+  return h('div', { id: 'state-counts', class: 'state-counts', role: 'group', 'aria-label': 'filter jobs by state' },
+    h('button', { type: 'button', id: 'filter-all', class: q.state ? 'count-item total' : 'count-item total active',
+      'aria-pressed': String(!q.state), onclick: pick('') }, h('b', {}, total), total === 1 ? ' job' : ' jobs'),
+    entries.map(([s, n]) => h('button', { type: 'button', class: q.state === s ? 'count-item active' : 'count-item',
+      'data-state': s, 'aria-pressed': String(q.state === s), title: `show only ${s} jobs`, onclick: pick(s) },
+    stateBadge(s), h('b', { class: 'count' }, n))));
 }
 
 function attentionList(items) {
@@ -571,40 +607,147 @@ function lastCheckpoint(cp) {
   return `#${cp.id} · ${fmtSpan(Date.now() - end, 1)} ago · ${fmtMs(cp.durationMs)}`;
 }
 
-function jobsTable(jobs) {
-  const rows = jobs.map(j => h('tr', { 'data-job-id': j.id },
+// The jobs table's columns; key and value make a column sortable (first
+// click: the column's natural order, dir).
+const JOB_COLUMNS = [
+  { label: 'Name', key: 'name', value: j => (j.name || j.id).toLowerCase(), dir: 'asc' },
+  { label: 'ID' },
+  { label: 'State', key: 'state', value: j => stateRank(j.state), dir: 'asc' },
+  { label: 'Uptime ', key: 'uptime', value: j => j.uptimeMs, dir: 'desc' },
+  { label: 'Records in/s ', key: 'in', value: j => j.recordsInPerSec, dir: 'desc' },
+  { label: 'Records out/s ', key: 'out', value: j => j.recordsOutPerSec, dir: 'desc' },
+  { label: 'Last 5 min' },
+  { label: 'Last checkpoint' },
+  { label: 'Restarts ', key: 'restarts', value: j => j.restarts, dir: 'desc' },
+  { label: 'Submitted', key: 'submitted', value: j => Date.parse(j.submitTime) || 0, dir: 'desc' },
+];
+
+function sortJobs(jobs, q) {
+  const col = JOB_COLUMNS.find(c => c.key === q.sort);
+  const dir = q.dir || col.dir;
+  const sign = dir === 'asc' ? 1 : -1;
+  const submitted = j => Date.parse(j.submitTime) || 0;
+  return jobs.slice().sort((a, b) => {
+    const x = col.value(a), y = col.value(b);
+    return (x < y ? -sign : x > y ? sign : 0) || submitted(b) - submitted(a);
+  });
+}
+
+function jobsHead(q) {
+  const col = JOB_COLUMNS.find(c => c.key === q.sort);
+  const dir = q.dir || col.dir;
+  return h('tr', {}, JOB_COLUMNS.map(c => {
+    const numeric = c.label.endsWith(' ');
+    if (!c.key) return h('th', { class: numeric ? 'num' : null }, c.label.trim());
+    const on = c.key === q.sort;
+    const next = on ? (dir === 'asc' ? 'desc' : 'asc') : c.dir;
+    return h('th', { class: numeric ? 'num' : null, 'aria-sort': on ? (dir === 'asc' ? 'ascending' : 'descending') : null },
+      h('button', { type: 'button', class: on ? 'sort active' : 'sort', 'data-sort': c.key,
+        title: `sort by ${c.label.trim().toLowerCase()}`,
+        onclick: () => setOverviewQuery(Object.assign({}, q, { sort: c.key, dir: next === c.dir ? null : next })) },
+      c.label.trim(), on ? (dir === 'asc' ? ' ▲' : ' ▼') : ''));
+  }));
+}
+
+function jobsTable(jobs, q) {
+  const shown = sortJobs(jobs.filter(j => !q.state || j.state === q.state), q);
+  const rows = shown.map(j => h('tr', { 'data-job-id': j.id },
     h('td', { class: 'name' }, link(jobHref(j.id), j.name || j.id, 'job-link')),
     h('td', { class: 'id' }, h('code', { title: j.id }, shortId(j.id))),
     h('td', {}, stateBadge(j.state)),
     num(fmtSpan(j.uptimeMs)),
     num(fmtRate(j.recordsInPerSec)),
     num(fmtRate(j.recordsOutPerSec)),
+    h('td', { class: 'spark' }, sparkline(j.sparkline || [], 'records in per second over the last 5 minutes, a point per 5 s')),
     h('td', { class: 'last-cp', title: j.failedCheckpoints ? `${j.failedCheckpoints} failed checkpoint(s)` : null },
       lastCheckpoint(j.lastCheckpoint)),
-    num(j.restarts)));
-  return table({ id: 'jobs', class: 'grid' },
-    ['Name', 'ID', 'State', 'Uptime ', 'Records in/s ', 'Records out/s ', 'Last checkpoint', 'Restarts '],
-    rows, ['No jobs. Submit one with ', code('flinkgo run job.yaml'), '.']);
+    num(j.restarts),
+    h('td', { class: 'time', title: fmtAgo(j.submitTime) }, fmtTime(j.submitTime))));
+  const empty = q.state && jobs.length
+    ? [`No ${q.state} jobs. `, h('button', { type: 'button', class: 'link-button inline', onclick: () => setOverviewQuery(Object.assign({}, q, { state: '' })) }, 'Show all')]
+    : ['No jobs. Submit one with ', code('flinkgo run job.yaml'), '.'];
+  const body = rows.length ? rows : h('tr', { class: 'empty' }, h('td', { colspan: JOB_COLUMNS.length }, empty));
+  return h('table', { id: 'jobs', class: 'grid' }, h('thead', {}, jobsHead(q)), h('tbody', {}, body));
 }
 
 // Job page ---------------------------------------------------------------------
 
 const jobView = {
   async load(route) {
-    if (route.tab !== 'checkpoints') return { job: await getJSON(jobUrl(route.id)) };
+    if (route.tab !== 'checkpoints') {
+      const [job, hs, logs] = await Promise.all([getJSON(jobUrl(route.id)), loadHistory(route.id),
+        getJSON(jobUrl(route.id) + '/logs?lines=' + OUTPUT_LINES)]);
+      return { job, hs, logs };
+    }
     const [job, cps] = await Promise.all([getJSON(jobUrl(route.id)), getJSON(jobUrl(route.id) + '/checkpoints')]);
     return { job, cps };
   },
-  render(route, { job, cps }) {
+  render(route, { job, cps, hs, logs }) {
     document.title = `flinkgo · ${job.name || job.id}`;
     return h('div', { class: 'page job' },
       jobHeader(job),
       jobActions(job),
       jobError(job),
       jobTabs(job, route.tab),
-      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : operatorsTab(job));
+      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : operatorsTab(job, hs, logs));
   },
 };
+
+// History --------------------------------------------------------------------
+
+// The job page keeps the daemon's sampled history of the job it shows and
+// asks only for the samples after the newest it has.
+let hist = null;
+
+function newHistory(jobId) {
+  return { jobId, spanMs: 15 * 60 * 1000, times: [], in: [], out: [], ops: new Map(), cps: [], cpIds: new Set() };
+}
+
+async function loadHistory(id) {
+  if (!hist || hist.jobId !== id) hist = newHistory(id);
+  const hs = hist;
+  const since = hs.times.length ? hs.times[hs.times.length - 1] : 0;
+  const d = await getJSON(jobUrl(id) + '/history' + (since ? '?since=' + since : ''));
+  if (hist === hs) mergeHistory(hs, d);
+  return hs;
+}
+
+const OP_SERIES = [['recordsInPerSec', 'in'], ['recordsOutPerSec', 'out'], ['busyTimeMsPerSecond', 'busy'],
+  ['backPressuredTimeMsPerSecond', 'bp'], ['idleTimeMsPerSecond', 'idle'], ['watermarkLagMs', 'lag']];
+
+function mergeHistory(hs, d) {
+  hs.spanMs = d.spanMs || hs.spanMs;
+  const had = hs.times.length, n = (d.times || []).length;
+  hs.times.push(...(d.times || []));
+  hs.in.push(...(d.recordsInPerSec || []));
+  hs.out.push(...(d.recordsOutPerSec || []));
+  for (const o of d.operators || []) {
+    let s = hs.ops.get(o.uid);
+    if (!s) {
+      s = { eventTime: false };
+      for (const [, k] of OP_SERIES) s[k] = new Array(had).fill(null);
+      hs.ops.set(o.uid, s);
+    }
+    for (const [field, k] of OP_SERIES) s[k].push(...(o[field] || new Array(n).fill(null)));
+    s.eventTime = s.eventTime || !!o.watermarkLagMs;
+  }
+  for (const c of d.checkpoints || []) {
+    if (!hs.cpIds.has(c.id)) { hs.cpIds.add(c.id); hs.cps.push(c); }
+  }
+  // Keep the span the daemon keeps.
+  const cutoff = hs.times.length ? hs.times[hs.times.length - 1] - hs.spanMs : 0;
+  let drop = 0;
+  while (drop < hs.times.length && hs.times[drop] < cutoff) drop++;
+  if (drop) {
+    for (const a of [hs.times, hs.in, hs.out]) a.splice(0, drop);
+    for (const s of hs.ops.values()) for (const [, k] of OP_SERIES) s[k].splice(0, drop);
+  }
+  const old = hs.cps.filter(c => c.time < cutoff);
+  if (old.length) {
+    hs.cps = hs.cps.filter(c => c.time >= cutoff);
+    for (const c of old) hs.cpIds.delete(c.id);
+  }
+}
 
 function jobHeader(job) {
   const end = isTime(job.endTime) ? Date.parse(job.endTime) : Date.now();
@@ -666,7 +809,18 @@ function jobTabs(job, tab) {
     t('tab-checkpoints', jobHref(job.id) + '/checkpoints', 'Checkpoints', tab === 'checkpoints'));
 }
 
-function operatorsTab(job) {
+const OUTPUT_LINES = 100;
+
+// The operator whose subtasks the page shows (a click in the graph).
+let selectedOp = { jobId: '', uid: '' };
+
+function selectOperator(jobId, uid) {
+  selectedOp = { jobId, uid: selectedOp.jobId === jobId && selectedOp.uid === uid ? '' : uid };
+  paint(true);
+}
+
+function operatorsTab(job, hs, logs) {
+  const selected = selectedOp.jobId === job.id ? selectedOp.uid : '';
   const c = job.checkpoints;
   const rows = (job.operators || []).map(op => h('tr', { 'data-uid': op.uid },
     h('td', { class: 'uid' }, code(op.uid)),
@@ -676,6 +830,8 @@ function operatorsTab(job) {
     num(fmtCount(op.recordsOut)),
     num(fmtRate(op.recordsInPerSec)),
     num(fmtRate(op.recordsOutPerSec)),
+    h('td', { class: 'times', title: 'the largest share over the subtasks, over the last second' },
+      ACTIVE_STATES.has(job.state) ? fmtShares(op) : DASH),
     h('td', { class: 'watermark' }, fmtWatermark(op.outputWatermark, op.watermarkLagMs)),
     h('td', { class: 'metrics' }, Object.keys(op.metrics || {}).sort().map(k =>
       h('span', { class: 'metric' }, `${k}=${fmtCount(op.metrics[k])}`))),
@@ -688,10 +844,103 @@ function operatorsTab(job) {
       : c && h('p', { class: 'summary-line' },
         `Checkpoints: ${c.completed} completed, ${c.failed} failed, ${c.inProgress} in progress · latest `,
         lastCheckpoint(job.latestCheckpoint), ' · ', link(jobHref(job.id) + '/checkpoints', 'details')),
+    section('Job graph',
+      h('div', { class: 'graph-wrap' }, jobGraph(job, selected, uid => selectOperator(job.id, uid))),
+      graphLegend(),
+      subtasksPanel(job, selected)),
+    hs && chartsSection(job, hs),
     section('Operators',
       table({ id: 'operators', class: 'grid' },
-        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Watermark (lag)', 'Metrics', 'Reads from'],
-        rows, 'No operators reported yet.')));
+        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Busy · BP · Idle', 'Watermark (lag)', 'Metrics', 'Reads from'],
+        rows, 'No operators reported yet.')),
+    logs && h('div', { class: 'columns' }, outputSection(job, logs), eventsSection(logs)));
+}
+
+// timesBar shows a subtask's busy, backpressured and idle shares.
+function timesBar(t) {
+  const W = 90;
+  const parts = [[t.busyTimeMsPerSecond, '#e0483e'], [t.backPressuredTimeMsPerSecond, '#3b4450'], [t.idleTimeMsPerSecond, '#a9c8f0']];
+  let x = 0;
+  return svg('svg', { class: 'times-bar', width: W, height: 10, viewBox: `0 0 ${W} 10` },
+    parts.map(([ms, fill]) => {
+      const w = (ms || 0) / 1000 * W;
+      const r = svg('rect', { x: x.toFixed(1), y: 0, width: w.toFixed(1), height: 10, fill });
+      x += w;
+      return r;
+    }));
+}
+
+const fmtShares = t => `${Math.round((t.busyTimeMsPerSecond || 0) / 10)}% · ${Math.round((t.backPressuredTimeMsPerSecond || 0) / 10)}% · ` +
+  `${Math.round((t.idleTimeMsPerSecond || 0) / 10)}%`;
+
+function subtasksPanel(job, uid) {
+  const op = (job.operators || []).find(o => o.uid === uid);
+  if (!op) return h('p', { id: 'subtasks-hint', class: 'hint' }, 'Click an operator to see its subtasks.');
+  const subs = op.subtasks || [];
+  const wm = s => s.outputWatermark == null && s.inputWatermark == null ? DASH
+    : fmtWatermark(s.outputWatermark ?? s.inputWatermark, s.watermarkLagMs);
+  const rows = subs.map(s => h('tr', { 'data-subtask': s.index },
+    num(s.index),
+    num(fmtCount(s.recordsIn)),
+    num(fmtCount(s.recordsOut)),
+    num(fmtRate(s.recordsInPerSec)),
+    num(fmtRate(s.recordsOutPerSec)),
+    h('td', { class: 'times' }, timesBar(s), ' ', fmtShares(s)),
+    h('td', { class: 'watermark' }, wm(s))));
+  return h('div', { id: 'subtasks', 'data-uid': op.uid },
+    h('h3', {}, `Subtasks of ${op.uid} (${op.type})`),
+    table({ class: 'grid' }, ['Subtask ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Busy · Backpressured · Idle (last second)', 'Watermark (lag)'],
+      rows, ACTIVE_STATES.has(job.state) ? 'The subtasks are starting.' : `The job is ${job.state}: no subtask runs.`));
+}
+
+function chartsSection(job, hs) {
+  const ops = job.operators || [];
+  const opts = (id, title, extra) => Object.assign({ id, title, spanMs: hs.spanMs }, extra);
+  const per = (key, only) => ops.map((op, i) => ({ op, i })).filter(({ op }) => !only || only(op))
+    .map(({ op, i }) => ({ name: op.uid, color: seriesColor(i), values: (hs.ops.get(op.uid) || {})[key] || [] }));
+  const ms = v => `${Math.round(v)}`;
+  const charts = [
+    lineChart(opts('chart-job-rates', 'Job: records per second', { legend: true }), hs.times, [
+      { name: 'in (at the sources)', color: PALETTE[0], values: hs.in },
+      { name: 'out (at the sinks)', color: PALETTE[2], values: hs.out }]),
+    lineChart(opts('chart-op-in', 'Records in per second, by operator', { legend: true }), hs.times, per('in')),
+    lineChart(opts('chart-op-out', 'Records out per second, by operator', { legend: true }), hs.times, per('out')),
+    lineChart(opts('chart-backpressure', 'Backpressured, ms per second (largest subtask)', { top: 1000, fmt: ms, legend: true }), hs.times, per('bp')),
+    lineChart(opts('chart-busy', 'Busy, ms per second (largest subtask)', { top: 1000, fmt: ms, legend: true }), hs.times, per('busy')),
+    pointChart(opts('chart-cp-duration', 'Checkpoint duration', { color: PALETTE[4], fmt: v => fmtMs(Math.round(v)),
+      empty: 'No checkpoint finished in these 15 minutes.' }), hs.times, hs.cps, c => c.durationMs),
+    pointChart(opts('chart-cp-size', 'Checkpoint size', { color: PALETTE[5], fmt: v => fmtBytes(Math.round(v)),
+      empty: 'No checkpoint finished in these 15 minutes.' }), hs.times, hs.cps, c => c.size),
+  ];
+  const eventTime = ops.filter(op => (hs.ops.get(op.uid) || {}).eventTime);
+  if (eventTime.length) {
+    charts.push(lineChart(opts('chart-wm-lag', 'Watermark lag behind the clock', { fmt: v => fmtDurationMs(Math.round(v)), legend: true }),
+      hs.times, per('lag', op => (hs.ops.get(op.uid) || {}).eventTime)));
+  }
+  return section('The last 15 minutes', h('p', { class: 'hint' }, 'Sampled by the daemon once a second, whether or not a page is open.'),
+    h('div', { id: 'charts', class: 'charts' }, charts));
+}
+
+function outputSection(job, logs) {
+  const lines = logs.output || [];
+  return section('Print output',
+    lines.length ? h('pre', { id: 'output', class: 'output', 'data-keep-scroll': '' }, lines.join('\n'))
+      : h('p', { id: 'output', class: 'hint' }, 'Nothing printed yet. A print sink writes here (the job\'s job.out); ',
+        code('flinkgo logs -f ' + shortId(job.id)), ' follows it in a terminal.'),
+    lines.length && h('p', { class: 'hint' }, `The last ${lines.length} lines; `, code('flinkgo logs -f ' + shortId(job.id)), ' follows them.'));
+}
+
+function eventsSection(logs) {
+  const events = (logs.events || []).slice().reverse();
+  const ul = h('ul', { id: 'events', class: 'events' });
+  if (!events.length) ul.append(h('li', { class: 'empty' }, 'No events yet.'));
+  for (const e of events) {
+    ul.append(h('li', { class: 'event ' + token(e.severity), 'data-kind': e.kind },
+      h('time', { class: 'ago', title: fmtTime(e.time) }, fmtTime(e.time).slice(11)),
+      h('span', { class: 'severity' }, e.kind),
+      h('span', { class: 'message' }, e.message)));
+  }
+  return section('Events', ul);
 }
 
 // fmtWatermark shows an operator's output watermark and its lag behind the

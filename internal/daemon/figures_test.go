@@ -9,39 +9,42 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-func TestRateMeter(t *testing.T) {
-	now := time.Unix(1000, 0)
-	m := newRateMeter(func() time.Time { return now })
-	info := func(in, out int64, state api.JobState) *api.JobInfo {
-		return &api.JobInfo{ID: "j", State: state, Operators: []api.OperatorInfo{{RecordsIn: in, RecordsOut: out}}}
+func TestRatesBetweenSamples(t *testing.T) {
+	at := time.Unix(1000, 0)
+	info := func(in, out int64, state api.JobState, sub ...api.SubtaskInfo) *api.JobInfo {
+		return &api.JobInfo{ID: "j", State: state, Operators: []api.OperatorInfo{{RecordsIn: in, RecordsOut: out, Subtasks: sub}}}
 	}
-	first := info(0, 100, api.StateRunning)
-	m.apply(first)
-	require.Zero(t, first.Operators[0].RecordsOutPerSec, "one sample has no rate")
+	sub := func(busy, bp, idle int64) api.SubtaskInfo {
+		return api.SubtaskInfo{AccumulatedBusyTimeMs: busy, AccumulatedBackPressuredTimeMs: bp, AccumulatedIdleTimeMs: idle}
+	}
+	first := countersOf(info(0, 100, api.StateRunning, sub(0, 0, 0), sub(0, 0, 0)), at)
+	second := countersOf(info(50, 1100, api.StateRunning, sub(100, 1900, 0), sub(1500, 0, 500)), at.Add(2*time.Second))
+	r := ratesBetween(first, second)
+	x := info(50, 1100, api.StateRunning, sub(0, 0, 0), sub(0, 0, 0))
+	r.apply(x)
+	op := x.Operators[0]
+	require.Equal(t, 25.0, op.RecordsInPerSec)
+	require.Equal(t, 500.0, op.RecordsOutPerSec)
+	require.Equal(t, []int64{50, 950, 0}, []int64{op.Subtasks[0].BusyTimeMsPerSecond, op.Subtasks[0].BackPressuredTimeMsPerSecond, op.Subtasks[0].IdleTimeMsPerSecond})
+	require.Equal(t, []int64{750, 0, 250}, []int64{op.Subtasks[1].BusyTimeMsPerSecond, op.Subtasks[1].BackPressuredTimeMsPerSecond, op.Subtasks[1].IdleTimeMsPerSecond})
+	require.Equal(t, []int64{750, 950, 250}, []int64{op.BusyTimeMsPerSecond, op.BackPressuredTimeMsPerSecond, op.IdleTimeMsPerSecond},
+		"an operator shows the largest share of each over its subtasks")
 
-	now = now.Add(2 * time.Second)
-	x := info(50, 1100, api.StateRunning)
-	m.apply(x)
-	require.Equal(t, 25.0, x.Operators[0].RecordsInPerSec)
-	require.Equal(t, 500.0, x.Operators[0].RecordsOutPerSec)
-
-	// Within the window the last rate stands (the dashboard polls often).
-	now = now.Add(300 * time.Millisecond)
-	x = info(60, 5000, api.StateRunning)
-	m.apply(x)
-	require.Equal(t, 500.0, x.Operators[0].RecordsOutPerSec)
-
-	// A counter that went down (a restart) gives no negative rate.
-	now = now.Add(time.Second)
-	x = info(0, 0, api.StateRunning)
-	m.apply(x)
+	// A counter that went down (a restart) gives no negative rate, and
+	// times that went down no share.
+	third := countersOf(info(0, 0, api.StateRunning, sub(10, 0, 0), sub(1600, 0, 600)), at.Add(3*time.Second))
+	r = ratesBetween(second, third)
+	x = info(0, 0, api.StateRunning, sub(0, 0, 0), sub(0, 0, 0))
+	r.apply(x)
 	require.Zero(t, x.Operators[0].RecordsOutPerSec)
+	require.Zero(t, x.Operators[0].Subtasks[0].BusyTimeMsPerSecond)
+	require.Equal(t, int64(500), x.Operators[0].Subtasks[1].BusyTimeMsPerSecond)
 
 	// A job that ended moves no records.
-	now = now.Add(time.Second)
-	x = info(10, 10, api.StateFinished)
-	m.apply(x)
+	x = info(10, 10, api.StateFinished, sub(0, 0, 0), sub(0, 0, 0))
+	r.apply(x)
 	require.Zero(t, x.Operators[0].RecordsInPerSec)
+	require.Zero(t, x.Operators[0].Subtasks[1].BusyTimeMsPerSecond)
 }
 
 func TestAttention(t *testing.T) {

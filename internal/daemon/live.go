@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// jobLive is what the daemon keeps in memory about a job while it watches
+// it: the last sample's counters and the rates since the one before, the
+// history for the dashboard's charts, and the event log. Its own lock, not
+// the entry's (held across registry writes), guards it.
+type jobLive struct {
+	mu     sync.Mutex
+	prev   *counters
+	rates  *rates
+	hist   *history
+	events eventLog
+	state  api.JobState    // the last state logged
+	cpDone map[int64]bool  // checkpoints recorded as finished
+	shown  map[string]bool // operator problems logged and still present
+	ended  bool            // sampled after the job ended: nothing more moves
+}
+
+// apply fills info's rates and shares of time from the last sample.
+func (l *jobLive) apply(info *api.JobInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rates.apply(info)
+}
+
+// observeState logs a change of the job's state (the job's OnUpdate).
+func (l *jobLive) observeState(info *api.JobInfo, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if info.State == l.state {
+		return
+	}
+	sev, msg := stateEvent(l.state, info)
+	l.state = info.State
+	l.events.add(at, "state", sev, msg)
+}
+
+// watching reports whether the job needs more samples: it has not been
+// sampled since it ended.
+func (l *jobLive) watching() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.ended
+}
+
+// sample records the job's figures at at: info is its live info, cps its
+// checkpoint history.
+func (l *jobLive) sample(at time.Time, info api.JobInfo, cps api.CheckpointsInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	c := countersOf(&info, at)
+	if l.prev != nil {
+		r := ratesBetween(*l.prev, c)
+		l.rates = &r
+	}
+	l.prev = &c
+	l.rates.apply(&info)
+	if l.hist == nil {
+		l.hist = newHistory(&info)
+	}
+	l.hist.add(at, &info)
+	l.checkpoints(cps, at)
+	l.problems(&info, at)
+	if !info.State.Active() {
+		l.ended, l.prev, l.rates = true, nil, nil
+	}
+}
+
+// checkpoints records the checkpoints that finished since the last sample.
+func (l *jobLive) checkpoints(cps api.CheckpointsInfo, at time.Time) {
+	if l.cpDone == nil {
+		l.cpDone = map[int64]bool{}
+	}
+	history := cps.History // newest first
+	seen := make(map[int64]bool, len(history))
+	for i := len(history) - 1; i >= 0; i-- {
+		c := history[i]
+		seen[c.ID] = true
+		if c.Status == checkpoint.StatusInProgress.String() || l.cpDone[c.ID] {
+			continue
+		}
+		l.cpDone[c.ID] = true
+		p, kind, sev, msg := finishedCheckpoint(c)
+		l.hist.addCheckpoint(p)
+		if kind != "" {
+			l.events.add(at, kind, sev, msg)
+		}
+	}
+	for id := range l.cpDone {
+		if !seen[id] {
+			delete(l.cpDone, id) // out of the job's history: never reported again
+		}
+	}
+}
+
+// problems logs the operators' problems that appeared since the last
+// sample (each once while it lasts).
+func (l *jobLive) problems(info *api.JobInfo, at time.Time) {
+	now := map[string]bool{}
+	var fresh []string
+	for _, op := range info.Operators {
+		for _, p := range op.Problems {
+			msg := "operator " + op.UID + ": " + p
+			now[msg] = true
+			if !l.shown[msg] {
+				fresh = append(fresh, msg)
+			}
+		}
+	}
+	sort.Strings(fresh)
+	for _, msg := range fresh {
+		l.events.add(at, "problem", "warning", msg)
+	}
+	l.shown = now
+}
+
+// historySince returns the job's history after since (ms since the epoch).
+func (l *jobLive) historySince(since int64) api.JobHistory {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hist == nil {
+		return (&history{}).since(since)
+	}
+	return l.hist.since(since)
+}
+
+// sparkline is the overview's sparkline of the job.
+func (l *jobLive) sparkline() []float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hist == nil {
+		return []float64{}
+	}
+	return l.hist.sparkline()
+}
+
+// eventsAfter returns the events after seq (seq < 0: the last limit).
+func (l *jobLive) eventsAfter(seq int64, limit int) ([]api.JobEvent, int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events.after(seq, limit)
+}
+
+// expire drops the history of an ended job once its last sample is older
+// than the span: nothing of it would show.
+func (l *jobLive) expire(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended && l.hist != nil && now.Sub(l.hist.newest()) > historySpan {
+		l.hist, l.cpDone, l.shown = nil, nil, nil
+	}
+}
