@@ -118,6 +118,9 @@ type JobInfo struct {
 	// resumes.
 	RestorePoint   string `json:"restorePoint,omitempty"`
 	RestorePointID int64  `json:"restorePointId,omitempty"`
+	// Owner is the daemon that runs the job in HA mode ("" when the job
+	// runs nowhere right now, or outside HA mode).
+	Owner string `json:"owner,omitempty"`
 }
 
 // OperatorInfo is one operator's figures, summed over its subtasks.
