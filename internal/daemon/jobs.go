@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/ha"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -23,6 +24,9 @@ type entry struct {
 	rec Record
 	job *engine.Job
 	out *jobOut // the job's .out file (print sink)
+	// released: in HA mode, this daemon lost the job (Daemon.Release);
+	// its local copy writes no record any more.
+	released bool
 }
 
 func (e *entry) closeOut() {
@@ -193,7 +197,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		e.out = out
 	}
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &engine.Env{FS: d.fs, Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
+	o.Env = &engine.Env{FS: d.jobFS(e.rec.ID), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
 	if e.out != nil {
 		o.Env.OutFile = e.out
 	}
@@ -214,6 +218,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		<-e.job.Done()
 		d.persist(e, e.job)
 		e.closeOut()
+		d.ended(e)
 	}()
 }
 
@@ -224,6 +229,9 @@ func (d *Daemon) persist(e *entry, j *engine.Job) {
 	info, rec := j.Info(), j.Recovery()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.released {
+		return
+	}
 	e.rec.State = info.State
 	e.rec.Info = info
 	e.rec.Recovery = recoveryRecord(rec)
@@ -239,6 +247,9 @@ func (d *Daemon) record(e *entry, j *engine.Job, r engine.Recovery) error {
 	info := j.Info()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.released {
+		return ha.ErrNotOwner
+	}
 	next := e.rec
 	next.State, next.Info, next.Recovery = info.State, info, recoveryRecord(r)
 	if err := d.reg.save(&next); err != nil {
@@ -319,8 +330,9 @@ func (d *Daemon) List(all bool) []api.JobInfo {
 			continue
 		}
 		info.Operators = nil
-		out = append(out, info)
+		out = append(out, d.withOwner(info))
 	}
+	out = append(out, d.clusterJobs(entries, all, recent)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].SubmitTime.After(out[j].SubmitTime) })
 	return out
 }
@@ -329,9 +341,12 @@ func (d *Daemon) List(all bool) []api.JobInfo {
 func (d *Daemon) Info(ref string) (*api.JobInfo, error) {
 	e, err := d.lookup(ref)
 	if err != nil {
+		if info, ok := d.clusterInfo(ref); ok {
+			return info, nil
+		}
 		return nil, err
 	}
-	info := d.liveInfo(e)
+	info := d.withOwner(d.liveInfo(e))
 	return &info, nil
 }
 

@@ -330,3 +330,10 @@ type SnapshotOperator struct {
 	Bytes       int64  `json:"bytes"`
 	Keys        int64  `json:"keys,omitempty"`
 }
+
+// DrainResponse is POST /v1/daemon/drain: the jobs the daemon stopped
+// with a savepoint for other daemons of its HA cluster to resume.
+type DrainResponse struct {
+	Daemon string   `json:"daemon"`
+	Jobs   []string `json:"jobs"`
+}
