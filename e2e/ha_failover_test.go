@@ -37,14 +37,7 @@ func TestHAFailoverAfterKill(t *testing.T) {
 	ids := []string{
 		c.daemons[0].mustRun("run", c.daemons[0].writeSpec("a.yaml", fileJob("files-a", c.out("a"), haFileRecords, haFileRate))),
 		c.daemons[0].mustRun("run", c.daemons[0].writeSpec("b.yaml", fileJob("files-b", c.out("b"), haFileRecords, haFileRate))),
-		c.daemons[0].mustRun("run", c.daemons[0].writeSpec("k.yaml", fmt.Sprintf(`
-name: kafka-eo
-checkpointing: {interval: 200ms}
-restartStrategy: {type: fixed-delay, attempts: 1000, delay: 200ms}
-operators:
-  - {uid: source, type: kafka, brokers: [%[1]s], topic: seq, groupId: ha, startingOffsets: earliest, format: json, isolationLevel: read_committed}
-  - {uid: sink, type: kafka, from: [source], brokers: [%[1]s], topic: out, deliveryGuarantee: exactly-once, deliveryTimeout: 10s}
-`, broker.Addr()))),
+		c.daemons[0].mustRun("run", c.daemons[0].writeSpec("k.yaml", kafkaJob(broker.Addr()))),
 	}
 	prod := startProducer(broker.Addr(), "seq", killPlan{records: haKafkaRecords, rate: haFileRate})
 	c.start(1)
@@ -122,7 +115,7 @@ operators:
 	t.Logf("failover after kill -9 (lease TTL %s): RUNNING elsewhere %v (median %s), first checkpoint after restore %v (median %s); %d records, %d lost, %d duplicated",
 		haLeaseTTL, running, toRun, checkpointed, toCheckpoint, records, lost, dups)
 	scorecard.Record(t, start, scorecard.Entry{Suite: "HA failover: kill -9 the owner of 3 jobs (3 daemons, 3-member etcd; files + Kafka → Kafka)",
-		Faults: fmt.Sprintf("1 owner killed; jobs RUNNING elsewhere after %s, checkpointing after %s (median, lease TTL %s)", toRun.Round(10*time.Millisecond), toCheckpoint.Round(10*time.Millisecond), haLeaseTTL),
+		Faults:  fmt.Sprintf("1 owner killed; jobs RUNNING elsewhere after %s, checkpointing after %s (median, lease TTL %s)", toRun.Round(10*time.Millisecond), toCheckpoint.Round(10*time.Millisecond), haLeaseTTL),
 		Planned: 1, Fired: 1, Cases: len(ids), Records: records, Lost: lost, Duplicated: dups})
 	require.Less(t, toRun, 10*time.Second, "failover slower than lease TTL + restore, by far")
 }
