@@ -54,6 +54,7 @@ bench: build
 	$(GO) test -count=1 -v -run 'TestThroughputQueueVsPlainClient' ./pkg/connectors/nats/ | grep -v '^=== RUN'
 	./scripts/bench-kafka.sh
 	$(GO) run ./scripts/kafkatxnbench -bin $(BIN)
+	$(GO) run ./scripts/habench -bin $(BIN)
 
 lint:
 	$(GO) vet ./...
