@@ -57,6 +57,13 @@ func TestHAOperationsThroughAnyDaemon(t *testing.T) {
 	drain := c.daemons[oy].mustRun("daemon", "drain")
 	require.Contains(t, drain, y)
 	require.Equal(t, other(oy), c.waitOwned(oy, y, oy, 20*time.Second), "the drained job resumed on the other daemon")
+	jobs = nil
+	require.NoError(t, json.Unmarshal([]byte(c.daemons[oy].mustRun("list", "-o", "json")), &jobs))
+	for _, j := range jobs {
+		if j.ID == y {
+			require.Equal(t, c.name(other(oy)), j.Owner, "the drained daemon lists the job under its new owner: %+v", j)
+		}
+	}
 	info := waitInfo(t, c, oy, y, api.StateFinished, 60*time.Second)
 	require.NotEmpty(t, info.RestoredFrom)
 	// The drained daemon takes no new job.

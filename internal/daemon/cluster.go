@@ -39,25 +39,31 @@ func (d *Daemon) jobFS(id string) vfs.FS {
 }
 
 // ended follows a job's end here (its final record written): in HA mode
-// the daemon gives up its election, so a job still active (suspended by
-// a drain or a shutdown) goes to another daemon; a released job's local
-// copy is forgotten (the cluster shows the job).
+// the daemon gives up its election, so a job still to run (suspended by a
+// drain or a shutdown) goes to another daemon. The local copy of a job
+// that runs on elsewhere (released, or suspended) is forgotten: the
+// cluster's record shows it, with its new owner.
 func (d *Daemon) ended(e *entry) {
 	if d.cluster == nil {
 		return
 	}
 	e.mu.Lock()
-	released := e.released
+	released, over := e.released, e.rec.State.Terminal()
 	e.mu.Unlock()
-	if released {
-		d.mu.Lock()
-		if d.jobs[e.rec.ID] == e {
-			delete(d.jobs, e.rec.ID)
-		}
-		d.mu.Unlock()
-		return
+	if !released {
+		d.cluster.Ended(e.rec.ID)
 	}
-	d.cluster.Ended(e.rec.ID)
+	if released || !over {
+		d.forget(e)
+	}
+}
+
+func (d *Daemon) forget(e *entry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.jobs[e.rec.ID] == e {
+		delete(d.jobs, e.rec.ID)
+	}
 }
 
 // Adopt starts a job this daemon now owns from its record in etcd
@@ -95,11 +101,7 @@ func (d *Daemon) Release(id string) {
 	e.released = true
 	e.mu.Unlock()
 	if e.job == nil {
-		d.mu.Lock()
-		if d.jobs[id] == e {
-			delete(d.jobs, id)
-		}
-		d.mu.Unlock()
+		d.forget(e)
 		return
 	}
 	go func() { _ = e.job.Suspend() }() // its watcher forgets it once it ended
@@ -107,7 +109,7 @@ func (d *Daemon) Release(id string) {
 
 // withOwner names this daemon as the owner of a job running here.
 func (d *Daemon) withOwner(info api.JobInfo) api.JobInfo {
-	if d.cluster != nil && !info.State.Terminal() {
+	if d.cluster != nil && info.State.Active() {
 		info.Owner = d.cluster.Name()
 	}
 	return info
