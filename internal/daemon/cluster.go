@@ -35,7 +35,7 @@ func (d *Daemon) jobFS(id string) vfs.FS {
 	if d.cluster == nil {
 		return d.fs
 	}
-	return ha.Fence(d.fs, func() bool { return d.cluster.Valid(id) })
+	return ha.Fence(d.fs, d.cluster.Guard(id))
 }
 
 // ended follows a job's end here (its final record written): in HA mode

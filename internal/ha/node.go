@@ -245,7 +245,7 @@ func (n *Node) watch(rev int64) {
 				}
 				n.view.apply(n.keys, string(ev.Kv.Key), val, ev.Kv.CreateRevision)
 			}
-			lost := n.lostElections()
+			lost := n.lostElections(resp.Header.Revision)
 			n.mu.Unlock()
 			for _, id := range lost {
 				n.release(id, "its etcd election key is gone")
@@ -267,12 +267,13 @@ func (n *Node) watch(rev int64) {
 	}
 }
 
-// lostElections are held jobs whose election key the view no longer has.
-// Called with n.mu held.
-func (n *Node) lostElections() []string {
+// lostElections are held jobs whose election key the view, complete up to
+// revision rev, no longer has. A key created after rev is not in the view
+// yet: it is not lost. Called with n.mu held.
+func (n *Node) lostElections(rev int64) []string {
 	var out []string
 	for id, c := range n.held {
-		if _, ok := n.view.owners[id][c.el.Key()]; !ok {
+		if _, ok := n.view.owners[id][c.el.Key()]; !ok && rev >= c.el.Rev() {
 			out = append(out, id)
 		}
 	}
@@ -499,14 +500,23 @@ func (n *Node) Ended(id string) {
 	n.kick()
 }
 
-// Valid reports whether job id's writes may go on here: this daemon holds
-// its election on a lease that is certainly alive. A job's filesystem is
-// wrapped with Fence(fsys, func() bool { return node.Valid(id) }).
-func (n *Node) Valid(id string) bool {
+// Guard is the check a copy of job id started now writes under
+// (Fence(fsys, node.Guard(id))): true while this daemon holds the election
+// it holds now, on a lease certainly alive. It is bound to that claim, so
+// a copy released when the claim was lost stays fenced even if the daemon
+// wins the job again later and starts a new copy.
+func (n *Node) Guard(id string) func() bool {
 	n.mu.Lock()
 	c := n.held[id]
 	n.mu.Unlock()
-	return c != nil && c.ep.Valid()
+	return func() bool {
+		if c == nil || !c.ep.Valid() {
+			return false
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.held[id] == c
+	}
 }
 
 // Jobs are every job of the cluster, with their owners, by id.

@@ -69,7 +69,8 @@ func TestOwnershipMovesWithTheLease(t *testing.T) {
 
 	rec := json.RawMessage(`{"id":"j1","n":1}`)
 	require.NoError(t, a.Save("j1", true, "req-1", rec), "a new job is claimed by its first save")
-	require.True(t, a.Valid("j1"))
+	guard := a.Guard("j1")
+	require.True(t, guard())
 	require.Eventually(t, func() bool { return len(b.Jobs()) == 1 && b.Jobs()[0].Owner == "a" }, 5*time.Second, 10*time.Millisecond)
 	require.ErrorIs(t, b.Save("j1", true, "", rec), ErrNotOwner, "only the owner writes")
 	require.NoError(t, a.Save("j1", true, "req-1", json.RawMessage(`{"id":"j1","n":2}`)))
@@ -85,7 +86,7 @@ func TestOwnershipMovesWithTheLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, a.Save("j1", true, "", json.RawMessage(`{"id":"j1","n":3}`)), "a zombie's record write fails")
 	require.Eventually(t, ha.has(func(h *host) bool { return h.released["j1"] }), 5*time.Second, 10*time.Millisecond)
-	require.False(t, a.Valid("j1"), "its jobs' writes are fenced")
+	require.False(t, guard(), "its jobs' writes are fenced")
 	require.Eventually(t, hb.has(func(h *host) bool { return h.adopted["j1"] != nil }), 10*time.Second, 10*time.Millisecond)
 	hb.mu.Lock()
 	require.JSONEq(t, `{"id":"j1","n":2}`, string(hb.adopted["j1"]), "the new owner starts from the last record the owner wrote")
