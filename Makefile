@@ -52,6 +52,8 @@ bench: build
 	$(GO) test -run '^$$' -bench EventsVsJSON -benchtime 1x ./pkg/connectors/datagen/
 	$(GO) test -count=1 -v -run 'TestThroughputReport|TestCommitCostReport' ./pkg/connectors/file/ | grep -v '^=== RUN'
 	$(GO) test -count=1 -v -run 'TestThroughputQueueVsPlainClient' ./pkg/connectors/nats/ | grep -v '^=== RUN'
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/storage/
+	$(GO) test -run '^$$' -bench S3SinkVsLocalDisk -benchtime 1x ./pkg/connectors/file/
 	./scripts/bench-kafka.sh
 	$(GO) run ./scripts/kafkatxnbench -bin $(BIN)
 	$(GO) run ./scripts/habench -bin $(BIN)

@@ -50,13 +50,14 @@ type killPlan struct {
 	kills   int
 	records int64
 	rate    float64 // records/s, so production spans most of the loop
+	reserve int64   // records held back and fed to the loop after the paced part
 }
 
 func chaosPlan() killPlan {
 	if os.Getenv("FLINKGO_CHAOS") == "long" {
-		return killPlan{kills: 200, records: 200_000, rate: 1_600}
+		return killPlan{kills: 200, records: 200_000, rate: 1_600, reserve: 10_000}
 	}
-	return killPlan{kills: 40, records: 80_000, rate: 2_500}
+	return killPlan{kills: 40, records: 80_000, rate: 2_500, reserve: 4_000}
 }
 
 func chaosSeed(t *testing.T) uint64 {
@@ -102,30 +103,75 @@ func waitFor(timeout time.Duration, cond func() bool) bool {
 	return false
 }
 
-// kafkaProducer writes the known input in the background.
+// kafkaProducer writes the known input in the background: all but a
+// reserve at the plan's rate, then the reserve in small chunks on demand.
+// The reserve keeps the fault points that only a record passes (a
+// transaction's write, pre-commit and commit; the file sink's write) within
+// reach after the paced input has run out, however long the loop runs.
 type kafkaProducer struct {
-	done chan struct{}
-	sent int64
-	err  error
+	cfg   produce.Config
+	total int64
+	paced chan struct{} // closed once all but the reserve is sent
+	done  chan struct{} // closed once everything is sent (or on error)
+	feed  chan int64    // chunk sizes; 0: the rest
+	sent  int64         // read after paced (the paced part) or done
+	err   error
 }
 
+// reserveChunk is how many records one feed releases.
+const reserveChunk = 20
+
 func startProducer(addr, topic string, plan killPlan) *kafkaProducer {
-	p := &kafkaProducer{done: make(chan struct{})}
+	p := &kafkaProducer{cfg: produce.Config{Brokers: []string{addr}, Topic: topic}, total: plan.records,
+		paced: make(chan struct{}), done: make(chan struct{}), feed: make(chan int64, 64)}
+	reserve := min(plan.reserve, plan.records)
 	go func() {
 		defer close(p.done)
-		p.sent, p.err = produce.Run(context.Background(), produce.Config{Brokers: []string{addr}, Topic: topic,
-			Count: plan.records, Rate: plan.rate})
+		cfg := p.cfg
+		cfg.Count, cfg.Rate = plan.records-reserve, plan.rate
+		p.sent, p.err = produce.Run(context.Background(), cfg)
+		close(p.paced)
+		for p.err == nil && p.sent < p.total {
+			n := <-p.feed
+			if n == 0 || n > p.total-p.sent {
+				n = p.total - p.sent
+			}
+			cfg := p.cfg
+			cfg.Start, cfg.Count = produce.DefaultStart+p.sent, n
+			var sent int64
+			sent, p.err = produce.Run(context.Background(), cfg)
+			p.sent += sent
+		}
 	}()
 	return p
 }
 
+// finished reports whether the paced input is complete.
 func (p *kafkaProducer) finished() bool {
 	select {
-	case <-p.done:
+	case <-p.paced:
 		return true
 	default:
 		return false
 	}
+}
+
+// more releases a chunk of the reserve (nothing once it is spent).
+func (p *kafkaProducer) more() {
+	select {
+	case p.feed <- reserveChunk:
+	default:
+	}
+}
+
+// rest releases what is left of the reserve.
+func (p *kafkaProducer) rest() {
+	go func() {
+		select {
+		case p.feed <- 0:
+		case <-p.done:
+		}
+	}()
 }
 
 // killLoop crashes and restarts the daemon of e while its job runs.
@@ -144,7 +190,8 @@ type killLoop struct {
 	torn           int      // torn checkpoints the next daemon skipped
 	points         []string // fault points to exit at, in random order
 	fired          map[string]bool
-	logs           []string // the last daemons' logs, for a failure message
+	prod           *kafkaProducer // the input, once run has started
+	logs           []string       // the last daemons' logs, for a failure message
 }
 
 // newKillLoop starts the broker (cfg, on a data dir, a free port) and a
@@ -168,7 +215,15 @@ func newKillLoop(t *testing.T, salt uint64, cfg kafkabroker.Config, points []str
 // topic; it returns once the producer has written the whole plan.
 func (l *killLoop) drain(plan killPlan, prod *kafkaProducer) {
 	l.e.startDaemon()
-	require.True(l.t, waitFor(2*time.Minute, prod.finished), "producer still running")
+	prod.rest()
+	require.True(l.t, waitFor(2*time.Minute, func() bool {
+		select {
+		case <-prod.done:
+			return true
+		default:
+			return false
+		}
+	}), "producer still running")
 	require.NoError(l.t, prod.err)
 	require.Equal(l.t, plan.records, prod.sent)
 }
@@ -213,7 +268,16 @@ func (l *killLoop) await(mode killMode, point string) killMode {
 	e := l.e
 	switch mode {
 	case killFaultExit:
-		if !waitFor(10*time.Second, func() bool { return strings.Contains(e.stderr.String(), "injected fault: "+point+" exit") }) {
+		// Past the paced input a chunk of the reserve every 300ms gives
+		// the points only records pass something to pass (nth up to 4).
+		var fed time.Time
+		if !waitFor(10*time.Second, func() bool {
+			if l.prod != nil && l.prod.finished() && time.Since(fed) > 300*time.Millisecond {
+				l.prod.more()
+				fed = time.Now()
+			}
+			return strings.Contains(e.stderr.String(), "injected fault: "+point+" exit")
+		}) {
 			return killFallback // counted in the fallback mode
 		}
 		l.fired[point] = true
@@ -289,6 +353,7 @@ func (l *killLoop) restartBroker() {
 func (l *killLoop) run(plan killPlan, prod *kafkaProducer) {
 	const killsAfterInput = 8
 	e := l.e
+	l.prod = prod
 	afterInput := 0
 	for i := 0; i < 3*plan.kills && (i < plan.kills || afterInput < killsAfterInput || l.nextPoint() != ""); i++ {
 		// Every other daemon exits at the next fault point not reached yet
@@ -380,23 +445,30 @@ operators:
 		return nil
 	})
 	t.Logf("%d finished files, %d hidden (in-progress or pending) files left in the output", r.Files, hidden)
-	lost := r.GapCount + max(0, plan.records-r.Last) + max(0, r.First-1)
-	missed := l.missed()
-	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d checkpoint dirs before the stop, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
-		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, len(chkDirs), info.Restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
-	// Each crash is planned as a kill (always lands) or an exit at a fault
-	// point (lands if the point is reached in time; else it is killed).
-	scorecard.Record(t, start, scorecard.Entry{Suite: "kill -9 loop, real binary (Kafka → file)",
-		Faults: fmt.Sprintf("%d crashes of the daemon (%s; exits at %d/%d fault points), %d torn checkpoints recovered, %d broker restarts",
-			l.kills, l.summary(), len(l.fired), len(l.points), l.torn, l.brokerRestarts),
-		// Every planned crash happened: a fault-point exit that did not
-		// come in time fell back to a kill (counted as "fallback").
-		Planned: l.kills, Fired: l.kills, Cases: l.kills + 1,
-		Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
-	require.Truef(t, r.OK() && r.Records == plan.records && r.First == 1 && r.Last == plan.records,
-		"%d records, %d..%d, %d missing in %v, %d duplicates (e.g. %v)", r.Records, r.First, r.Last, r.GapCount, r.Gaps, r.Duplicates, r.DuplicateSamples)
-	require.Empty(t, missed, "fault points where the daemon never exited")
+	t.Logf("%d checkpoint dirs before the stop", len(chkDirs))
+	l.score(start, "kill -9 loop, real binary (Kafka → file)", *r, plan.records, info.Restarts)
 	require.Zero(t, hidden, "in-progress or pending part files of crashed attempts left in the output")
 	require.Positive(t, l.modes[killMidWrite]+l.modes[killAfterWrite], "no kill hit a checkpoint")
 	require.Positive(t, l.brokerRestarts, "the broker was never restarted")
+}
+
+// score reports a kill loop's outcome (log and scorecard row) and requires
+// every record of 1..records exactly once in r and a daemon exit at every
+// fault point. Each crash is planned as a kill (always lands) or an exit
+// at a fault point (lands if the point is reached in time; else it falls
+// back to a kill, counted as "fallback"), so every planned crash happened.
+func (l *killLoop) score(start time.Time, suite string, r verify.Report, records int64, restarts int) {
+	t := l.t
+	lost := r.GapCount + max(0, records-r.Last) + max(0, r.First-1)
+	missed := l.missed()
+	t.Logf("%d crashes (%s), daemon exits at %d of %d fault points (missed %v), %d broker restarts, %d torn checkpoints skipped on recovery, %d job restarts; %d records, %d lost, %d duplicated; %.1fs",
+		l.kills, l.summary(), len(l.fired), len(l.points), missed, l.brokerRestarts, l.torn, restarts, r.Records, lost, r.Duplicates, time.Since(start).Seconds())
+	scorecard.Record(t, start, scorecard.Entry{Suite: suite,
+		Faults: fmt.Sprintf("%d crashes of the daemon (%s; exits at %d/%d fault points), %d torn checkpoints recovered, %d broker restarts",
+			l.kills, l.summary(), len(l.fired), len(l.points), l.torn, l.brokerRestarts),
+		Planned: l.kills, Fired: l.kills, Cases: l.kills + 1,
+		Records: r.Records, Lost: lost, Duplicated: r.Duplicates})
+	require.Truef(t, r.OK() && r.Records == records && r.First == 1 && r.Last == records,
+		"%d records, %d..%d, %d missing in %v, %d duplicates (e.g. %v)", r.Records, r.First, r.Last, r.GapCount, r.Gaps, r.Duplicates, r.DuplicateSamples)
+	require.Empty(t, missed, "fault points where the daemon never exited")
 }

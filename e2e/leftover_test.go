@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,10 @@ func TestCrashedSavepointLeavesAnIncompleteDirectory(t *testing.T) {
 	sp := filepath.Join(e.home, "sp")
 	e.extra = []string{"FLINKGO_FAULTS=checkpoint.publish-metadata:exit,nth=1"}
 	e.startDaemon("--savepoints-dir", sp)
-	id := e.mustRun("run", e.writeSpec("s.yaml", statefulSpec))
+	// No periodic checkpoint before the savepoint: the first _metadata
+	// published (nth=1) must be the savepoint's.
+	spec := strings.Replace(statefulSpec, "interval: 100ms", "interval: 1h", 1)
+	id := e.mustRun("run", e.writeSpec("s.yaml", spec))
 	r := e.run("savepoint", id)
 	require.Equal(t, 5, r.code, "the daemon exits before the savepoint's _metadata: %s%s", r.stdout, r.stderr)
 	_, _ = e.crash()

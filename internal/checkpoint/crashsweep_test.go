@@ -16,8 +16,8 @@ import (
 // write one state file per task (tmp, fsync, rename), publish _metadata,
 // then dispose of the previous checkpoint. It reports each checkpoint whose
 // publication returned, in order, until the first error.
-func writeCheckpoints(fsys vfs.FS, n, tasks int, published func(id int64)) error {
-	const base, job = "/cp", "job"
+func writeCheckpoints(fsys vfs.FS, base string, n, tasks int, published func(id int64)) error {
+	const job = "job"
 	for id := int64(1); id <= int64(n); id++ {
 		dir := CheckpointDir(base, job, id)
 		if err := vfs.MkdirAllDurable(fsys, dir, 0o755); err != nil {
@@ -62,14 +62,14 @@ func TestCheckpointCrashSweep(t *testing.T) {
 		return mem
 	}
 	counter := vfs.Count(setup())
-	require.NoError(t, writeCheckpoints(counter.FS(), checkpoints, tasks, func(int64) {}))
+	require.NoError(t, writeCheckpoints(counter.FS(), "/cp", checkpoints, tasks, func(int64) {}))
 	total := counter.N()
 	points := 0
 	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
 		for k := 1; k <= total; k++ {
 			cp := vfs.CrashAt(setup(), k, model)
 			var lastPublished int64
-			err := writeCheckpoints(cp.FS(), checkpoints, tasks, func(id int64) { lastPublished = id })
+			err := writeCheckpoints(cp.FS(), "/cp", checkpoints, tasks, func(id int64) { lastPublished = id })
 			require.Error(t, err, "crash point %d never fired", k)
 			require.True(t, cp.Crashed())
 			points++

@@ -50,8 +50,8 @@ var errNotLeftover = errors.New("not an incomplete flinkgo savepoint")
 // else is an error wrapping errNotLeftover, so dispose --force cannot be
 // aimed at an arbitrary directory.
 func InspectIncomplete(fsys vfs.FS, dir string) (*Incomplete, error) {
-	dir = filepath.Clean(dir)
-	if !savepointName.MatchString(filepath.Base(dir)) {
+	dir = vfs.Clean(dir)
+	if !savepointName.MatchString(vfs.Base(dir)) {
 		return nil, fmt.Errorf("%s: %w (its name is not savepoint-<job>-<n>-<suffix>)", dir, errNotLeftover)
 	}
 	entries, err := fsys.ReadDir(dir)
@@ -105,6 +105,9 @@ func IsNotLeftover(err error) bool { return errors.Is(err, errNotLeftover) }
 // nothing takes it for a savepoint any more, and InspectIncomplete can
 // still tell what it was. A missing _metadata is not an error.
 func Abandon(fsys vfs.FS, dir string) error {
+	if obj, ok := vfs.Objects(fsys, dir); ok {
+		return abandonObject(obj, dir)
+	}
 	err := fsys.Rename(filepath.Join(dir, MetadataFile), filepath.Join(dir, AbandonedFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -125,7 +128,7 @@ type PendingStop struct {
 }
 
 func pendingStopMarker(base, jobID string, id int64) string {
-	return filepath.Join(base, jobID, fmt.Sprintf("stop-%d", id))
+	return vfs.Join(base, jobID, fmt.Sprintf("stop-%d", id))
 }
 
 // MarkPendingStop durably records that stop savepoint id is written to
@@ -133,7 +136,7 @@ func pendingStopMarker(base, jobID string, id int64) string {
 // the job recorded the stop leaves a complete-looking savepoint whose
 // commit never happened, and the marker lets the next attempt abandon it.
 func MarkPendingStop(fsys vfs.FS, base, jobID string, id int64, dir string) error {
-	if err := vfs.MkdirAllDurable(fsys, filepath.Join(base, jobID), 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(fsys, vfs.Join(base, jobID), 0o755); err != nil {
 		return err
 	}
 	return vfs.WriteFileAtomic(fsys, pendingStopMarker(base, jobID, id), []byte(dir))
@@ -141,7 +144,7 @@ func MarkPendingStop(fsys vfs.FS, base, jobID string, id int64, dir string) erro
 
 // PendingStops lists the markers of a job.
 func PendingStops(fsys vfs.FS, base, jobID string) ([]PendingStop, error) {
-	root := filepath.Join(base, jobID)
+	root := vfs.Join(base, jobID)
 	entries, err := fsys.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -155,7 +158,7 @@ func PendingStops(fsys vfs.FS, base, jobID string) ([]PendingStop, error) {
 		if _, err := fmt.Sscanf(e.Name(), "stop-%d", &id); err != nil || e.IsDir() || e.Name() != fmt.Sprintf("stop-%d", id) {
 			continue
 		}
-		marker := filepath.Join(root, e.Name())
+		marker := vfs.Join(root, e.Name())
 		data, err := readRegular(fsys, marker, 64<<10)
 		if err != nil {
 			return nil, err

@@ -24,7 +24,7 @@ import (
 
 // CheckpointDir is the directory of periodic checkpoint id.
 func CheckpointDir(base, jobID string, id int64) string {
-	return filepath.Join(base, jobID, "chk-"+strconv.FormatInt(id, 10))
+	return vfs.Join(base, jobID, "chk-"+strconv.FormatInt(id, 10))
 }
 
 // NewSavepointDir names a fresh savepoint directory under target.
@@ -35,7 +35,7 @@ func NewSavepointDir(target, jobID string, id int64) string {
 	if len(short) > 6 {
 		short = short[:6]
 	}
-	return filepath.Join(target, fmt.Sprintf("savepoint-%s-%d-%s", short, id, hex.EncodeToString(b[:])))
+	return vfs.Join(target, fmt.Sprintf("savepoint-%s-%d-%s", short, id, hex.EncodeToString(b[:])))
 }
 
 // StateFileName names a subtask's state file inside a snapshot directory.
@@ -61,6 +61,9 @@ func WriteState(fsys vfs.FS, dir, name string, en *state.Encoded) error {
 }
 
 func writeState(fsys vfs.FS, dir, name string, write func(io.Writer) error) (err error) {
+	if _, ok := vfs.Objects(fsys, dir); ok {
+		return writeStateObject(fsys, vfs.Join(dir, name), write)
+	}
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	f, err := fsys.Create(tmp)
 	if err != nil {
@@ -88,10 +91,15 @@ func writeState(fsys vfs.FS, dir, name string, write func(io.Writer) error) (err
 // PublishMetadata makes the snapshot in dir complete: sync the directory
 // (so the state files' entries are durable), then write _metadata
 // atomically (tmp, fsync, rename, fsync dir). An error leaves no _metadata.
+// In object storage _metadata is created only if absent instead
+// (publishMetadataObject).
 func PublishMetadata(fsys vfs.FS, dir string, m *Metadata) error {
 	data, err := EncodeMetadata(m)
 	if err != nil {
 		return err
+	}
+	if obj, ok := vfs.Objects(fsys, dir); ok {
+		return publishMetadataObject(obj, dir, data)
 	}
 	if err := fsys.SyncDir(dir); err != nil {
 		return err
@@ -105,9 +113,9 @@ var ErrNotSnapshot = errors.New("not a savepoint or checkpoint")
 // ResolvePath accepts a snapshot directory or its _metadata file and returns
 // the directory.
 func ResolvePath(fsys vfs.FS, path string) (string, error) {
-	clean := filepath.Clean(path)
-	if filepath.Base(clean) == MetadataFile {
-		return filepath.Dir(clean), nil
+	clean := vfs.Clean(path)
+	if vfs.Base(clean) == MetadataFile {
+		return vfs.Dir(clean), nil
 	}
 	fi, err := fsys.Stat(clean)
 	if err != nil {
@@ -129,7 +137,7 @@ func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	data, err := readRegular(fsys, filepath.Join(dir, MetadataFile), MaxMetadataSize)
+	data, err := readRegular(fsys, vfs.Join(dir, MetadataFile), MaxMetadataSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if in, ierr := InspectIncomplete(fsys, dir); ierr == nil {
@@ -141,7 +149,7 @@ func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
 	}
 	m, err = DecodeMetadata(data)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetadataFile), err)
+		return "", nil, fmt.Errorf("%s: %w", vfs.Join(dir, MetadataFile), err)
 	}
 	return dir, m, nil
 }
@@ -207,7 +215,7 @@ func eachStateFile(dir string, m *Metadata, fn func(path string, h Handle) error
 			if err := checkFileName(h.File); err != nil {
 				return err
 			}
-			if err := fn(filepath.Join(dir, h.File), h); err != nil {
+			if err := fn(vfs.Join(dir, h.File), h); err != nil {
 				return err
 			}
 		}
@@ -238,7 +246,7 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 	if err := checkFileName(h.File); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, h.File)
+	path := vfs.Join(dir, h.File)
 	data, err := readRegular(fsys, path, h.Size)
 	if err != nil {
 		return nil, stateFileError(path, h, err)
@@ -310,8 +318,12 @@ func (e *tooLargeError) Error() string {
 
 // Dispose deletes a snapshot: _metadata first (so a crash midway leaves an
 // incomplete snapshot, never a complete-looking one with missing files),
-// then the rest.
+// then the rest (in object storage: the objects _metadata lists, then
+// whatever else is below dir).
 func Dispose(fsys vfs.FS, dir string) error {
+	if _, ok := vfs.Objects(fsys, dir); ok {
+		return disposeObjects(fsys, dir)
+	}
 	if err := fsys.Remove(filepath.Join(dir, MetadataFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -329,7 +341,7 @@ type Listed struct {
 
 // List returns the chk-<n> directories of a job, newest first.
 func List(fsys vfs.FS, base, jobID string) ([]Listed, error) {
-	root := filepath.Join(base, jobID)
+	root := vfs.Join(base, jobID)
 	entries, err := fsys.ReadDir(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -346,7 +358,7 @@ func List(fsys vfs.FS, base, jobID string) ([]Listed, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, Listed{ID: id, Dir: filepath.Join(root, e.Name())})
+		out = append(out, Listed{ID: id, Dir: vfs.Join(root, e.Name())})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
 	return out, nil

@@ -23,7 +23,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		Use:   "dev",
 		Short: "Development helpers: embedded brokers, the sequence producer, the exactly-once checker",
 	}
-	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevProduceCmd(g), newDevConsumeCmd(g), newDevVerifyCmd(g), newDevEtcdCmd(g))
+	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevS3Cmd(g), newDevEtcdCmd(g), newDevProduceCmd(g), newDevConsumeCmd(g), newDevVerifyCmd(g))
 	return cmd
 }
 

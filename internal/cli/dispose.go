@@ -7,7 +7,6 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func newDisposeCmd(g *globals) *cobra.Command {
@@ -26,16 +25,20 @@ stop savepoint, as 'savepoint inspect' and the dashboard list them; nothing else
 }
 
 func runDispose(cmd *cobra.Command, g *globals, path string, force bool) error {
-	dir, m, err := checkpoint.Load(vfs.Default, path)
+	fsys, err := g.storageFS(path)
 	if err != nil {
-		in, ierr := checkpoint.InspectIncomplete(vfs.Default, path)
+		return err
+	}
+	dir, m, err := checkpoint.Load(fsys, path)
+	if err != nil {
+		in, ierr := checkpoint.InspectIncomplete(fsys, path)
 		if ierr != nil {
 			return api.Errorf(api.CodeInvalid, "refusing to dispose of %s: %v", path, err)
 		}
 		if !force {
 			return api.Errorf(api.CodeInvalid, "refusing to dispose of %s without --force: it is %s", in.Dir, in.Problem())
 		}
-		if err := checkpoint.DisposeIncomplete(vfs.Default, in.Dir); err != nil {
+		if err := checkpoint.DisposeIncomplete(fsys, in.Dir); err != nil {
 			return fmt.Errorf("dispose %s: %w", in.Dir, err)
 		}
 		return printDisposed(cmd, g, in.Dir)
@@ -43,7 +46,7 @@ func runDispose(cmd *cobra.Command, g *globals, path string, force bool) error {
 	if m.Kind != "savepoint" && m.Kind != "stop-with-savepoint" {
 		return api.Errorf(api.CodeInvalid, "refusing to dispose of %s: it is a %s, owned by the daemon (retention deletes checkpoints)", dir, m.Kind)
 	}
-	if err := checkpoint.Dispose(vfs.Default, dir); err != nil {
+	if err := checkpoint.Dispose(fsys, dir); err != nil {
 		return fmt.Errorf("dispose %s: %w", dir, err)
 	}
 	return printDisposed(cmd, g, dir)

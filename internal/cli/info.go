@@ -67,6 +67,12 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 	}
 	if l := info.LatestCheckpoint; l != nil {
 		fmt.Fprintf(w, "latest checkpoint:\t%d, %d bytes, %dms, %s\n", l.ID, l.Size, l.DurationMs, l.Path)
+		if s := l.Storage; s != nil {
+			fmt.Fprintf(w, "  object storage:\t%d requests, %d bytes uploaded\n", s.Requests, s.BytesUploaded)
+		}
+	}
+	if s := info.Storage; s != nil {
+		fmt.Fprintf(w, "object storage:\t%d requests (%d failed), %d bytes uploaded, %d downloaded\n", s.Requests, s.FailedRequests, s.BytesUploaded, s.BytesDownloaded)
 	}
 	_ = w.Flush()
 	fmt.Fprintln(cmd.OutOrStdout())

@@ -10,7 +10,6 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 func newInspectCmd(g *globals) *cobra.Command {
@@ -19,14 +18,18 @@ func newInspectCmd(g *globals) *cobra.Command {
 		Short: "Describe a savepoint or checkpoint: operators, state sizes, keys, source positions, pending commits",
 		Args:  args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			dir, m, err := checkpoint.Load(vfs.Default, a[0])
+			fsys, err := g.storageFS(a[0])
 			if err != nil {
-				if in, ierr := checkpoint.InspectIncomplete(vfs.Default, a[0]); ierr == nil {
+				return err
+			}
+			dir, m, err := checkpoint.Load(fsys, a[0])
+			if err != nil {
+				if in, ierr := checkpoint.InspectIncomplete(fsys, a[0]); ierr == nil {
 					return printIncomplete(cmd, g, in)
 				}
 				return notSnapshot(err)
 			}
-			verr := checkpoint.Verify(vfs.Default, dir, m)
+			verr := checkpoint.Verify(fsys, dir, m)
 			if g.json() {
 				out := map[string]any{"path": dir, "jobId": m.JobID, "jobName": m.JobName, "checkpointId": m.CheckpointID,
 					"kind": m.Kind, "timestamp": m.Timestamp, "maxParallelism": m.MaxParallelism, "size": m.Size(),

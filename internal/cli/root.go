@@ -22,6 +22,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // globals are the flags every command takes.
@@ -129,12 +130,16 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // absPath makes a user-given path absolute (the daemon does not share our
-// working directory).
+// working directory); an s3:// URL is sent as it is, a file:// URL as its
+// local path.
 func absPath(p string) (string, error) {
 	if p == "" {
 		return "", nil
 	}
-	a, err := filepath.Abs(p)
+	if vfs.IsObject(p) {
+		return vfs.Clean(p), nil
+	}
+	a, err := filepath.Abs(vfs.Clean(p))
 	if err != nil {
 		return "", api.Errorf(api.CodeUsage, "path %q: %v", p, err)
 	}

@@ -44,6 +44,8 @@ type Config struct {
 	Restart       api.RestartDefaults
 	// HA is high-availability mode (high-availability.*).
 	HA HA
+	// S3 configures s3:// paths (s3.*).
+	S3 S3
 }
 
 // HA configures high-availability mode.
@@ -79,7 +81,7 @@ func EnvName(key string) string {
 // problem is reported at once, naming the key and where its value came from.
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
-		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20,
+		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3,
 		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}}
 	explicit := file != ""
 	if file == "" {
@@ -170,7 +172,9 @@ func parseFile(file string, data []byte, positions map[string]api.Pos) (map[stri
 			if _, ok := lookupKey(k); !ok {
 				pos = nodePos(keyNode)
 				msg := fmt.Sprintf("unknown configuration key %q", k)
-				if s := api.Closest(k, keyNames()); s != "" {
+				if h := s3CredentialHint(k); h != "" {
+					msg += h
+				} else if s := api.Closest(k, keyNames()); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				} else {
 					msg += " (configs/flinkgo.yaml lists every key)"

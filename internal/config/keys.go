@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // key describes one configuration key.
@@ -23,8 +24,8 @@ type key struct {
 }
 
 // keys lists every key the config file accepts. configs/flinkgo.yaml
-// documents each of them (a test checks it).
-var keys = []key{
+// documents each of them (a test checks it). The s3.* keys are in s3.go.
+var keys = append([]key{
 	{"rest.address", "127.0.0.1:8081", "TCP address of the REST API and /metrics; empty disables it", func(c *Config, v string) error { c.RestAddress = v; return nil }},
 	{"rest.allowed-hosts", "", "comma-separated extra host names the REST API and dashboard answer to (its own IP address and localhost always work; other names are refused against DNS rebinding)", func(c *Config, v string) error {
 		c.AllowedHosts = nil
@@ -49,8 +50,8 @@ var keys = []key{
 		c.IdleTimeout = d.D()
 		return nil
 	}},
-	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>); default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = v; return nil }},
-	{"state.savepoints.dir", "", "default target directory of savepoints; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = v; return nil }},
+	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = storagePath(v); return nil }},
+	{"state.savepoints.dir", "", "default target directory of savepoints, a local directory or s3://bucket/prefix; none by default (give one to `savepoint`)", func(c *Config, v string) error { c.SavepointsDir = storagePath(v); return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
 		c.AllowedPaths = nil
 		for _, p := range strings.Split(v, ",") {
@@ -58,8 +59,15 @@ var keys = []key{
 			if p == "" {
 				continue
 			}
+			if vfs.IsObject(p) {
+				if !vfs.IsAbs(p) {
+					return fmt.Errorf("%q names no bucket", p)
+				}
+				c.AllowedPaths = append(c.AllowedPaths, vfs.Clean(p))
+				continue
+			}
 			if !filepath.IsAbs(p) {
-				return fmt.Errorf("%q is not an absolute path", p)
+				return fmt.Errorf("%q is not an absolute path (or an s3://bucket/prefix URL)", p)
 			}
 			c.AllowedPaths = append(c.AllowedPaths, filepath.Clean(p))
 		}
@@ -180,7 +188,7 @@ var keys = []key{
 	{"restart-strategy.failure-rate.max-failures-per-interval", "1", "failures tolerated within the interval", restartInt(api.RestartFailureRate, func(r *api.RestartSpec) **int { return &r.MaxFailures })},
 	{"restart-strategy.failure-rate.failure-rate-interval", "1min", "window of the failure rate", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Interval })},
 	{"restart-strategy.failure-rate.delay", "1s", "wait before each restart", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Delay })},
-}
+}, s3Keys...)
 
 // flinkEnum accepts Flink's spelling of an enum (EXACTLY_ONCE) or ours
 // (exactly-once) and stores ours.

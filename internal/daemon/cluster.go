@@ -29,13 +29,16 @@ func (d *Daemon) joinCluster() {
 	}
 }
 
-// jobFS is the filesystem a job writes through: in HA mode fenced, so a
-// daemon that may have lost the job writes nothing more for it.
-func (d *Daemon) jobFS(id string) vfs.FS {
+// jobFS is the filesystem a job writes through: metered into the job's
+// storage figures and, in HA mode, fenced, so a daemon that may have lost
+// the job writes nothing more for it. The fence is outside the meter: a
+// write it refuses never reaches the store and costs no request.
+func (d *Daemon) jobFS(e *entry) vfs.FS {
+	fs := vfs.Metered(d.fs, &e.storage, time.Time{})
 	if d.cluster == nil {
-		return d.fs
+		return fs
 	}
-	return ha.Fence(d.fs, d.cluster.Guard(id))
+	return ha.Fence(fs, d.cluster.Guard(e.rec.ID))
 }
 
 // ended follows a job's end here (its final record written): in HA mode

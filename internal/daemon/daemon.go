@@ -25,6 +25,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/config"
 	"github.com/flinkgo/flinkgo/internal/daemon/dashboard"
 	"github.com/flinkgo/flinkgo/internal/ha"
+	"github.com/flinkgo/flinkgo/internal/storage"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -48,6 +49,8 @@ type Options struct {
 	// Cluster is HA mode's membership (nil: one daemon on its own): the
 	// registry lives in etcd, jobs may run on any daemon of the cluster.
 	Cluster *ha.Node
+	// Storage adds to the s3.* configuration (tests inject faults).
+	Storage storage.Options
 }
 
 // Daemon runs jobs and serves the control API.
@@ -94,9 +97,12 @@ func TokenPath(home string) string { return filepath.Join(home, "token") }
 func Start(o Options) (_ *Daemon, err error) {
 	cfg := o.Config
 	if o.FS == nil {
-		o.FS = vfs.Default
+		local := vfs.Default
 		if len(cfg.AllowedPaths) > 0 {
-			o.FS = vfs.Confined(allowedRoots(cfg.AllowedPaths))
+			local = vfs.Confined(allowedRoots(cfg.AllowedPaths))
+		}
+		if o.FS, err = storage.FS(cfg.S3, local, nil, o.Storage); err != nil {
+			return nil, err
 		}
 	}
 	if o.Stdout == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/ha"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // entry is a job known to the daemon: running here (job != nil) or only
@@ -27,6 +28,8 @@ type entry struct {
 	// released: in HA mode, this daemon lost the job (Daemon.Release);
 	// its local copy writes no record any more.
 	released bool
+	// storage counts the job's object storage requests in this daemon.
+	storage vfs.Meter
 }
 
 func (e *entry) closeOut() {
@@ -41,7 +44,9 @@ func (e *entry) closeOut() {
 // info returns the live info, or the last recorded one.
 func (e *entry) info() api.JobInfo {
 	if e.job != nil {
-		return e.job.Info()
+		info := e.job.Info()
+		info.Storage = engine.StorageCostOf(e.storage.Stats())
+		return info
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -197,7 +202,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		e.out = out
 	}
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &engine.Env{FS: d.jobFS(e.rec.ID), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
+	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
 	if e.out != nil {
 		o.Env.OutFile = e.out
 	}
@@ -475,6 +480,10 @@ func (d *Daemon) checkPath(p string) (string, error) {
 	if err := checkPathShape(p); err != nil {
 		return "", err
 	}
+	if vfs.IsObject(p) {
+		return d.checkObjectPath(vfs.Clean(p))
+	}
+	p = vfs.Clean(p) // a file:// URL names a local path
 	if len(d.cfg.AllowedPaths) == 0 {
 		return p, nil
 	}
@@ -487,12 +496,28 @@ func (d *Daemon) checkPath(p string) (string, error) {
 	return "", api.Errorf(api.CodeUsage, "path %q is outside security.allowed-paths (%s)", p, strings.Join(d.cfg.AllowedPaths, ", "))
 }
 
+// checkObjectPath applies security.allowed-paths to an object URL: with
+// allowed paths set, it must lie below one of their s3:// entries.
+func (d *Daemon) checkObjectPath(p string) (string, error) {
+	if len(d.cfg.AllowedPaths) == 0 {
+		return p, nil
+	}
+	for _, root := range d.cfg.AllowedPaths {
+		if vfs.IsObject(root) && vfs.Within(p, root) {
+			return p, nil
+		}
+	}
+	return "", api.Errorf(api.CodeUsage, "path %q is outside security.allowed-paths (%s)", p, strings.Join(d.cfg.AllowedPaths, ", "))
+}
+
 // allowedRoots are the security.allowed-paths directories with their
 // symlinks resolved (they come from the daemon's config and are trusted).
 func allowedRoots(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = resolve(p)
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if !vfs.IsObject(p) {
+			out = append(out, resolve(p))
+		}
 	}
 	return out
 }
@@ -517,10 +542,10 @@ func checkPathShape(p string) error {
 	switch {
 	case strings.ContainsRune(p, 0):
 		return api.Errorf(api.CodeUsage, "path contains a NUL byte")
-	case !filepath.IsAbs(p):
-		return api.Errorf(api.CodeUsage, "path %q must be absolute", p)
+	case !vfs.IsAbs(p):
+		return api.Errorf(api.CodeUsage, "path %q must be absolute (or an s3://bucket/prefix URL)", p)
 	}
-	for _, part := range strings.Split(p, string(filepath.Separator)) {
+	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
 			return api.Errorf(api.CodeUsage, "path %q contains '..'", p)
 		}

@@ -34,6 +34,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descLastDur, descLastSize, descRecordsIn, descRecordsOut, descOperatorGau, descInputWM, descOutputWM, descWMLag} {
 		ch <- d
 	}
+	for _, d := range storageDescs {
+		ch <- d
+	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -41,6 +44,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		jl := []string{info.ID, info.Name}
 		ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, 1, append(jl, string(info.State))...)
 		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(info.Restarts), jl...)
+		collectStorage(ch, info, jl)
 		if cp := info.Checkpoints; cp != nil {
 			ch <- prometheus.MustNewConstMetric(descCompleted, prometheus.CounterValue, float64(cp.Completed), jl...)
 			ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(cp.Failed), jl...)

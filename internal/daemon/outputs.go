@@ -7,6 +7,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // One output directory, one owner: the daemon refuses at submit a job that
@@ -25,7 +26,7 @@ func graphOutputs(g *engine.Graph) []output {
 			continue
 		}
 		for _, p := range v.Plan.OutputPaths {
-			out = append(out, output{uid: v.Op.UID, path: filepath.Clean(p)})
+			out = append(out, output{uid: v.Op.UID, path: vfs.Clean(p)})
 		}
 	}
 	return out

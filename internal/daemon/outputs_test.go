@@ -25,8 +25,8 @@ func TestOverlap(t *testing.T) {
 	}
 }
 
-// Each example job writes its own directory, so a user can run them side
-// by side (two used to share /tmp/flinkgo-nats-out).
+// Every example job compiles, and each writes its own directory, so a user
+// can run them side by side (two used to share /tmp/flinkgo-nats-out).
 func TestExampleJobsOwnTheirOutputs(t *testing.T) {
 	files, err := filepath.Glob("../../configs/jobs/*.yaml")
 	require.NoError(t, err)

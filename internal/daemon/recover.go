@@ -9,6 +9,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // recover loads the registry: finished jobs become history; jobs that were
@@ -51,7 +52,7 @@ func (d *Daemon) put(e *entry) {
 func (d *Daemon) finishCancel(e *entry) {
 	g, err := engine.Compile(d.types, e.rec.File, []byte(e.rec.Spec), d.defaults())
 	if err == nil && g.Checkpointing.Externalized != api.RetainOnCancellation {
-		_ = d.fs.RemoveAll(filepath.Join(d.cfg.CheckpointsDir, e.rec.ID))
+		_ = d.fs.RemoveAll(vfs.Join(d.cfg.CheckpointsDir, e.rec.ID))
 	}
 	e.rec.State = api.StateCanceled
 	e.rec.Info.State = api.StateCanceled

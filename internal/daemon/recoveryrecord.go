@@ -2,11 +2,11 @@ package daemon
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // RecoveryRecord is the durable part of a registry record that resuming a
@@ -83,7 +83,7 @@ func migrateV1(rec *Record, checkpointsDir string) {
 	if info.RestorePoint != "" {
 		kind := checkpoint.StopSavepoint
 		switch {
-		case strings.HasPrefix(info.RestorePoint, filepath.Join(checkpointsDir, rec.ID)+string(filepath.Separator)):
+		case strings.HasPrefix(info.RestorePoint, vfs.Join(checkpointsDir, rec.ID)+"/"):
 			kind = checkpoint.Periodic
 		case info.RestorePoint == rec.SavepointPath:
 			kind = checkpoint.Savepoint

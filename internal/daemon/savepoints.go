@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -10,18 +9,19 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // savepointDirs are the directories the daemon looks in for savepoints:
 // the configured one, the one shutdown uses, and every directory a job of
 // this daemon wrote a savepoint to.
 func (d *Daemon) savepointDirs(known []string) []string {
-	dirs := map[string]bool{filepath.Join(d.cfg.Home, "savepoints"): true}
+	dirs := map[string]bool{vfs.Join(d.cfg.Home, "savepoints"): true}
 	if d.cfg.SavepointsDir != "" {
 		dirs[d.cfg.SavepointsDir] = true
 	}
 	for _, p := range known {
-		dirs[filepath.Dir(p)] = true
+		dirs[vfs.Dir(p)] = true
 	}
 	out := make([]string, 0, len(dirs))
 	for dir := range dirs {
@@ -66,7 +66,7 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 				known = append(known, h.Path)
 			}
 			if isSavepoint(h.Kind) && h.Path != "" && h.Status == checkpoint.StatusInProgress.String() {
-				inProgress[filepath.Clean(h.Path)] = true
+				inProgress[vfs.Clean(h.Path)] = true
 			}
 		}
 	}
@@ -76,7 +76,7 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 	listed := map[string]catalogEntry{}
 	out := []api.SavepointEntry{}
 	add := func(dir string) {
-		dir = filepath.Clean(dir)
+		dir = vfs.Clean(dir)
 		if _, done := listed[dir]; done {
 			return
 		}
@@ -96,7 +96,7 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 		}
 		for _, n := range names {
 			if n.IsDir() && strings.HasPrefix(n.Name(), "savepoint-") {
-				add(filepath.Join(dir, n.Name()))
+				add(vfs.Join(dir, n.Name()))
 			}
 		}
 	}
@@ -110,7 +110,7 @@ func (d *Daemon) Savepoints() []api.SavepointEntry {
 // incomplete (in progress, when a job is writing it) if it looks like a
 // savepoint flinkgo left (checkpoint.InspectIncomplete).
 func (d *Daemon) catalogEntry(dir string, old catalogEntry, writing bool) catalogEntry {
-	fi, err := d.fs.Stat(filepath.Join(dir, checkpoint.MetadataFile))
+	fi, err := d.fs.Stat(vfs.Join(dir, checkpoint.MetadataFile))
 	if err != nil || !fi.Mode().IsRegular() {
 		return d.incompleteEntry(dir, writing)
 	}
@@ -139,7 +139,7 @@ func (d *Daemon) catalogEntry(dir string, old catalogEntry, writing bool) catalo
 func (d *Daemon) Inspect(path string) (*api.SavepointDetail, error) {
 	var found *api.SavepointEntry
 	for _, s := range d.Savepoints() {
-		if s.Path == filepath.Clean(path) {
+		if s.Path == vfs.Clean(path) {
 			found = &s
 			break
 		}

@@ -54,11 +54,13 @@ checkpointing: {interval: 10ms}
 restartStrategy: {type: fixed-delay, attempts: 5, delay: 10ms}
 operators:
   - {uid: gen, type: datagen, count: 6000, rate: 20000}
-  - {uid: fail, type: test-fail, from: [gen], name: %s, every: 4000, times: 1, at: process}
+  - {uid: fail, type: test-fail, from: [gen], name: %s, every: 4000, times: 1, at: notify}
   - {uid: key, type: keyBy, from: [fail], expr: "idx %% 3"}
   - {uid: cnt, type: count, from: [key]}
   - {uid: out, type: test-collect, from: [cnt], name: %s}
 `, name, name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	// The failure comes with a checkpoint's completion, so the restart has
+	// a checkpoint to resume from however slowly the machine runs.
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
 
 	info := j.Info()

@@ -31,7 +31,8 @@ type driver struct {
 	persistWG sync.WaitGroup
 	ended     chan struct{} // closed when the attempt ends
 	failErr   error
-	stopped   *pendingStop // a completed stop-with-savepoint, answered when the job finished
+	snapFS    map[int64]snapshotFS // the snapshots' views of the FS (storagecost.go)
+	stopped   *pendingStop         // a completed stop-with-savepoint, answered when the job finished
 	// stopSuspends: the pending stop is a daemon shutdown's (the job ends
 	// SUSPENDED, not FINISHED).
 	stopSuspends bool
@@ -106,7 +107,7 @@ func (d *driver) start(s checkpoint.Start) []checkpoint.Decision {
 	}
 	d.dirs[s.ID] = dir
 	drain := s.Req != nil && s.Req.Drain
-	d.exec.trigger(Barrier{ID: s.ID, Kind: s.Kind, Timestamp: s.Timestamp, Dir: dir}, drain)
+	d.exec.trigger(Barrier{ID: s.ID, Kind: s.Kind, Timestamp: s.Timestamp, Dir: dir, FS: d.newSnapshotFS(s.ID, s.Timestamp)}, drain)
 	return nil
 }
 
@@ -148,6 +149,7 @@ func (d *driver) writeMetadata(w checkpoint.WriteMetadata) {
 	dir := d.dirs[w.ID]
 	m := d.metadata(w)
 	d.sizes[w.ID] = m.Size()
+	fsys := d.snapshotFSOf(w.ID)
 	d.persistWG.Add(1)
 	go func() {
 		defer d.persistWG.Done()
@@ -156,7 +158,7 @@ func (d *driver) writeMetadata(w checkpoint.WriteMetadata) {
 			err = d.j.markPendingStop(w.ID, dir)
 		}
 		if err == nil {
-			err = checkpoint.PublishMetadata(d.fsys(), dir, m)
+			err = checkpoint.PublishMetadata(fsys, dir, m)
 		}
 		if err == nil {
 			err = d.j.env.Fire("checkpoint.metadata-published", w.Kind.String(), w.ID)
@@ -205,7 +207,7 @@ func (d *driver) complete(c checkpoint.Complete) {
 	size := d.sizes[c.ID]
 	delete(d.sizes, c.ID)
 	info := api.CheckpointInfo{ID: c.ID, Kind: c.Kind.String(), Status: checkpoint.StatusCompleted.String(),
-		DurationMs: c.Duration.Milliseconds(), Size: size, Path: dir}
+		DurationMs: c.Duration.Milliseconds(), Size: size, Path: dir, Storage: d.storageCost(c.ID)}
 	d.j.complete(info, c.Kind)
 	d.j.log.Info().Int64("checkpoint_id", c.ID).Str("kind", c.Kind.String()).Int64("bytes", size).
 		Int64("duration_ms", c.Duration.Milliseconds()).Str("path", dir).Msg("checkpoint completed")
@@ -230,6 +232,7 @@ func (d *driver) abort(a checkpoint.Abort) {
 	dir := d.dirs[a.ID]
 	delete(d.dirs, a.ID)
 	delete(d.sizes, a.ID)
+	delete(d.snapFS, a.ID)
 	if dir != "" {
 		// Subtasks may still be writing into it: remove it once they are done.
 		exec := d.exec

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
@@ -61,4 +62,7 @@ type Barrier struct {
 	// snapshot is not persisted (the final checkpoint of a job without
 	// checkpoint storage: it exists only to commit).
 	Dir string
+	// FS is the filesystem the snapshot is written through (see
+	// snapshotFS); nil: the job's.
+	FS vfs.FS
 }

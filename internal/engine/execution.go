@@ -232,7 +232,11 @@ func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data 
 			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
 			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
 			if err == nil {
-				err = checkpoint.WriteState(e.env().FS, b.Dir, name, data)
+				fsys := b.FS
+				if fsys == nil {
+					fsys = e.env().FS
+				}
+				err = checkpoint.WriteState(fsys, b.Dir, name, data)
 			}
 			if err != nil {
 				e.report(declineMsg{id: b.ID, task: t.id, err: fmt.Errorf("write state of %s: %w", t.name(), err)})

@@ -110,6 +110,14 @@ func parseDuration(s string) (Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf(`%q has unknown unit %q; use ms, s, m(in), h or d`, s, unit)
 	}
+	if n, err := strconv.ParseInt(num, 10, 64); err == nil {
+		// A whole number is exact: through a float64, 700000000001ms
+		// would come out 64ns short.
+		if n > math.MaxInt64/int64(mult) || n < math.MinInt64/int64(mult) {
+			return 0, fmt.Errorf("%q is out of range", s)
+		}
+		return Duration(n * int64(mult)), nil
+	}
 	v := f * float64(mult)
 	// float64(math.MaxInt64) rounds up to 2^63, which does not fit: >=.
 	if v >= math.MaxInt64 || v < math.MinInt64 {

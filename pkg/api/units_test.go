@@ -22,6 +22,10 @@ func TestParseDuration(t *testing.T) {
 		{"0", 0},
 		{"  10s  ", 10 * time.Second},
 		{"36500d", 36500 * 24 * time.Hour}, // MaxDuration
+		// A whole number of milliseconds in a string (a quoted or
+		// oddly-spaced bare number) is exact, not rounded through a float.
+		{"700000000001\v", 700000000001 * time.Millisecond},
+		{"700000000001 ms", 700000000001 * time.Millisecond},
 		// Flink's unit names, with or without a space, any case.
 		{"5 min", 5 * time.Minute},
 		{"5min", 5 * time.Minute},

@@ -121,6 +121,9 @@ type JobInfo struct {
 	// Owner is the daemon that runs the job in HA mode ("" when the job
 	// runs nowhere right now, or outside HA mode).
 	Owner string `json:"owner,omitempty"`
+	// Storage is what the job asked of object stores (checkpoints,
+	// savepoints, sinks) in this daemon; nil when it used none.
+	Storage *StorageCost `json:"storage,omitempty"`
 }
 
 // OperatorInfo is one operator's figures, summed over its subtasks.
@@ -185,6 +188,9 @@ type CheckpointInfo struct {
 	Path          string    `json:"path,omitempty"`
 	FailureReason string    `json:"failureReason,omitempty"`
 	Discarded     bool      `json:"discarded,omitempty"`
+	// Storage is what writing the snapshot asked of an object store
+	// (nil on a local disk).
+	Storage *StorageCost `json:"storage,omitempty"`
 }
 
 // CheckpointsInfo is GET /v1/jobs/{id}/checkpoints.

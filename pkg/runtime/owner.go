@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -69,7 +68,7 @@ func (c OutputClaim) Check(dir string, owner *OutputOwner, empty bool) error {
 		return nil
 	case owner != nil:
 		return fmt.Errorf("%w: %s belongs to job %s (%q, operator %q, since %s; %s): a second job writing there would delete or duplicate its part files. Give this job another path; if that job no longer runs, restore one of its savepoints with `flinkgo run -s`, or pass --allow-non-empty-output to take the directory over",
-			ErrOutputOwned, dir, owner.Job, owner.JobName, owner.Operator, owner.Since.Format(time.RFC3339), filepath.Join(dir, OwnerFile))
+			ErrOutputOwned, dir, owner.Job, owner.JobName, owner.Operator, owner.Since.Format(time.RFC3339), vfs.Join(dir, OwnerFile))
 	case empty || c.Restoring || c.AllowNonEmpty:
 		return nil
 	}
@@ -93,7 +92,7 @@ func InspectOutput(fsys vfs.FS, dir string) (owner *OutputOwner, empty bool, err
 			empty = false
 		}
 	}
-	data, err := vfs.ReadFile(fsys, filepath.Join(dir, OwnerFile))
+	data, err := vfs.ReadFile(fsys, vfs.Join(dir, OwnerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, empty, nil
 	}
@@ -102,7 +101,7 @@ func InspectOutput(fsys vfs.FS, dir string) (owner *OutputOwner, empty bool, err
 	}
 	owner = &OutputOwner{}
 	if err := json.Unmarshal(data, owner); err != nil || owner.Job == "" {
-		return nil, empty, fmt.Errorf("%s is not a flinkgo ownership marker (%v): remove it if no job writes into %s", filepath.Join(dir, OwnerFile), err, dir)
+		return nil, empty, fmt.Errorf("%s is not a flinkgo ownership marker (%v): remove it if no job writes into %s", vfs.Join(dir, OwnerFile), err, dir)
 	}
 	return owner, empty, nil
 }
@@ -130,7 +129,7 @@ func ClaimOutput(fsys vfs.FS, dir string, c OutputClaim) error {
 		}
 		data, _ := json.Marshal(OutputOwner{Version: 1, Job: c.Job, JobName: c.JobName, Operator: c.Operator, Since: time.Now().UTC()})
 		if owner != nil {
-			return vfs.WriteFileAtomic(fsys, filepath.Join(dir, OwnerFile), data)
+			return vfs.WriteFileAtomic(fsys, vfs.Join(dir, OwnerFile), data)
 		}
 		if err := createMarker(fsys, dir, data); !errors.Is(err, fs.ErrExist) {
 			return err
@@ -140,9 +139,13 @@ func ClaimOutput(fsys vfs.FS, dir string, c OutputClaim) error {
 }
 
 // createMarker publishes the marker only if none exists: a synced
-// temporary file hard-linked to its name (fs.ErrExist when taken).
+// temporary file hard-linked to its name (fs.ErrExist when taken), or in
+// object storage a create-if-absent PUT.
 func createMarker(fsys vfs.FS, dir string, data []byte) error {
-	path := filepath.Join(dir, OwnerFile)
+	path := vfs.Join(dir, OwnerFile)
+	if obj, ok := vfs.Objects(fsys, path); ok {
+		return obj.PutObject(path, data, true)
+	}
 	tmp := fmt.Sprintf("%s.tmp-%016x", path, rand.Uint64())
 	f, err := fsys.Create(tmp)
 	if err != nil {

@@ -15,7 +15,11 @@ import (
 // it, Renames it over path and SyncDirs the parent. On any error before the
 // rename the temporary file is removed. An error returned after the rename
 // (from SyncDir) means path may already hold data but is not yet durable.
+// In object storage (Objects) it is one PUT, which is atomic by itself.
 func WriteFileAtomic(fsys FS, path string, data []byte) (err error) {
+	if obj, ok := Objects(fsys, path); ok {
+		return obj.PutObject(path, data, false)
+	}
 	tmp := fmt.Sprintf("%s.tmp-%016x", path, rand.Uint64())
 	renamed := false
 	defer func() {

@@ -11,7 +11,11 @@ import (
 // entries durable: each directory it creates is synced into its parent. A
 // file later published inside dir (write, fsync, rename, SyncDir(dir)) then
 // survives a power loss; with plain MkdirAll the directory itself might not.
+// An object URL has no directories to create or sync: MkdirAll only.
 func MkdirAllDurable(fsys FS, dir string, perm os.FileMode) error {
+	if IsObject(dir) {
+		return fsys.MkdirAll(dir, perm)
+	}
 	dir = filepath.Clean(dir)
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {

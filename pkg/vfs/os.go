@@ -6,7 +6,10 @@ import (
 )
 
 // Default is the operating system's filesystem. Its files are *os.File.
-var Default FS = osFS{}
+// An object URL (s3://…) given to it fails with an error saying no object
+// store is configured, rather than naming a local directory "s3:" (Mux
+// gives such paths to an ObjectFS).
+var Default FS = &muxFS{local: osFS{}}
 
 type osFS struct{}
 

@@ -21,6 +21,9 @@ var ErrCollision = errors.New("finished part file name already taken")
 // committed before. It never replaces an existing finished file. The
 // caller syncs the directory.
 func (w *Writer) commitFile(p Pending) error {
+	if w.obj != nil {
+		return w.commitUpload(p)
+	}
 	hidden, final := w.path(p.Bucket, p.Hidden), w.path(p.Bucket, p.Final)
 	fi, err := w.fs.Stat(final)
 	switch {
@@ -66,6 +69,9 @@ func exists(w *Writer, name string) (bool, error) {
 // taken back under its hidden name first: its tail beyond Length is
 // output the restored job produces again.
 func (w *Writer) resume(r Resumable, now time.Time) (*partFile, error) {
+	if w.obj != nil {
+		return w.resumeUpload(r, now)
+	}
 	hidden, final := w.path(r.Bucket, r.Hidden), w.path(r.Bucket, r.Final)
 	f, err := w.fs.OpenReadWrite(hidden)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -35,7 +35,21 @@ const (
 	crashChk     = "/chk"
 )
 
-func crashSpec(rate int) string {
+// crashLayout is where a crash job keeps its output and checkpoints, and
+// the FS it runs on over the crashed MemFS: the local layout, or object
+// storage kept in files of the MemFS (s3crash_test.go).
+type crashLayout struct {
+	out, chk string
+	wrap     func(vfs.FS) vfs.FS
+	// sinkPrefixes are the MemFS paths of the sink's operations.
+	sinkPrefixes []string
+}
+
+var crashLocal = crashLayout{out: crashOut, chk: crashChk, wrap: func(f vfs.FS) vfs.FS { return f }, sinkPrefixes: []string{crashOut}}
+
+func crashSpec(rate int) string { return crashSpecAt(crashOut, rate) }
+
+func crashSpecAt(out string, rate int) string {
 	return fmt.Sprintf(`
 name: crash
 parallelism: 2
@@ -44,16 +58,17 @@ restartStrategy: {type: none}
 operators:
   - {uid: gen, type: datagen, count: %d, rate: %d}
   - {uid: out, type: file, from: [gen], path: %s, bucket: none, rolling: {maxPartSize: 2KiB}}
-`, crashRecords, rate, crashOut)
+`, crashRecords, rate, out)
 }
 
 // sinkCrash crashes a MemFS at the k-th mutating operation under /out:
 // it keeps mem.CrashClone(model) and fails that operation and every later
 // one with vfs.ErrCrashed, as vfs.CrashAt does for all operations.
 type sinkCrash struct {
-	mem   *vfs.MemFS
-	k     int
-	model vfs.CrashModel
+	mem      *vfs.MemFS
+	k        int
+	model    vfs.CrashModel
+	prefixes []string
 
 	mu    sync.Mutex
 	seen  int
@@ -67,7 +82,7 @@ func (c *sinkCrash) MaybeError(op vfs.Op) error {
 	if c.clone != nil {
 		return vfs.ErrCrashed
 	}
-	if !vfs.IsMutating(op) || !strings.HasPrefix(op.Path, crashOut) {
+	if !vfs.IsMutating(op) || !hasAnyPrefix(op.Path, c.prefixes) {
 		return nil
 	}
 	c.seen++
@@ -107,13 +122,24 @@ type crasher interface {
 }
 
 // crashAt makes the crash point k (1-based) of a sweep.
-type crashAt func(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher
+type crashAt func(L crashLayout, mem *vfs.MemFS, k int, model vfs.CrashModel) crasher
 
-func atSinkOp(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher {
-	return &sinkCrash{mem: mem, k: k, model: model}
+func atSinkOp(L crashLayout, mem *vfs.MemFS, k int, model vfs.CrashModel) crasher {
+	return &sinkCrash{mem: mem, k: k, model: model, prefixes: L.sinkPrefixes}
 }
 
-func atAnyOp(mem *vfs.MemFS, k int, model vfs.CrashModel) crasher { return vfs.CrashAt(mem, k, model) }
+func atAnyOp(_ crashLayout, mem *vfs.MemFS, k int, model vfs.CrashModel) crasher {
+	return vfs.CrashAt(mem, k, model)
+}
+
+func hasAnyPrefix(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
+}
 
 // awaitEnd waits for a job that should end by itself, cancelling it
 // after a while (t.Fatal cannot be used off the test goroutine).
@@ -142,8 +168,9 @@ type crashOutcome struct {
 // fresh) at datagen rate rate, until it ends. A recovery runs as the
 // crashed job (id), as the daemon resumes it: its output directory is that
 // job's; id "" is a new job.
-func runCrashJob(fsys vfs.FS, id, restore string, rate int) (*engine.Job, error) {
-	g, err := engine.Compile(testRegistry, "crash.yaml", []byte(crashSpec(rate)), engine.Defaults{})
+func runCrashJob(L crashLayout, mem vfs.FS, id, restore string, rate int) (*engine.Job, error) {
+	fsys := L.wrap(mem)
+	g, err := engine.Compile(testRegistry, "crash.yaml", []byte(crashSpecAt(L.out, rate)), engine.Defaults{})
 	if err != nil {
 		return nil, err
 	}
@@ -157,13 +184,13 @@ func runCrashJob(fsys vfs.FS, id, restore string, rate int) (*engine.Job, error)
 		id = fmt.Sprintf("crash%d", time.Now().UnixNano())
 	}
 	j := engine.StartJob(engine.JobOptions{ID: id, Graph: g,
-		Env: &engine.Env{FS: fsys}, CheckpointsDir: crashChk, Restore: r})
+		Env: &engine.Env{FS: fsys}, CheckpointsDir: L.chk, Restore: r})
 	awaitEnd(j, 30*time.Second)
 	return j, nil
 }
 
-func latestCheckpoint(clone *vfs.MemFS, jobID string) (string, error) {
-	dir, _, _, err := checkpoint.LatestComplete(clone, crashChk, jobID)
+func latestCheckpoint(L crashLayout, clone *vfs.MemFS, jobID string) (string, error) {
+	dir, _, _, err := checkpoint.LatestComplete(L.wrap(clone), L.chk, jobID)
 	return dir, err
 }
 
@@ -171,21 +198,21 @@ func latestCheckpoint(clone *vfs.MemFS, jobID string) (string, error) {
 // checks the output with the independent checker. A job that had FINISHED
 // when the crash hit (its checkpoints being deleted) is not recovered, as
 // the daemon does not recover finished jobs: its output must be complete.
-func recoverAndCheck(clone *vfs.MemFS, id, dir string, finished bool, o *crashOutcome) {
+func recoverAndCheck(L crashLayout, clone *vfs.MemFS, id, dir string, finished bool, o *crashOutcome) {
 	o.restored = dir != ""
 	if finished {
 		o.restored = false
-		checkOutput(clone, "after the job finished", o)
+		checkOutput(L, clone, "after the job finished", o)
 		return
 	}
 	if dir == "" {
-		r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: eocheck.FS(clone, crashOut)})
+		r, err := verify.Run(verify.Options{Path: L.out, Field: "idx", FS: eocheck.FS(L.wrap(clone), L.out)})
 		if err == nil && r.Records > 0 {
 			o.unrecoverable = true
 			return
 		}
 	}
-	j, err := runCrashJob(clone, id, dir, 0)
+	j, err := runCrashJob(L, clone, id, dir, 0)
 	if err != nil {
 		o.err = err
 		return
@@ -194,12 +221,12 @@ func recoverAndCheck(clone *vfs.MemFS, id, dir string, finished bool, o *crashOu
 		o.err = fmt.Errorf("recovery from %q ended %s: %s", dir, st, j.Info().Error)
 		return
 	}
-	checkOutput(clone, fmt.Sprintf("recovered from %q", dir), o)
+	checkOutput(L, clone, fmt.Sprintf("recovered from %q", dir), o)
 }
 
 // checkOutput checks the finished files hold every record exactly once.
-func checkOutput(clone *vfs.MemFS, what string, o *crashOutcome) {
-	r, err := verify.Run(verify.Options{Path: crashOut, Field: "idx", FS: eocheck.FS(clone, crashOut)})
+func checkOutput(L crashLayout, clone *vfs.MemFS, what string, o *crashOutcome) {
+	r, err := verify.Run(verify.Options{Path: L.out, Field: "idx", FS: eocheck.FS(L.wrap(clone), L.out)})
 	if err != nil {
 		o.err = err
 		return
@@ -214,9 +241,9 @@ func checkOutput(clone *vfs.MemFS, what string, o *crashOutcome) {
 // recovers. With k2 > 0 the recovery (from the latest checkpoint) is
 // crashed at its own k2-th operation — re-commit, take back, truncate,
 // cleanup — and recovered once more.
-func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
-	c := at(vfs.NewMem(), k, model)
-	j, err := runCrashJob(c.FS(), "", "", 10000)
+func crashPoint(L crashLayout, at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
+	c := at(L, vfs.NewMem(), k, model)
+	j, err := runCrashJob(L, c.FS(), "", "", 10000)
 	if err != nil {
 		return crashOutcome{err: err}
 	}
@@ -224,20 +251,20 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 	if clone == nil {
 		return o // this run had fewer than k operations
 	}
-	dir, err := latestCheckpoint(clone, j.ID())
+	dir, err := latestCheckpoint(L, clone, j.ID())
 	if err != nil {
 		return crashOutcome{err: err}
 	}
 	if k2 == 0 {
 		o = crashOutcome{crashed: true, op: c.LastOp()}
-		recoverAndCheck(clone, j.ID(), dir, j.State() == api.StateFinished, &o)
+		recoverAndCheck(L, clone, j.ID(), dir, j.State() == api.StateFinished, &o)
 		return o
 	}
 	if dir == "" {
 		return o // nothing to restore: no recovery to crash
 	}
-	c2 := at(clone, k2, model)
-	j2, err := runCrashJob(c2.FS(), j.ID(), dir, 0)
+	c2 := at(L, clone, k2, model)
+	j2, err := runCrashJob(L, c2.FS(), j.ID(), dir, 0)
 	if err != nil {
 		return crashOutcome{err: err}
 	}
@@ -247,7 +274,7 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 	}
 	// The first job's checkpoint is still there; the crashed recovery
 	// may have completed newer ones of its own.
-	dir2, err := latestCheckpoint(clone2, j2.ID())
+	dir2, err := latestCheckpoint(L, clone2, j2.ID())
 	if err != nil {
 		return crashOutcome{err: err}
 	}
@@ -255,13 +282,13 @@ func crashPoint(at crashAt, k, k2 int, model vfs.CrashModel) (o crashOutcome) {
 		dir2 = dir
 	}
 	o = crashOutcome{crashed: true, op: c2.LastOp()}
-	recoverAndCheck(clone2, j.ID(), dir2, j2.State() == api.StateFinished, &o)
+	recoverAndCheck(L, clone2, j.ID(), dir2, j2.State() == api.StateFinished, &o)
 	return o
 }
 
 // sweep runs the points in parallel (the jobs mostly wait on the datagen
 // rate); each first-level point k is combined with every k2 (or none).
-func sweep(at crashAt, points, k2s []int, model vfs.CrashModel) []crashOutcome {
+func sweep(L crashLayout, at crashAt, points, k2s []int, model vfs.CrashModel) []crashOutcome {
 	if len(k2s) == 0 {
 		k2s = []int{0}
 	}
@@ -275,7 +302,7 @@ func sweep(at crashAt, points, k2s []int, model vfs.CrashModel) []crashOutcome {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				o := crashPoint(at, k, k2, model)
+				o := crashPoint(L, at, k, k2, model)
 				if o.err != nil {
 					o.err = fmt.Errorf("crash at op %d, then %d (%s, %s): %w", k, k2, o.op, model, o.err)
 				}
@@ -308,8 +335,8 @@ func tally(t *testing.T, outs []crashOutcome, kinds map[string]bool) (crashed, r
 
 func TestCrashSweep(t *testing.T) {
 	// A run without a crash tells how many sink operations there are.
-	c := &sinkCrash{mem: vfs.NewMem(), k: 1 << 30}
-	j, err := runCrashJob(c.FS(), "", "", 10000)
+	c := &sinkCrash{mem: vfs.NewMem(), k: 1 << 30, prefixes: crashLocal.sinkPrefixes}
+	j, err := runCrashJob(crashLocal, c.FS(), "", "", 10000)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
 	n := c.seenOps()
@@ -323,7 +350,7 @@ func TestCrashSweep(t *testing.T) {
 	total := 0
 	kinds := map[string]bool{}
 	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
-		crashed, restored, unrecoverable := tally(t, sweep(atSinkOp, points, nil, model), kinds)
+		crashed, restored, unrecoverable := tally(t, sweep(crashLocal, atSinkOp, points, nil, model), kinds)
 		t.Logf("%s: %d crash points (reference run: %d sink operations), %d recovered from a checkpoint, %d fresh",
 			model, crashed, n, restored, crashed-restored)
 		require.Zero(t, unrecoverable, "committed output without a complete checkpoint")
@@ -352,7 +379,7 @@ func TestCrashSweepDuringRecovery(t *testing.T) {
 	total := 0
 	kinds := map[string]bool{}
 	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
-		crashed, _, unrecoverable := tally(t, sweep(atSinkOp, firsts, seconds, model), kinds)
+		crashed, _, unrecoverable := tally(t, sweep(crashLocal, atSinkOp, firsts, seconds, model), kinds)
 		require.Zero(t, unrecoverable)
 		t.Logf("%s: %d crash points during recovery", model, crashed)
 		total += crashed
@@ -369,7 +396,7 @@ func TestCrashSweepDuringRecovery(t *testing.T) {
 // metadata, or between the metadata and the commit).
 func TestCrashSweepAnyOperation(t *testing.T) {
 	counter := vfs.Count(vfs.NewMem())
-	j, err := runCrashJob(counter.FS(), "", "", 10000)
+	j, err := runCrashJob(crashLocal, counter.FS(), "", "", 10000)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, j.State(), j.Info().Error)
 	n := counter.N()
@@ -384,7 +411,7 @@ func TestCrashSweepAnyOperation(t *testing.T) {
 	total := 0
 	kinds := map[string]bool{}
 	for _, model := range []vfs.CrashModel{vfs.ProcessCrash, vfs.PowerLoss} {
-		crashed, restored, unrecoverable := tally(t, sweep(atAnyOp, points, nil, model), kinds)
+		crashed, restored, unrecoverable := tally(t, sweep(crashLocal, atAnyOp, points, nil, model), kinds)
 		t.Logf("%s: %d crash points (every %dth of %d mutating operations), %d recovered from a checkpoint",
 			model, crashed, stride, n, restored)
 		require.Zero(t, unrecoverable, "committed output without a complete checkpoint")

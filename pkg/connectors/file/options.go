@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Options of the file sink, as written in a job spec.
@@ -66,7 +67,8 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if !ok {
 		return nil
 	}
-	dir := filepath.Clean(s.dir)
+	dir := vfs.Clean(s.dir) // an s3:// URL keeps its scheme, a file:// URL is its local path
+	s.dir = dir
 	// Restored pending and in-progress part files are named relative to
 	// the path, and the part names decide which files a restore re-commits
 	// or deletes: a restore with other values would fail or duplicate.

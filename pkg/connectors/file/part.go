@@ -2,6 +2,7 @@ package file
 
 import (
 	"bufio"
+	"slices"
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -26,12 +27,20 @@ type partFile struct {
 }
 
 func (p *partFile) resumable() Resumable {
-	return Resumable{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part, Length: p.size}
+	r := Resumable{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part, Length: p.size}
+	if u, ok := p.f.(*upload); ok {
+		r.Upload, r.Parts, r.Tail = u.id, slices.Clone(u.parts), slices.Clone(u.tail)
+	}
+	return r
 }
 
 func (p *partFile) pending(checkpoint int64) Pending {
-	return Pending{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part,
+	pd := Pending{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part,
 		Size: p.size, Checkpoint: checkpoint}
+	if u, ok := p.f.(*upload); ok {
+		pd.Upload, pd.Parts = u.id, slices.Clone(u.parts)
+	}
+	return pd
 }
 
 // persist flushes the buffer and makes the data durable.

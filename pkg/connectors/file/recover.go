@@ -131,6 +131,9 @@ func (w *Writer) nextOf(index int) int64 {
 }
 
 func (w *Writer) cleanup(referenced map[string]bool) error {
+	if w.obj != nil {
+		return w.cleanupObjects(referenced)
+	}
 	found, err := w.scan()
 	if err != nil {
 		return err
@@ -167,6 +170,9 @@ type found struct {
 // scan walks the path for part files of the indices this subtask owns.
 // Directories starting with "." are not entered.
 func (w *Writer) scan() ([]found, error) {
+	if w.obj != nil {
+		return w.scanObjects()
+	}
 	var out []found
 	var walk func(bucket string) error
 	walk = func(bucket string) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // Pending is a committable: a closed, synced part file waiting, under its
@@ -17,6 +18,10 @@ type Pending struct {
 	Part       int64
 	Size       int64 // bytes, checked when a restore finds it committed
 	Checkpoint int64 // the checkpoint that pre-committed it
+	// In object storage: the multipart upload of Final and its parts
+	// (every byte of the part is in them); "" for a part with no bytes.
+	Upload string
+	Parts  []vfs.Part
 }
 
 // Resumable is an in-progress part file as of a checkpoint: on restore it
@@ -28,6 +33,12 @@ type Resumable struct {
 	Index  int
 	Part   int64
 	Length int64 // bytes made durable by the checkpoint
+	// In object storage: the multipart upload of Final ("" while it has
+	// no part), its uploaded parts and the bytes after them (less than a
+	// part), which together are the Length bytes.
+	Upload string
+	Parts  []vfs.Part
+	Tail   []byte
 }
 
 // Counters is one subtask's entry in the union list: the next part number
@@ -64,8 +75,13 @@ const (
 )
 
 // Item format: version byte, kind byte, then varint/length-prefixed
-// fields. A reader refuses an unknown version.
-const stateVersion = 1
+// fields. A reader refuses an unknown version. Version 2 adds, for parts
+// in object storage, the upload id, its parts and (in-progress) the tail;
+// parts on a disk are still written as version 1.
+const (
+	stateVersion   = 2
+	stateVersionV1 = 1
+)
 
 const (
 	kindPending    = 'P'
@@ -123,15 +139,47 @@ func itemErr(list string, i int, err error) error {
 	return fmt.Errorf("%w (list %q, item %d)", err, list, i)
 }
 
-// newEnc starts an item of the given kind.
-func newEnc(kind byte) *state.Encoder {
-	e := state.NewEncoder(stateVersion)
+// newEnc starts an item of the given kind and version.
+func newEnc(kind, version byte) *state.Encoder {
+	e := state.NewEncoder(version)
 	e.Byte(kind)
 	return e
 }
 
+func objectVersion(upload string, parts []vfs.Part, tail []byte) byte {
+	if upload != "" || len(parts) > 0 || len(tail) > 0 {
+		return stateVersion
+	}
+	return stateVersionV1
+}
+
+func encodeUpload(e *state.Encoder, upload string, parts []vfs.Part) {
+	e.String(upload)
+	e.Varint(int64(len(parts)))
+	for _, p := range parts {
+		e.Varint(int64(p.Number))
+		e.String(p.ETag)
+		e.Varint(p.Size)
+	}
+}
+
+func decodeUpload(d *state.Decoder) (string, []vfs.Part) {
+	upload := d.String()
+	n := d.Varint()
+	if n < 0 || n > 10000 {
+		d.Fail("%d parts (S3 allows 10000)", n)
+		return upload, nil
+	}
+	var parts []vfs.Part
+	for i := int64(0); i < n && d.Err() == nil; i++ {
+		parts = append(parts, vfs.Part{Number: int(d.Varint()), ETag: d.String(), Size: d.Varint()})
+	}
+	return upload, parts
+}
+
 func (p Pending) encode() []byte {
-	e := newEnc(kindPending)
+	v := objectVersion(p.Upload, p.Parts, nil)
+	e := newEnc(kindPending, v)
 	e.String(p.Bucket)
 	e.String(p.Hidden)
 	e.String(p.Final)
@@ -139,22 +187,30 @@ func (p Pending) encode() []byte {
 	e.Varint(p.Part)
 	e.Varint(p.Size)
 	e.Varint(p.Checkpoint)
+	if v >= 2 {
+		encodeUpload(e, p.Upload, p.Parts)
+	}
 	return e.Encoded()
 }
 
 func (r Resumable) encode() []byte {
-	e := newEnc(kindInProgress)
+	v := objectVersion(r.Upload, r.Parts, r.Tail)
+	e := newEnc(kindInProgress, v)
 	e.String(r.Bucket)
 	e.String(r.Hidden)
 	e.String(r.Final)
 	e.Varint(int64(r.Index))
 	e.Varint(r.Part)
 	e.Varint(r.Length)
+	if v >= 2 {
+		encodeUpload(e, r.Upload, r.Parts)
+		e.Bytes(r.Tail)
+	}
 	return e.Encoded()
 }
 
 func (c Counters) encode() []byte {
-	e := newEnc(kindCounters)
+	e := newEnc(kindCounters, stateVersionV1)
 	e.Varint(int64(c.Subtask))
 	idx := make([]int, 0, len(c.Next))
 	for i := range c.Next {
@@ -185,12 +241,19 @@ func newDec(b []byte, kind byte) *state.Decoder {
 func decodePending(b []byte) (Pending, error) {
 	d := newDec(b, kindPending)
 	p := Pending{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Size: d.Varint(), Checkpoint: d.Varint()}
+	if d.Version() >= 2 {
+		p.Upload, p.Parts = decodeUpload(d)
+	}
 	return p, d.Finish()
 }
 
 func decodeResumable(b []byte) (Resumable, error) {
 	d := newDec(b, kindInProgress)
 	r := Resumable{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Length: d.Varint()}
+	if d.Version() >= 2 {
+		r.Upload, r.Parts = decodeUpload(d)
+		r.Tail = append([]byte(nil), d.Bytes()...)
+	}
 	return r, d.Finish()
 }
 

@@ -52,6 +52,7 @@ const (
 // Close (the job fails over and a new writer restores).
 type Writer struct {
 	fs   vfs.FS
+	obj  *vfs.ObjectFS // the object store when the path is an s3:// URL (objects.go)
 	cfg  Config
 	log  zerolog.Logger
 	fire FireFunc
@@ -95,15 +96,16 @@ func NewWriter(fsys vfs.FS, cfg Config, log zerolog.Logger, fire FireFunc) *Writ
 	if fire == nil {
 		fire = func(string, ...any) error { return nil }
 	}
-	return &Writer{fs: fsys, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format},
+	obj, _ := vfs.Objects(fsys, cfg.Dir)
+	return &Writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format},
 		suffix: randomSuffix, open: map[string]*partFile{}, carried: map[int]int64{}, dirty: map[string]bool{}, dirs: map[string]bool{}}
 }
 
 func (w *Writer) dirPath(bucket string) string {
-	return filepath.Join(w.cfg.Dir, filepath.FromSlash(bucket))
+	return vfs.Join(w.cfg.Dir, filepath.FromSlash(bucket))
 }
 
-func (w *Writer) path(bucket, name string) string { return filepath.Join(w.dirPath(bucket), name) }
+func (w *Writer) path(bucket, name string) string { return vfs.Join(w.dirPath(bucket), name) }
 
 // Write appends r to the in-progress part of bucket (opening one when the
 // bucket has none) and rolls the part when it reached the size limit.
@@ -145,7 +147,7 @@ func (w *Writer) partFor(bucket string, now time.Time) (*partFile, error) {
 	w.next++
 	p := &partFile{bucket: bucket, index: w.cfg.Subtask, part: part, final: w.cfg.Naming.Final(w.cfg.Subtask, part),
 		hidden: w.cfg.Naming.Hidden(w.cfg.Subtask, part, w.suffix()), created: now, lastWrite: now}
-	f, err := w.fs.Create(w.path(bucket, p.hidden))
+	f, err := w.create(p)
 	if err != nil {
 		return nil, fmt.Errorf("create part file: %w", err)
 	}
@@ -208,6 +210,9 @@ func (w *Writer) roll(p *partFile) error {
 		w.last = nil
 	}
 	err := p.persist()
+	if err == nil {
+		err = seal(p)
+	}
 	if cerr := p.f.Close(); err == nil {
 		err = cerr
 	}
@@ -216,7 +221,7 @@ func (w *Writer) roll(p *partFile) error {
 		return fmt.Errorf("close part file %s: %w", w.path(p.bucket, p.hidden), err)
 	}
 	if p.size == 0 {
-		if err := w.fs.Remove(w.path(p.bucket, p.hidden)); err != nil {
+		if err := w.removeEmpty(p); err != nil {
 			return fmt.Errorf("remove empty part file: %w", err)
 		}
 		return nil
@@ -297,9 +302,11 @@ func (w *Writer) snapshot() Snapshot {
 	}
 	for _, p := range s.Pending {
 		s.Counters.Referenced = append(s.Counters.Referenced, path.Join(p.Bucket, p.Hidden))
+		s.Counters.Referenced = w.appendUploadRef(s.Counters.Referenced, p.Bucket, p.Final)
 	}
 	for _, r := range s.InProgress {
 		s.Counters.Referenced = append(s.Counters.Referenced, path.Join(r.Bucket, r.Hidden))
+		s.Counters.Referenced = w.appendUploadRef(s.Counters.Referenced, r.Bucket, r.Final)
 	}
 	return s
 }
