@@ -46,4 +46,26 @@ func TestHAConfig(t *testing.T) {
 	} {
 		require.ErrorContains(t, err, want)
 	}
+
+	write("high-availability:\n  type: etcd\n  etcd: {endpoints: \"http://a:2379\"}\n  storageDir: s3://ha-bucket/flinkgo/\n  cluster-id: prod\n")
+	c, err = Load(home, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, "s3://ha-bucket/flinkgo", c.HA.StorageDir)
+	require.Equal(t, "s3://ha-bucket/flinkgo/prod/checkpoints", c.CheckpointsDir, "snapshots default into the bucket")
+	require.Equal(t, "s3://ha-bucket/flinkgo/prod/savepoints", c.SavepointsDir)
+
+	for v, want := range map[string]string{
+		"s3://":             `"s3://" names no bucket: give s3://bucket/prefix`,
+		"s3://ab/x":         `"ab" is not an S3 bucket name`,
+		"s3://My_Bucket/x":  `"My_Bucket" is not an S3 bucket name`,
+		"s3a://ha-bucket/x": `flinkgo reads s3:// URLs only; write s3://ha-bucket/x`,
+		"gs://ha-bucket/x":  `only s3://bucket/prefix URLs and absolute local paths are supported`,
+		"shared/relative":   `is not an absolute path (or an s3://bucket/prefix URL)`,
+	} {
+		write("high-availability:\n  type: etcd\n  etcd: {endpoints: \"http://a:2379\"}\n  storageDir: \"" + v + "\"\n")
+		_, err = Load(home, "", nil)
+		require.Equal(t, api.CodeInvalid, api.CodeOf(err), v)
+		require.ErrorContains(t, err, file+":4:15: high-availability.storageDir: ", v)
+		require.ErrorContains(t, err, want, v)
+	}
 }

@@ -128,12 +128,9 @@ var keys = append([]key{
 		}
 		return nil
 	}},
-	{"high-availability.storageDir", "", "storage shared by the cluster's daemons: checkpoints and savepoints go under <dir>/<cluster-id>/ unless state.checkpoints.dir / state.savepoints.dir say otherwise", func(c *Config, v string) error {
-		if v != "" && !filepath.IsAbs(v) {
-			return fmt.Errorf("%q is not an absolute path", v)
-		}
-		c.HA.StorageDir = filepath.Clean(v)
-		return nil
+	{"high-availability.storageDir", "", "storage shared by the cluster's daemons, s3://bucket/prefix (through the s3.* keys) or a shared POSIX directory: checkpoints and savepoints go under <dir>/<cluster-id>/ unless state.checkpoints.dir / state.savepoints.dir say otherwise", func(c *Config, v string) (err error) {
+		c.HA.StorageDir, err = sharedDir(v)
+		return err
 	}},
 	{"high-availability.cluster-id", "default", "daemons with the same cluster id form one cluster", func(c *Config, v string) error {
 		if v == "" || strings.ContainsAny(v, "/ ") {
