@@ -28,16 +28,23 @@ const haLeaseTTL = 2 * time.Second
 type haCluster struct {
 	t       *testing.T
 	etcd    *etcdserver.Cluster
-	storage string
+	storage string   // high-availability.storageDir: a local directory or s3://…
+	extra   []string // environment of every daemon (the S3 server's)
 	daemons []*env
 	ports   []int
 }
 
 func newHACluster(t *testing.T, daemons int) *haCluster {
-	etcd, err := etcdserver.Start(etcdserver.Config{Dir: t.TempDir(), Members: 3})
+	return newHAClusterOn(t, daemons, 3, t.TempDir(), nil)
+}
+
+// newHAClusterOn is newHACluster with members etcd members and the shared
+// storage at storage, the daemons run with extra in their environment.
+func newHAClusterOn(t *testing.T, daemons, members int, storage string, extra []string) *haCluster {
+	etcd, err := etcdserver.Start(etcdserver.Config{Dir: t.TempDir(), Members: members})
 	require.NoError(t, err)
 	t.Cleanup(etcd.Close)
-	c := &haCluster{t: t, etcd: etcd, storage: t.TempDir()}
+	c := &haCluster{t: t, etcd: etcd, storage: storage, extra: extra}
 	for range daemons {
 		c.add()
 	}
@@ -47,6 +54,7 @@ func newHACluster(t *testing.T, daemons int) *haCluster {
 // add configures one more daemon (not started).
 func (c *haCluster) add() *env {
 	e := newEnv(c.t)
+	e.extra = append(e.extra, c.extra...)
 	port := freePort(c.t)
 	cfg := fmt.Sprintf(`high-availability:
   type: etcd
