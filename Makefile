@@ -57,6 +57,7 @@ bench: build
 	$(GO) test -run '^$$' -bench S3SinkVsLocalDisk -benchtime 1x ./pkg/connectors/file/
 	./scripts/bench-kafka.sh
 	$(GO) run ./scripts/kafkatxnbench -bin $(BIN)
+	$(GO) run ./scripts/habench -bin $(BIN)
 
 lint:
 	$(GO) vet ./...

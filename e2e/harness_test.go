@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/flinkgo/flinkgo/internal/dev/etcdserver"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	_ = os.RemoveAll(dir)
 	// The in-process brokers and producers of the tests leave nothing behind.
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(etcdserver.IgnoredGoroutines()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
 			code = 1
 		}

@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +38,7 @@ func TestReadmeByHand(t *testing.T) {
 	tmp, home := filepath.Join(work, "tmp"), filepath.Join(work, "home")
 	require.NoError(t, os.MkdirAll(filepath.Join(work, "configs", "jobs"), 0o700))
 	require.NoError(t, os.MkdirAll(tmp, 0o700))
-	port := freePort(t)
+	port := strconv.Itoa(freePort(t))
 	move := strings.NewReplacer("/tmp/", tmp+"/", "localhost:9092", "127.0.0.1:"+port,
 		"flinkgo dev kafka ", "flinkgo dev kafka --listen 127.0.0.1:"+port+" ",
 		"flinkgo dev produce ", "flinkgo dev produce --brokers 127.0.0.1:"+port+" ")
@@ -74,12 +74,4 @@ func TestReadmeByHand(t *testing.T) {
 		"dev verify: every idx exactly once across the savepoint")
 	require.NoDirExists(t, filepath.Join(tmp, "flinkgo-out"), "the clean-up removed the output")
 	require.NoFileExists(t, filepath.Join(tmp, "flinkgo-daemon.log"))
-}
-
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
 }

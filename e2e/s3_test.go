@@ -43,11 +43,15 @@ func newS3Env(t *testing.T) *s3Env {
 	bucket := s3test.Bucket(t, srv)
 	e := newEnv(t)
 	e.extra = append(srv.Env(), "FLINKGO_STATE_CHECKPOINTS_DIR=s3://"+bucket+"/checkpoints")
+	return &s3Env{env: e, srv: srv, bucket: bucket, raw: rawS3(t, srv)}
+}
+
+// rawS3 is an independent client of srv (aws-sdk-go-v2 directly).
+func rawS3(t *testing.T, srv *s3server.Server) *s3.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	raw := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
+	return s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, ""), HTTPClient: &http.Client{Transport: tr}})
-	return &s3Env{env: e, srv: srv, bucket: bucket, raw: raw}
 }
 
 func (s *s3Env) url(key string) string { return "s3://" + s.bucket + "/" + key }

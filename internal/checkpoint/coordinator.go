@@ -156,14 +156,20 @@ type (
 		Req      *Request
 		Duration time.Duration
 	}
-	// Abort: the snapshot failed. Remove its partial files, notify the
-	// subtasks, answer Req.
+	// Abort: the snapshot failed. Remove its partial files (unless Keep),
+	// notify the subtasks, answer Req.
 	Abort struct {
 		ID     int64
 		Kind   Kind
 		Reason Reason
 		Err    error
 		Req    *Request
+		// Keep: the snapshot is whole and its record write failed, whose
+		// outcome may be unknown (an etcd transaction that timed out can
+		// still be applied when a quorum returns): the record may name it
+		// as the restore point, so its directory stays for the next
+		// restore decision, which deletes it if the record does not.
+		Keep bool
 	}
 	// Discard: retention; delete completed checkpoint ID (a newer one is durable).
 	Discard struct{ ID int64 }
@@ -387,7 +393,11 @@ func (c *Coordinator) recorded(e RecordedEvent) []Decision {
 		return nil
 	}
 	if e.Err != nil {
-		return c.abort(p, ReasonIO, fmt.Errorf("record %s %d as the job's restore point: %w", p.kind, e.ID, e.Err), e.Now)
+		out := c.abort(p, ReasonIO, fmt.Errorf("record %s %d as the job's restore point: %w", p.kind, e.ID, e.Err), e.Now)
+		a := out[0].(Abort)
+		a.Keep = true
+		out[0] = a
+		return out
 	}
 	return c.complete(p, e.Now)
 }

@@ -320,7 +320,11 @@ func (s *script) decision(d Decision) string {
 	case Complete:
 		return fmt.Sprintf("complete id=%d kind=%s duration=%s%s", x.ID, x.Kind, x.Duration, reqString(x.Req))
 	case Abort:
-		return fmt.Sprintf("abort id=%d kind=%s reason=%s%s err=%q", x.ID, x.Kind, reasonNames[x.Reason], reqString(x.Req), fmt.Sprint(x.Err))
+		keep := ""
+		if x.Keep {
+			keep = " keep"
+		}
+		return fmt.Sprintf("abort id=%d kind=%s reason=%s%s err=%q%s", x.ID, x.Kind, reasonNames[x.Reason], reqString(x.Req), fmt.Sprint(x.Err), keep)
 	case Discard:
 		return fmt.Sprintf("discard id=%d", x.ID)
 	case Reject:

@@ -50,7 +50,14 @@ it from that savepoint (--restore-on-start).`,
 		if err != nil {
 			return api.Errorf(api.CodeInvalid, "%v", err)
 		}
-		d, err := daemon.Start(daemon.Options{Config: cfg, Log: log, Stdout: cmd.OutOrStdout(), Faults: faults, RestoreOnStart: *restoreOnStart, Registry: g.types})
+		node, err := joinCluster(cfg, log)
+		if err != nil {
+			return err
+		}
+		if node != nil {
+			defer node.Close() // after Shutdown: its jobs' last records are written and their elections given up
+		}
+		d, err := daemon.Start(daemon.Options{Config: cfg, Log: log, Stdout: cmd.OutOrStdout(), Faults: faults, RestoreOnStart: *restoreOnStart, Registry: g.types, Cluster: node})
 		if err != nil {
 			return err
 		}
@@ -66,6 +73,7 @@ it from that savepoint (--restore-on-start).`,
 		defer cancel()
 		return d.Shutdown(ctx)
 	}
+	cmd.AddCommand(newDaemonDrainCmd(g))
 	return cmd
 }
 

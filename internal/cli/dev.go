@@ -25,7 +25,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		Example: `  flinkgo dev kafka --topic flink-test:1 &
   flinkgo dev produce --topic flink-test --rate 1000`,
 	}
-	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevS3Cmd(g), newDevProduceCmd(g), newDevConsumeCmd(g), newDevVerifyCmd(g))
+	cmd.AddCommand(newDevKafkaCmd(g), newDevNATSCmd(g), newDevS3Cmd(g), newDevEtcdCmd(g), newDevProduceCmd(g), newDevConsumeCmd(g), newDevVerifyCmd(g))
 	return cmd
 }
 

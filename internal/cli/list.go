@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
 )
 
@@ -32,9 +34,18 @@ func newListCmd(g *globals) *cobra.Command {
 					return nil
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS")
+				owners := slices.ContainsFunc(jobs, func(j api.JobInfo) bool { return j.Owner != "" })
+				if owners { // HA mode: which daemon runs each job
+					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tDAEMON")
+				} else {
+					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS")
+				}
 				for _, j := range jobs {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\n", j.ID, j.Name, j.State, j.SubmitTime.Local().Format("2006-01-02 15:04:05"), j.Restarts)
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d", j.ID, j.Name, j.State, j.SubmitTime.Local().Format("2006-01-02 15:04:05"), j.Restarts)
+					if owners {
+						fmt.Fprintf(w, "\t%s", orDash(j.Owner))
+					}
+					fmt.Fprintln(w)
 				}
 				return w.Flush()
 			})
@@ -42,4 +53,11 @@ func newListCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "also jobs that ended more than an hour ago")
 	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -42,8 +42,20 @@ type Config struct {
 	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
 	Checkpointing api.CheckpointSpec
 	Restart       api.RestartDefaults
+	// HA is high-availability mode (high-availability.*).
+	HA HA
 	// S3 configures s3:// paths (s3.*).
 	S3 S3
+}
+
+// HA configures high-availability mode.
+type HA struct {
+	// Type is "" (one daemon) or "etcd".
+	Type       string
+	Endpoints  []string
+	StorageDir string
+	ClusterID  string
+	LeaseTTL   time.Duration
 }
 
 // DefaultHome is $FLINKGO_HOME, or ~/.flinkgo.
@@ -69,7 +81,8 @@ func EnvName(key string) string {
 // problem is reported at once, naming the key and where its value came from.
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
-		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3}
+		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3,
+		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")
@@ -116,6 +129,7 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 			errs.Errors = append(errs.Errors, fe)
 		}
 	}
+	errs.Errors = append(errs.Errors, c.HA.check(c, file, positions)...)
 	if c.CheckpointsDir == "" {
 		c.CheckpointsDir = filepath.Join(home, "checkpoints")
 	}

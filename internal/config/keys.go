@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -106,6 +107,48 @@ var keys = append([]key{
 			return nil
 		}
 		return fmt.Errorf("must be debug, info, warn or error, got %q", v)
+	}},
+	{"high-availability.type", "NONE", "NONE (one daemon) or etcd: daemons with the same cluster id share their jobs through etcd (docs/high-availability.md)", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "", "none":
+			c.HA.Type = ""
+			return nil
+		case "etcd":
+			c.HA.Type = "etcd"
+			return nil
+		}
+		return fmt.Errorf("must be NONE or etcd, got %q", v)
+	}},
+	{"high-availability.etcd.endpoints", "", "comma-separated etcd client URLs (http://host:2379,...)", func(c *Config, v string) error {
+		c.HA.Endpoints = nil
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				c.HA.Endpoints = append(c.HA.Endpoints, e)
+			}
+		}
+		return nil
+	}},
+	{"high-availability.storageDir", "", "storage shared by the cluster's daemons, s3://bucket/prefix (through the s3.* keys) or a shared POSIX directory: checkpoints and savepoints go under <dir>/<cluster-id>/ unless state.checkpoints.dir / state.savepoints.dir say otherwise", func(c *Config, v string) (err error) {
+		c.HA.StorageDir, err = sharedDir(v)
+		return err
+	}},
+	{"high-availability.cluster-id", "default", "daemons with the same cluster id form one cluster", func(c *Config, v string) error {
+		if v == "" || strings.ContainsAny(v, "/ ") {
+			return fmt.Errorf("must be a non-empty name without '/' or spaces, got %q", v)
+		}
+		c.HA.ClusterID = v
+		return nil
+	}},
+	{"high-availability.etcd.lease-ttl", "10s", "a daemon that stops answering etcd for this long loses its jobs to the others (whole seconds, at least 2s)", func(c *Config, v string) error {
+		d, err := api.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d.D() < 2*time.Second || d.D()%time.Second != 0 {
+			return fmt.Errorf("must be whole seconds and at least 2s, got %s", d)
+		}
+		c.HA.LeaseTTL = d.D()
+		return nil
 	}},
 	{"execution.checkpointing.interval", "", "checkpoint interval for jobs that do not set one; unset: checkpointing off (as in Flink)", durationKey(func(c *Config) **api.Duration { return &c.Checkpointing.Interval })},
 	{"execution.checkpointing.mode", "EXACTLY_ONCE", "EXACTLY_ONCE or AT_LEAST_ONCE",

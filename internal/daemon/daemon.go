@@ -24,6 +24,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/config"
 	"github.com/flinkgo/flinkgo/internal/daemon/dashboard"
+	"github.com/flinkgo/flinkgo/internal/ha"
 	"github.com/flinkgo/flinkgo/internal/storage"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -45,6 +46,9 @@ type Options struct {
 	RestoreOnStart bool
 	// Registry holds the operator types jobs may use.
 	Registry *runtime.Registry
+	// Cluster is HA mode's membership (nil: one daemon on its own): the
+	// registry lives in etcd, jobs may run on any daemon of the cluster.
+	Cluster *ha.Node
 	// Storage adds to the s3.* configuration (tests inject faults).
 	Storage storage.Options
 	// noSampler turns the sampler off (a benchmark's baseline): no rates,
@@ -70,6 +74,8 @@ type Daemon struct {
 	// samplerStop and samplerDone stop and wait for the sampler
 	// (sampler.go).
 	samplerStop, samplerDone chan struct{}
+	// cluster: see Options.Cluster (cluster.go).
+	cluster *ha.Node
 
 	lock      *os.File
 	listeners []net.Listener
@@ -111,7 +117,8 @@ func Start(o Options) (_ *Daemon, err error) {
 		return nil, errors.New("daemon: no operator registry (bug)")
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, types: o.Registry, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
-		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir}, jobs: map[string]*entry{}}
+		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir, cluster: o.Cluster}, jobs: map[string]*entry{},
+		cluster: o.Cluster}
 	defer func() {
 		if err != nil {
 			d.closeListeners()
@@ -127,7 +134,7 @@ func Start(o Options) (_ *Daemon, err error) {
 	if err := d.acquireLock(); err != nil {
 		return nil, err
 	}
-	if d.token, err = loadOrCreateToken(TokenPath(cfg.Home)); err != nil {
+	if d.token, err = loadOrCreateToken(TokenPath(cfg.Home), d.clusterToken()); err != nil {
 		return nil, err
 	}
 	if err := d.listen(); err != nil {
@@ -148,6 +155,7 @@ func Start(o Options) (_ *Daemon, err error) {
 		d.stopSampler()
 		return nil, err
 	}
+	d.joinCluster()
 	d.log.Info().Str("home", cfg.Home).Str("socket", SocketPath(cfg.Home)).Str("rest", d.RestAddr()).
 		Str("checkpoints", cfg.CheckpointsDir).Msg("daemon started")
 	if addr := d.RestAddr(); addr != "" {
@@ -190,9 +198,11 @@ func (d *Daemon) releaseLock() {
 	}
 }
 
-func loadOrCreateToken(path string) (string, error) {
+// loadOrCreateToken reads the token file, or writes a new random token, or
+// the given one (an HA cluster's) when not "".
+func loadOrCreateToken(path, given string) (string, error) {
 	data, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(data))) >= 32 {
+	if err == nil && len(strings.TrimSpace(string(data))) >= 32 && (given == "" || strings.TrimSpace(string(data)) == given) {
 		if err := os.Chmod(path, 0o600); err != nil {
 			return "", err
 		}
@@ -203,6 +213,9 @@ func loadOrCreateToken(path string) (string, error) {
 		return "", err
 	}
 	tok := hex.EncodeToString(b[:])
+	if given != "" {
+		tok = given
+	}
 	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write token: %w", err)
 	}
@@ -285,28 +298,9 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	}
 	d.closeListeners()
 	d.stopSampler()
-	d.mu.Lock()
-	var active []*entry
-	for _, e := range d.jobs {
-		if e.job != nil && e.job.State().Active() {
-			active = append(active, e)
-		}
-	}
-	d.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, e := range active {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.suspend(e)
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
+	if d.suspendAll(ctx, d.active()) {
 		d.watchers.Wait() // every job ended: their last registry writes follow at once
-	case <-ctx.Done():
+	} else {
 		d.log.Warn().Msg("jobs did not stop in time")
 	}
 	d.mu.Lock()
@@ -318,6 +312,40 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.releaseLock()
 	d.log.Info().Msg("daemon stopped")
 	return nil
+}
+
+// active are the jobs running here.
+func (d *Daemon) active() []*entry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []*entry
+	for _, e := range d.jobs {
+		if e.job != nil && e.job.State().Active() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// suspendAll suspends jobs at once (each with a savepoint, see suspend)
+// and reports whether all ended before ctx did.
+func (d *Daemon) suspendAll(ctx context.Context, jobs []*entry) bool {
+	var wg sync.WaitGroup
+	for _, e := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.suspend(e)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // suspend stops a job with a savepoint for the daemon's shutdown.

@@ -107,7 +107,11 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{d: d})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("POST /v1/daemon/drain", long(d.wrap(func(*http.Request) (any, error) { return d.Drain() })))
 	var h http.Handler = mux
+	if d.cluster != nil {
+		h = d.cluster.Forward(h) // after authorization: it forwards with the cluster token
+	}
 	if requireToken {
 		h = d.authorize(h)
 	}

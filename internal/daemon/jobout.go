@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -27,6 +28,9 @@ type jobOut struct {
 
 // openJobOut opens (appending) or creates path; max 0 means no cap.
 func openJobOut(path string, max int64) (*jobOut, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil { // HA mode keeps no registry here
+		return nil, err
+	}
 	o := &jobOut{path: path, max: max, prevStart: -1}
 	if err := o.open(); err != nil {
 		return nil, err

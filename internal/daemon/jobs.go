@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/ha"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
@@ -24,6 +25,9 @@ type entry struct {
 	rec Record
 	job *engine.Job
 	out *jobOut // the job's .out file (print sink); kept once closed, for reading
+	// released: in HA mode, this daemon lost the job (Daemon.Release);
+	// its local copy writes no record any more.
+	released bool
 	// storage counts the job's object storage requests in this daemon.
 	storage vfs.Meter
 	// live is what the daemon samples of the running job (live.go).
@@ -201,7 +205,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	e.out = out
 	e.mu.Unlock()
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &engine.Env{FS: vfs.Metered(d.fs, &e.storage, time.Time{}), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
+	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
 	if e.out != nil {
 		o.Env.OutFile = e.out
 	}
@@ -222,6 +226,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		<-e.job.Done()
 		d.persist(e, e.job)
 		e.closeOut()
+		d.ended(e)
 	}()
 }
 
@@ -233,6 +238,9 @@ func (d *Daemon) persist(e *entry, j *engine.Job) {
 	e.live.observeState(&info, time.Now())
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.released {
+		return
+	}
 	e.rec.State = info.State
 	e.rec.Info = info
 	e.rec.Recovery = recoveryRecord(rec)
@@ -248,6 +256,9 @@ func (d *Daemon) record(e *entry, j *engine.Job, r engine.Recovery) error {
 	info := recorded(j.Info())
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.released {
+		return ha.ErrNotOwner
+	}
 	next := e.rec
 	next.State, next.Info, next.Recovery = info.State, info, recoveryRecord(r)
 	if err := d.reg.save(&next); err != nil {
@@ -334,8 +345,9 @@ func (d *Daemon) List(all bool) []api.JobInfo {
 			continue
 		}
 		info.Operators = nil
-		out = append(out, info)
+		out = append(out, d.withOwner(info))
 	}
+	out = append(out, d.clusterJobs(entries, all, recent)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].SubmitTime.After(out[j].SubmitTime) })
 	return out
 }
@@ -344,9 +356,12 @@ func (d *Daemon) List(all bool) []api.JobInfo {
 func (d *Daemon) Info(ref string) (*api.JobInfo, error) {
 	e, err := d.lookup(ref)
 	if err != nil {
+		if info, ok := d.clusterInfo(ref); ok {
+			return info, nil
+		}
 		return nil, err
 	}
-	info := d.liveInfo(e)
+	info := d.withOwner(d.liveInfo(e))
 	return &info, nil
 }
 

@@ -21,22 +21,31 @@ func (d *Daemon) recover() {
 		d.log.Error().Err(err).Msg("unreadable job registry entry skipped")
 	}
 	for _, rec := range recs {
-		e := &entry{rec: *rec}
-		if rec.State.Terminal() {
-			d.jobs[rec.ID] = e
-			continue
-		}
-		if rec.State == api.StateCancelling {
-			d.finishCancel(e)
-			continue
-		}
-		if rec.State == api.StateSuspended && !d.restoreOnStart {
-			d.log.Info().Str("job", rec.ID).Str("restore_point", restorePointDir(rec.Recovery)).Msg("suspended job left suspended (--restore-on-start=false)")
-			d.jobs[rec.ID] = e
-			continue
-		}
+		d.recoverRecord(rec)
+	}
+}
+
+// recoverRecord takes over one job from its registry record: history, a
+// cancel to finish, or a job to resume.
+func (d *Daemon) recoverRecord(rec *Record) {
+	e := &entry{rec: *rec}
+	switch {
+	case rec.State.Terminal():
+		d.put(e)
+	case rec.State == api.StateCancelling:
+		d.finishCancel(e)
+	case rec.State == api.StateSuspended && !d.restoreOnStart && d.cluster == nil:
+		d.log.Info().Str("job", rec.ID).Str("restore_point", restorePointDir(rec.Recovery)).Msg("suspended job left suspended (--restore-on-start=false)")
+		d.put(e)
+	default:
 		d.resume(e)
 	}
+}
+
+func (d *Daemon) put(e *entry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.jobs[e.rec.ID] = e
 }
 
 // finishCancel completes a cancel the previous daemon did not finish.
@@ -50,7 +59,7 @@ func (d *Daemon) finishCancel(e *entry) {
 	now := time.Now()
 	e.rec.Info.EndTime = &now
 	_ = d.reg.save(&e.rec)
-	d.jobs[e.rec.ID] = e
+	d.put(e)
 }
 
 func (d *Daemon) resume(e *entry) {
@@ -63,7 +72,7 @@ func (d *Daemon) resume(e *entry) {
 		now := time.Now()
 		e.rec.Info.EndTime = &now
 		_ = d.reg.save(&e.rec)
-		d.jobs[e.rec.ID] = e
+		d.put(e)
 	}
 	g, err := engine.Compile(d.types, e.rec.File, []byte(e.rec.Spec), d.defaults())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/ha"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
@@ -48,6 +49,9 @@ type registry struct {
 	dir string // $FLINKGO_HOME/jobs
 	// checkpointsDir is state.checkpoints.dir, for migrating version 1.
 	checkpointsDir string
+	// cluster, in HA mode, holds the records instead (in etcd), and
+	// writes one only while this daemon owns its job.
+	cluster *ha.Node
 }
 
 func (r *registry) jobDir(id string) string { return filepath.Join(r.dir, id) }
@@ -59,6 +63,9 @@ func (r *registry) save(rec *Record) error {
 	if err != nil {
 		return err
 	}
+	if r.cluster != nil {
+		return r.cluster.Save(rec.ID, !rec.State.Terminal(), rec.RequestID, data)
+	}
 	if err := vfs.MkdirAllDurable(r.fs, r.jobDir(rec.ID), 0o700); err != nil {
 		return err
 	}
@@ -68,6 +75,9 @@ func (r *registry) save(rec *Record) error {
 // load reads every record; unreadable ones are returned as errors and
 // skipped, so one damaged file does not keep the daemon from starting.
 func (r *registry) load() ([]*Record, []error) {
+	if r.cluster != nil {
+		return nil, nil // HA mode: the cluster hands out its jobs (Daemon.Adopt)
+	}
 	entries, err := r.fs.ReadDir(r.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -233,7 +233,9 @@ func (d *driver) abort(a checkpoint.Abort) {
 	delete(d.dirs, a.ID)
 	delete(d.sizes, a.ID)
 	delete(d.snapFS, a.ID)
-	if dir != "" {
+	if dir != "" && a.Keep {
+		d.j.log.Warn().Str("dir", dir).Msg("checkpoint kept: its record write failed and may still have been applied; the next restore decision keeps or deletes it")
+	} else if dir != "" {
 		// Subtasks may still be writing into it: remove it once they are done.
 		exec := d.exec
 		d.j.wg.Add(1)

@@ -118,6 +118,9 @@ type JobInfo struct {
 	// resumes.
 	RestorePoint   string `json:"restorePoint,omitempty"`
 	RestorePointID int64  `json:"restorePointId,omitempty"`
+	// Owner is the daemon that runs the job in HA mode ("" when the job
+	// runs nowhere right now, or outside HA mode).
+	Owner string `json:"owner,omitempty"`
 	// Storage is what the job asked of object stores (checkpoints,
 	// savepoints, sinks) in this daemon; nil when it used none.
 	Storage *StorageCost `json:"storage,omitempty"`
@@ -352,4 +355,11 @@ type SnapshotOperator struct {
 	Parallelism int    `json:"parallelism"`
 	Bytes       int64  `json:"bytes"`
 	Keys        int64  `json:"keys,omitempty"`
+}
+
+// DrainResponse is POST /v1/daemon/drain: the jobs the daemon stopped
+// with a savepoint for other daemons of its HA cluster to resume.
+type DrainResponse struct {
+	Daemon string   `json:"daemon"`
+	Jobs   []string `json:"jobs"`
 }

@@ -254,3 +254,10 @@ func (c *Client) LoginLink(ctx context.Context) (*api.LoginLink, error) {
 	var out api.LoginLink
 	return &out, c.do(ctx, http.MethodPost, "/v1/ui/login-links", nil, &out)
 }
+
+// Drain moves the daemon's jobs to the other daemons of its HA cluster
+// (stop with savepoint, resumed elsewhere) and stops it taking new ones.
+func (c *Client) Drain(ctx context.Context) (*api.DrainResponse, error) {
+	var out api.DrainResponse
+	return &out, c.do(ctx, http.MethodPost, "/v1/daemon/drain", nil, &out)
+}

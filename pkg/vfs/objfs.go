@@ -96,6 +96,9 @@ func (o *ObjectFS) do(up int64, f func(ctx context.Context) (down int64, err err
 	ctx, cancel := o.Context()
 	defer cancel()
 	down, err := f(ctx)
+	if errors.Is(err, errRefused) {
+		return err // never sent (Guarded)
+	}
 	o.meters.request(err, up, down)
 	return err
 }

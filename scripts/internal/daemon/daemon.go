@@ -22,9 +22,13 @@ type Daemon struct {
 
 // Start starts bin's daemon in home (no TCP listener) and waits for its
 // socket.
-func Start(bin, home string) (*Daemon, error) {
+func Start(bin, home string) (*Daemon, error) { return StartWith(bin, home, "--rest-address", "") }
+
+// StartWith starts bin's daemon in home with the given daemon flags (and
+// $home/flinkgo.yaml, if the caller wrote one) and waits for its socket.
+func StartWith(bin, home string, args ...string) (*Daemon, error) {
 	d := &Daemon{bin: bin, home: home}
-	d.cmd = exec.Command(bin, "daemon", "--rest-address", "")
+	d.cmd = exec.Command(bin, append([]string{"daemon"}, args...)...)
 	d.cmd.Env = append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS=")
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
@@ -37,6 +41,12 @@ func Start(bin, home string) (*Daemon, error) {
 	}
 	d.Stop()
 	return nil, fmt.Errorf("daemon did not start")
+}
+
+// Kill ends the daemon with SIGKILL (a crash) and waits for it.
+func (d *Daemon) Kill() {
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
 }
 
 // Stop ends the daemon (SIGINT) and waits for it.

@@ -1,0 +1,39 @@
+package ha
+
+import (
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Config configures a Node.
+type Config struct {
+	// Endpoints are etcd's client URLs (high-availability.etcd.endpoints).
+	Endpoints []string
+	// ClusterID names the flinkgo cluster: daemons with the same id share
+	// jobs (high-availability.cluster-id).
+	ClusterID string
+	// LeaseTTL is the daemon's session lease: how long etcd waits for a
+	// daemon that stopped answering before its jobs go elsewhere
+	// (high-availability.etcd.lease-ttl; whole seconds).
+	LeaseTTL time.Duration
+	// Name is this daemon's name in the cluster, unique among its live
+	// daemons; Addr is its REST address, where the others forward.
+	Name, Addr string
+	Log        zerolog.Logger
+}
+
+func (c *Config) check() error {
+	switch {
+	case len(c.Endpoints) == 0:
+		return errors.New("ha: no etcd endpoints")
+	case c.ClusterID == "":
+		return errors.New("ha: no cluster id")
+	case c.Name == "" || c.Addr == "":
+		return errors.New("ha: the daemon needs a name and a REST address")
+	case c.LeaseTTL < time.Second:
+		return errors.New("ha: lease TTL under 1s")
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package ha
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// ForwardedHeader marks a request one daemon forwarded to another (its
+// value: the forwarding daemon); a forwarded request is never forwarded
+// again, so daemons whose views differ for a moment cannot loop.
+const ForwardedHeader = "X-Flinkgo-Forwarded-By"
+
+// Forward serves the control API of a cluster: a request for a job that
+// another daemon owns (by id or unique id prefix) goes to that daemon, a
+// submission to the daemon the placement picks (or to the owner of the
+// job an earlier submission with its request id created); everything
+// else is served by local. It forwards with the cluster token, so it must
+// sit after the local daemon's own authorization.
+func (n *Node) Forward(local http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(ForwardedHeader) != "" {
+			local.ServeHTTP(w, r)
+			return
+		}
+		to, err := n.target(r)
+		if err != nil {
+			writeError(w, http.StatusRequestEntityTooLarge, &api.Error{Code: api.CodeTooLarge, Message: err.Error()})
+			return
+		}
+		if to == nil {
+			local.ServeHTTP(w, r)
+			return
+		}
+		n.proxy(*to).ServeHTTP(w, r)
+	})
+}
+
+// target is the member a request goes to, nil for this daemon.
+func (n *Node) target(r *http.Request) (*Member, error) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	if r.Method == http.MethodPost && path == "/v1/jobs" {
+		return n.submitTarget(r)
+	}
+	rest, ok := strings.CutPrefix(path, "/v1/jobs/")
+	if !ok || rest == "" {
+		return nil, nil
+	}
+	ref, _, _ := strings.Cut(rest, "/")
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := n.resolve(ref)
+	if id == "" {
+		return nil, nil
+	}
+	return n.memberOf(n.view.owner(id)), nil
+}
+
+// submitTarget reads the body (put back for whoever serves it) for the
+// request id and dry-run flag.
+func (n *Node) submitTarget(r *http.Request) (*Member, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var req struct {
+		RequestID string `json:"requestId"`
+		DryRun    bool   `json:"dryRun"`
+	}
+	_ = json.Unmarshal(body, &req) // a bad body is the local daemon's to refuse
+	if req.DryRun {
+		return nil, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if req.RequestID != "" {
+		for id, j := range n.view.jobs {
+			if j.RequestID == req.RequestID {
+				return n.memberOf(n.view.owner(id)), nil
+			}
+		}
+	}
+	owned := n.view.owned()
+	for id := range n.held { // this daemon's newest jobs may not be in the view yet
+		if n.view.owner(id) == "" {
+			owned[n.cfg.Name]++
+		}
+	}
+	return n.memberOf(Place(n.view.memberList(), owned)), nil
+}
+
+// resolve finds a job by id or unique id prefix ("" when none or several).
+// Called with n.mu held.
+func (n *Node) resolve(ref string) string {
+	if _, ok := n.view.jobs[ref]; ok {
+		return ref
+	}
+	found := ""
+	for id := range n.view.jobs {
+		if strings.HasPrefix(id, ref) {
+			if found != "" {
+				return ""
+			}
+			found = id
+		}
+	}
+	return found
+}
+
+// memberOf is the live member named name, nil for this daemon, nobody or
+// a daemon that left. Called with n.mu held.
+func (n *Node) memberOf(name string) *Member {
+	m, ok := n.view.members[name]
+	if name == "" || name == n.cfg.Name || !ok {
+		return nil
+	}
+	return &m
+}
+
+func (n *Node) proxy(to Member) http.Handler {
+	target := &url.URL{Scheme: "http", Host: to.Addr}
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = to.Addr
+			pr.Out.Header.Set("Authorization", "Bearer "+n.token)
+			pr.Out.Header.Set(ForwardedHeader, n.cfg.Name)
+			pr.Out.Header.Del("Cookie")
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeError(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
+				Message: fmt.Sprintf("the job's owner, daemon %s at %s, did not answer: %v (if it died, another daemon takes its jobs within %s)", to.Name, to.Addr, err, n.cfg.LeaseTTL)})
+		},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The owner may wait for a savepoint or a stop: lift the write
+		// timeout, as the local handlers that wait do.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		p.ServeHTTP(w, r)
+	})
+}
+
+func writeError(w http.ResponseWriter, status int, e *api.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": e})
+}
