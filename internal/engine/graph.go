@@ -43,6 +43,9 @@ type Input struct {
 	From *Vertex
 	Part Partitioning
 	Side string // the side output of From it reads ("": the main output)
+	// Key computes the key this input is partitioned by (Plan.InputKeys);
+	// nil: records keep the key they have.
+	Key func() runtime.KeySelector
 }
 
 // Defaults are the daemon-wide settings a spec falls back on.
@@ -111,7 +114,7 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 				if len(u.Plan.SideOutputs) > 0 {
 					msg += fmt.Sprintf(" (it has: %s)", strings.Join(u.Plan.SideOutputs, ", "))
 				}
-				p.Dec.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
+				p.Dec.ErrorAt(api.FromPath(path, v.Op, j), "%s", msg)
 			}
 			v.Inputs = append(v.Inputs, Input{From: u, Part: part, Side: ref.Tag})
 			u.Outputs = append(u.Outputs, v)
@@ -121,6 +124,9 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 		v.Plan = v.Def.Configure(c)
 		if v.Plan == nil {
 			continue
+		}
+		if keyInputs(c, v) {
+			keyed = true
 		}
 		if v.Plan.KeyedInput && !keyed {
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
