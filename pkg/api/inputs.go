@@ -14,9 +14,10 @@ type InputDeclarer interface {
 }
 
 // inputsFromOptions fills the From of operators whose type declares input
-// options. Problems with those options (missing, not a mapping, no from)
-// are left to the type's Configure, which decodes them and reports them at
-// their line; a from written beside them is an error here.
+// options. A missing input option or one without from is reported here
+// (the graph cannot be checked without it); other problems of the options
+// are left to the type's Configure, which decodes them; a from written
+// beside them is an error.
 func (p *ParsedJob) inputsFromOptions(cat Catalog) {
 	decl, ok := cat.(InputDeclarer)
 	if !ok {
@@ -37,6 +38,7 @@ func (p *ParsedJob) inputsFromOptions(cat Catalog) {
 		for _, name := range names {
 			n, ok := op.Options[name]
 			if !ok {
+				p.Dec.ErrorAt(path, "%q (type %s) needs %s: {from: <uid of an upstream operator>, …}", op.UID, op.Type, name)
 				continue
 			}
 			// A scratch decoder: its errors are Configure's to report.
@@ -48,6 +50,9 @@ func (p *ParsedJob) inputsFromOptions(cat Catalog) {
 			sub := path + "." + name
 			d.Decode(n, sub, &in)
 			if in.From == "" {
+				if len(d.Errors.Errors) == 0 { // else not a mapping: Configure says so
+					p.Dec.ErrorAt(sub, "%s needs from: the uid of its upstream operator", name)
+				}
 				continue
 			}
 			j := len(op.From)
