@@ -3,12 +3,13 @@ package nexmark
 import "strconv"
 
 // The JSON form of an event, which the source emits: one flat object whose
-// first member is its type, then the fields of its kind with Nexmark's
+// first member is its event_type (0 person, 1 auction, 2 bid, as in the
+// Nexmark table of Flink), then the fields of its kind with Nexmark's
 // names, times in ms since the epoch:
 //
-//	{"type":"person","id":1000,"name":"Peter Shultz","emailAddress":"…","creditCard":"…","city":"Bend","state":"OR","dateTime":…,"extra":"…"}
-//	{"type":"auction","id":1000,"itemName":"…","description":"…","initialBid":…,"reserve":…,"dateTime":…,"expires":…,"seller":…,"category":10,"extra":"…"}
-//	{"type":"bid","auction":1000,"bidder":1001,"price":…,"channel":"Google","url":"…","dateTime":…,"extra":"…"}
+//	{"event_type":0,"id":1000,"name":"Peter Shultz","emailAddress":"…","creditCard":"…","city":"Bend","state":"OR","dateTime":…,"extra":"…"}
+//	{"event_type":1,"id":1000,"itemName":"…","description":"…","initialBid":…,"reserve":…,"dateTime":…,"expires":…,"seller":…,"category":10,"extra":"…"}
+//	{"event_type":2,"auction":1000,"bidder":1001,"price":…,"channel":"Google","url":"…","dateTime":…,"extra":"…"}
 //
 // Every string the generator makes is letters, digits, spaces and url
 // punctuation: nothing needs escaping.
@@ -31,7 +32,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 	switch e.Kind {
 	case KindPerson:
 		p := &e.Person
-		b = strconv.AppendInt(append(b, `{"type":"person","id":`...), p.ID, 10)
+		b = strconv.AppendInt(append(b, `{"event_type":0,"id":`...), p.ID, 10)
 		b = appendStr(b, `,"name":"`, p.Name)
 		b = appendStr(b, `","emailAddress":"`, p.Email)
 		b = appendStr(b, `","creditCard":"`, p.CreditCard)
@@ -41,7 +42,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = appendStr(b, `,"extra":"`, p.Extra)
 	case KindAuction:
 		a := &e.Auction
-		b = strconv.AppendInt(append(b, `{"type":"auction","id":`...), a.ID, 10)
+		b = strconv.AppendInt(append(b, `{"event_type":1,"id":`...), a.ID, 10)
 		b = appendStr(b, `,"itemName":"`, a.ItemName)
 		b = appendStr(b, `","description":"`, a.Description)
 		b = strconv.AppendInt(append(b, `","initialBid":`...), a.InitialBid, 10)
@@ -53,7 +54,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = appendStr(b, `,"extra":"`, a.Extra)
 	default:
 		d := &e.Bid
-		b = strconv.AppendInt(append(b, `{"type":"bid","auction":`...), d.Auction, 10)
+		b = strconv.AppendInt(append(b, `{"event_type":2,"auction":`...), d.Auction, 10)
 		b = strconv.AppendInt(append(b, `,"bidder":`...), d.Bidder, 10)
 		b = strconv.AppendInt(append(b, `,"price":`...), d.Price, 10)
 		b = appendStr(b, `,"channel":"`, d.Channel)

@@ -34,7 +34,7 @@ type Options struct {
 // Definitions returns the nexmark source type.
 func Definitions() []runtime.Definition {
 	return []runtime.Definition{{Type: "nexmark", Kind: api.KindSource,
-		Doc: `Nexmark generator: person, auction and bid events as flat JSON ({"type": "bid", …}) timestamped with dateTime; ` +
+		Doc: `Nexmark generator: person, auction and bid events as flat JSON ({"event_type": 2, …}: 0 person, 1 auction, 2 bid) timestamped with dateTime; ` +
 			`events (omit: unbounded), rate, eventRate, seed and Nexmark's workload options; its position is checkpointed`,
 		Configure: configure}}
 }
