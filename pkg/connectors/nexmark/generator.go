@@ -334,10 +334,16 @@ func extra(r *rng, size int, avg int64) []byte {
 	if delta > 0 {
 		n += int(r.intn(int64(2 * delta)))
 	}
-	pool := extraPool()
+	pool := extraPool()[:poolLen(avg)]
 	off := int(r.intn(int64(len(pool) - n)))
 	return pool[off : off+n : off+n]
 }
+
+// poolLen is how much of the pool the extras of an average size avg are
+// taken from: 16 KiB (it stays in the CPU's caches: a 1 MiB pool made
+// copying the extras a quarter of the generator's time), or more for large
+// averages, so offsets still vary.
+func poolLen(avg int64) int { return int(min(max(1<<14, 8*avg), 1<<20)) }
 
 var (
 	poolOnce sync.Once

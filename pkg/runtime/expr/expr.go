@@ -42,6 +42,9 @@ type Program struct {
 	useTS     bool
 	extra     []string // additional variable names bound per evaluation
 	ident     string   // the JSON field the expression is, when it is only that
+	res       Result
+	nat       *native // the VM-free form, when it has one (native.go)
+	nc        nctx
 	vm        vm.VM
 	env       map[string]any
 }
@@ -57,12 +60,15 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}}
+	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}, res: res}
 	extra := map[string]bool{}
 	for _, v := range extraVars {
 		extra[v] = true
 	}
 	node := prog.Node()
+	if p.nat = compileNative(node, extraVars); p.nat != nil {
+		p.nc.raw = make([][]byte, len(p.nat.fields))
+	}
 	if id, ok := node.(*ast.IdentifierNode); ok && res == Any && p.isField(id.Value, extra) {
 		p.ident = id.Value
 	}
@@ -104,6 +110,9 @@ func (p *Program) Clone() *Program {
 	c := *p
 	c.vm = vm.VM{}
 	c.env = map[string]any{}
+	if p.nat != nil {
+		c.nc = nctx{raw: make([][]byte, len(p.nat.fields))}
+	}
 	return &c
 }
 
@@ -112,6 +121,17 @@ func (p *Program) Bind(name string, v any) { p.env[name] = v }
 
 // Eval evaluates the expression for r.
 func (p *Program) Eval(r *runtime.Record) (any, error) {
+	if p.nat != nil && p.nat.value != nil && p.res == Any && p.nat.scan(r.Value, &p.nc) {
+		p.nc.rec = r
+		if v, ok := p.nat.evalAny(&p.nc); ok {
+			return v, nil
+		}
+	}
+	return p.eval(r)
+}
+
+// eval evaluates the expression for r with the VM.
+func (p *Program) eval(r *runtime.Record) (any, error) {
 	env := p.env
 	for k := range p.want {
 		env[k] = nil // a field absent from this record must read as nil
@@ -142,7 +162,13 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 
 // EvalBool evaluates a boolean expression.
 func (p *Program) EvalBool(r *runtime.Record) (bool, error) {
-	out, err := p.Eval(r)
+	if p.nat != nil && p.nat.scan(r.Value, &p.nc) {
+		p.nc.rec = r
+		if b, ok := p.nat.evalBool(&p.nc); ok {
+			return b, nil
+		}
+	}
+	out, err := p.eval(r)
 	if err != nil {
 		return false, err
 	}
@@ -151,6 +177,23 @@ func (p *Program) EvalBool(r *runtime.Record) (bool, error) {
 		return false, fmt.Errorf("expression %q gave %v (%s), not true or false", p.src, out, reflect.TypeOf(out))
 	}
 	return b, nil
+}
+
+// AppendValue appends the record bytes of the expression's result for r,
+// as AppendValue(dst, Eval(r)) does: a string as it is, anything else as
+// JSON.
+func (p *Program) AppendValue(dst []byte, r *runtime.Record) ([]byte, error) {
+	if p.nat != nil && p.nat.scan(r.Value, &p.nc) {
+		p.nc.rec = r
+		if out, ok := p.nat.appendValue(dst, &p.nc); ok {
+			return out, nil
+		}
+	}
+	v, err := p.Eval(r)
+	if err != nil {
+		return dst, err
+	}
+	return AppendValue(dst, v)
 }
 
 func describe(v []byte, err error) string {

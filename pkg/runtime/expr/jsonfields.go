@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -55,10 +56,12 @@ func fields(data []byte, want map[string]bool, dst map[string]any) error {
 			if err := json.Unmarshal(data[keyStart-1:end], &key); err != nil {
 				return err
 			}
-		} else {
-			key = string(keyRaw)
 		}
-		if want == nil || want[key] {
+		// want[string(keyRaw)] does not allocate: most members are skipped.
+		if want == nil || (!escaped && want[string(keyRaw)]) || (escaped && want[key]) {
+			if !escaped {
+				key = string(keyRaw)
+			}
 			v, err := decodeValue(data[i:vEnd])
 			if err != nil {
 				return err
@@ -96,14 +99,18 @@ func skipSpace(b []byte, i int) int {
 // starts at b[i] == '"', and whether it contains escapes.
 func scanString(b []byte, i int) (int, bool, error) {
 	escaped := false
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j + 1, escaped, nil
+	for j := i + 1; j < len(b); {
+		q := bytes.IndexByte(b[j:], '"') // vectorized: long strings are common
+		if q < 0 {
+			break
 		}
+		q += j
+		bs := bytes.IndexByte(b[j:q], '\\')
+		if bs < 0 {
+			return q + 1, escaped, nil
+		}
+		escaped = true
+		j += bs + 2 // skip the backslash and the character it escapes
 	}
 	return 0, false, errNotObject
 }

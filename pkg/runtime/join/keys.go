@@ -20,20 +20,15 @@ type keySelector struct {
 func newKeySelector(p *expr.Program) runtime.KeySelector { return &keySelector{prog: p.Clone()} }
 
 func (k *keySelector) Key(r *runtime.Record) ([]byte, error) {
-	v, err := k.prog.Eval(r)
-	if err != nil {
-		return nil, err
-	}
-	switch x := v.(type) {
-	case nil:
-		return nil, fmt.Errorf("join key %q gave nothing (a missing field?) for record %s", k.prog.Source(), quote(r.Value))
-	case string:
-		return append(k.arena.Alloc(len(x)), x...), nil
-	}
-	b, err := expr.AppendValue(k.scratch[:0], v)
-	k.scratch = b
+	b, err := k.prog.AppendValue(k.scratch[:0], r)
 	if err != nil {
 		return nil, fmt.Errorf("join key %q of record %s: %w", k.prog.Source(), quote(r.Value), err)
+	}
+	k.scratch = b
+	if string(b) == "null" {
+		// A missing member (a string "null" is rejected too: rare, and
+		// as unjoinable as nothing).
+		return nil, fmt.Errorf("join key %q gave nothing (a missing field?) for record %s", k.prog.Source(), quote(r.Value))
 	}
 	return k.arena.Copy(b), nil
 }

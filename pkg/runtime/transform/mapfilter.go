@@ -45,13 +45,12 @@ func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
 		m.seq++
-		v, err := m.prog.Eval(&r)
+		v, err := m.prog.AppendValue(m.scratch[:0], &r)
 		if err != nil {
 			return recordError(m.ctx, m.seq, &r, err)
 		}
-		if r.Value, err = toBytes(&m.arena, &m.scratch, v); err != nil {
-			return recordError(m.ctx, m.seq, &r, err)
-		}
+		m.scratch = v
+		r.Value = m.arena.Copy(v)
 		out.Emit(r)
 	}
 	return nil
@@ -117,13 +116,12 @@ func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
 		k.seq++
-		v, err := k.prog.Eval(&r)
+		v, err := k.prog.AppendValue(k.scratch[:0], &r)
 		if err != nil {
 			return recordError(k.ctx, k.seq, &r, err)
 		}
-		if r.Key, err = toBytes(&k.arena, &k.scratch, v); err != nil {
-			return recordError(k.ctx, k.seq, &r, err)
-		}
+		k.scratch = v
+		r.Key = k.arena.Copy(v)
 		out.Emit(r)
 	}
 	return nil

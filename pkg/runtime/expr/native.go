@@ -1,0 +1,725 @@
+package expr
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/expr-lang/expr/ast"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// native evaluates the common shapes of expressions without the expr VM
+// and without decoding the record into a map: comparisons, arithmetic and
+// boolean logic over top-level JSON members, literals, timestamp and key,
+// membership in a literal set of strings, and, for map's values, an object
+// literal of such expressions. It reads each member's raw JSON in one scan
+// that stops once it has them all.
+//
+// It gives the VM's result or none: whenever a value is not what the fast
+// path handles (a member holding an object, a string with escapes, a type
+// mismatch the VM would report or convert, a division by zero), it reports
+// !ok and the caller evaluates the expression with the VM, which then also
+// produces the error, if any. native_test.go checks the two agree over a
+// corpus of expressions and records.
+//
+// Nodes are closures (a call through an interface method returning a
+// struct cost three times as much), predicates return plain bools, and
+// values are three words, so they stay in registers.
+type native struct {
+	extra  []string // variables the caller binds: never native
+	fields []string // the members read, by index
+	value  nexpr    // nil: no value form
+	pred   npred    // nil: no predicate form
+	object *nobject // the root is an object literal (map's values)
+}
+
+// Kinds of native values.
+const (
+	nNil uint8 = iota
+	nBool
+	nInt
+	nFloat
+	nStr
+)
+
+// nval is a native value: i holds an int, a bool (0 or 1) or a float's
+// bits; s a string, which may point into the record (valid during the
+// evaluation only).
+type nval struct {
+	k uint8
+	i int
+	s string
+}
+
+func boolVal(b bool) nval {
+	if b {
+		return nval{k: nBool, i: 1}
+	}
+	return nval{k: nBool}
+}
+
+func floatVal(f float64) nval { return nval{k: nFloat, i: int(math.Float64bits(f))} }
+
+func (v nval) b() bool    { return v.i != 0 }
+func (v nval) f() float64 { return math.Float64frombits(uint64(v.i)) }
+
+// nctx is one evaluation: the raw JSON of each member (nil: absent) and
+// the record.
+type nctx struct {
+	raw [][]byte
+	rec *runtime.Record
+}
+
+// nexpr evaluates a node to a value; npred to a bool (b), ok false: use
+// the VM.
+type (
+	nexpr func(c *nctx) (nval, bool)
+	npred func(c *nctx) (b, ok bool)
+)
+
+// compileNative returns the native form of node, or nil when it has a part
+// the fast path does not handle.
+func compileNative(node ast.Node, extra []string) *native {
+	n := &native{extra: extra}
+	if m, ok := node.(*ast.MapNode); ok {
+		if n.object = n.compileObject(m); n.object == nil {
+			return nil
+		}
+		return n
+	}
+	n.pred = n.predicate(node)
+	n.value = n.compile(node)
+	if n.pred == nil && n.value == nil {
+		return nil
+	}
+	return n
+}
+
+func (n *native) field(name string) int {
+	for i, f := range n.fields {
+		if f == name {
+			return i
+		}
+	}
+	n.fields = append(n.fields, name)
+	return len(n.fields) - 1
+}
+
+// fieldOf returns the member index of an identifier naming a member.
+func (n *native) fieldOf(node ast.Node) (int, bool) {
+	id, ok := node.(*ast.IdentifierNode)
+	if !ok || id.Value == VarValue || id.Value == VarTimestamp || id.Value == VarKey {
+		return 0, false
+	}
+	for _, e := range n.extra {
+		if e == id.Value {
+			return 0, false
+		}
+	}
+	return n.field(id.Value), true
+}
+
+func literal(node ast.Node) (nval, bool) {
+	switch x := node.(type) {
+	case *ast.NilNode:
+		return nval{}, true
+	case *ast.BoolNode:
+		return boolVal(x.Value), true
+	case *ast.IntegerNode:
+		return nval{k: nInt, i: x.Value}, true
+	case *ast.FloatNode:
+		return floatVal(x.Value), true
+	case *ast.StringNode:
+		return nval{k: nStr, s: x.Value}, true
+	}
+	return nval{}, false
+}
+
+// compile returns the value form of node (nil: none).
+func (n *native) compile(node ast.Node) nexpr {
+	if v, ok := literal(node); ok {
+		return func(*nctx) (nval, bool) { return v, true }
+	}
+	switch x := node.(type) {
+	case *ast.IdentifierNode:
+		switch x.Value {
+		case VarValue:
+			return nil
+		case VarTimestamp:
+			return func(c *nctx) (nval, bool) { return nval{k: nInt, i: int(c.rec.Timestamp)}, true }
+		case VarKey:
+			return func(c *nctx) (nval, bool) { return nval{k: nStr, s: view(c.rec.Key)}, true }
+		}
+		i, ok := n.fieldOf(x)
+		if !ok {
+			return nil
+		}
+		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
+	case *ast.UnaryNode:
+		if x.Operator == "-" {
+			if in := n.compile(x.Node); in != nil {
+				return neg(in)
+			}
+			return nil
+		}
+	case *ast.BinaryNode:
+		switch x.Operator {
+		case "+", "-", "*", "/", "%":
+			l, r := n.compile(x.Left), n.compile(x.Right)
+			if l == nil || r == nil {
+				return nil
+			}
+			return arithmetic(opOf(x.Operator), l, r)
+		}
+	}
+	// A boolean expression as a value.
+	if p := n.predicate(node); p != nil {
+		return func(c *nctx) (nval, bool) {
+			b, ok := p(c)
+			return boolVal(b), ok
+		}
+	}
+	return nil
+}
+
+// predicate returns the boolean form of node (nil: none).
+func (n *native) predicate(node ast.Node) npred {
+	switch x := node.(type) {
+	case *ast.BoolNode:
+		b := x.Value
+		return func(*nctx) (bool, bool) { return b, true }
+	case *ast.UnaryNode:
+		if x.Operator == "!" || x.Operator == "not" {
+			if p := n.predicate(x.Node); p != nil {
+				return func(c *nctx) (bool, bool) {
+					b, ok := p(c)
+					return !b, ok
+				}
+			}
+		}
+		return nil
+	case *ast.IdentifierNode:
+		v := n.compile(x)
+		if v == nil {
+			return nil
+		}
+		return func(c *nctx) (bool, bool) {
+			r, ok := v(c)
+			return r.b(), ok && r.k == nBool
+		}
+	case *ast.BinaryNode:
+		return n.binaryPredicate(x)
+	}
+	return nil
+}
+
+func (n *native) binaryPredicate(x *ast.BinaryNode) npred {
+	switch x.Operator {
+	case "&&", "and", "||", "or":
+		l, r := n.predicate(x.Left), n.predicate(x.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		if x.Operator == "&&" || x.Operator == "and" {
+			return func(c *nctx) (bool, bool) {
+				if b, ok := l(c); !ok || !b {
+					return false, ok
+				}
+				return r(c)
+			}
+		}
+		return func(c *nctx) (bool, bool) {
+			if b, ok := l(c); !ok || b {
+				return b, ok
+			}
+			return r(c)
+		}
+	case "in":
+		return n.inSet(x)
+	case "==", "!=":
+		want := x.Operator == "=="
+		if p := n.fieldEquals(x.Left, x.Right, want); p != nil {
+			return p
+		}
+		if p := n.fieldEquals(x.Right, x.Left, want); p != nil {
+			return p
+		}
+		l, r := n.compile(x.Left), n.compile(x.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		return func(c *nctx) (bool, bool) {
+			a, ok := l(c)
+			if !ok {
+				return false, false
+			}
+			b, ok := r(c)
+			if !ok {
+				return false, false
+			}
+			e, ok := equal(a, b)
+			return e == want, ok
+		}
+	case "<", "<=", ">", ">=":
+		l, r := n.compile(x.Left), n.compile(x.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		op := opOf(x.Operator)
+		return func(c *nctx) (bool, bool) {
+			a, ok := l(c)
+			if !ok {
+				return false, false
+			}
+			b, ok := r(c)
+			if !ok {
+				return false, false
+			}
+			return ordered(op, a, b)
+		}
+	}
+	return nil
+}
+
+// fieldEquals is member == literal read straight from the member's raw
+// JSON: a canonical integer or a string without escapes compares as bytes.
+func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
+	v, ok := literal(lit)
+	if !ok || (v.k != nInt && v.k != nStr) {
+		return nil
+	}
+	i, ok := n.fieldOf(f)
+	if !ok {
+		return nil
+	}
+	if v.k == nInt {
+		return func(c *nctx) (bool, bool) {
+			if x, ok := parseInt(c.raw[i]); ok {
+				return (x == v.i) == want, true
+			}
+			return generalEquals(c.raw[i], v, want)
+		}
+	}
+	return func(c *nctx) (bool, bool) {
+		raw := c.raw[i]
+		if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+			return (string(raw[1:len(raw)-1]) == v.s) == want, true
+		}
+		return generalEquals(raw, v, want)
+	}
+}
+
+func generalEquals(raw []byte, lit nval, want bool) (bool, bool) {
+	x, ok := decodeRaw(raw)
+	if !ok {
+		return false, false
+	}
+	e, ok := equal(x, lit)
+	return e == want, ok
+}
+
+// inSet is x in a literal set of strings (the optimizer turns an array of
+// string literals into a set).
+func (n *native) inSet(x *ast.BinaryNode) npred {
+	c, ok := x.Right.(*ast.ConstantNode)
+	if !ok {
+		return nil
+	}
+	set, ok := c.Value.(map[string]struct{})
+	if !ok {
+		return nil
+	}
+	l := n.compile(x.Left)
+	if l == nil {
+		return nil
+	}
+	return func(c *nctx) (bool, bool) {
+		v, ok := l(c)
+		if !ok || v.k != nStr {
+			return false, false
+		}
+		_, in := set[v.s]
+		return in, true
+	}
+}
+
+// nobject is an object literal: its members in the order AppendJSON
+// writes a map (sorted keys), each with its `"key":` prefix encoded.
+type nobject struct {
+	prefixes [][]byte
+	values   []nexpr
+}
+
+func (n *native) compileObject(m *ast.MapNode) *nobject {
+	type member struct {
+		key string
+		val nexpr
+	}
+	var ms []member
+	seen := map[string]bool{}
+	for _, p := range m.Pairs {
+		pair, ok := p.(*ast.PairNode)
+		if !ok {
+			return nil
+		}
+		k, ok := pair.Key.(*ast.StringNode)
+		if !ok || seen[k.Value] {
+			return nil
+		}
+		seen[k.Value] = true
+		v := n.compile(pair.Value)
+		if v == nil {
+			return nil
+		}
+		ms = append(ms, member{k.Value, v})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+	o := &nobject{}
+	for i, m := range ms {
+		var p []byte
+		if i > 0 {
+			p = append(p, ',')
+		}
+		p = append(appendString(p, m.key), ':')
+		o.prefixes = append(o.prefixes, p)
+		o.values = append(o.values, m.val)
+	}
+	return o
+}
+
+// scan fills c.raw with the members' raw JSON. !ok: the value is not a
+// JSON object the fast path reads (the VM reports what is wrong), a member
+// appears twice or a key is escaped.
+func (n *native) scan(data []byte, c *nctx) bool {
+	clear(c.raw)
+	if len(n.fields) == 0 {
+		return true
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	found := 0
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		end, escaped, err := scanString(data, i)
+		if err != nil || escaped {
+			return false
+		}
+		key := data[i+1 : end-1]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		vEnd, err := scanValue(data, i)
+		if err != nil {
+			return false
+		}
+		for f, name := range n.fields {
+			if name == string(key) {
+				if c.raw[f] != nil {
+					return false
+				}
+				c.raw[f] = data[i:vEnd]
+				if found++; found == len(n.fields) {
+					return true
+				}
+				break
+			}
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == '}' {
+			return skipSpace(data, i+1) == len(data)
+		}
+		if data[i] != ',' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+	}
+}
+
+// evalBool is the expression's result as a bool (!ok: use the VM).
+func (n *native) evalBool(c *nctx) (bool, bool) {
+	if n.pred == nil {
+		return false, false
+	}
+	return n.pred(c)
+}
+
+// evalAny is the expression's result as the VM returns it.
+func (n *native) evalAny(c *nctx) (any, bool) {
+	if n.value == nil {
+		return nil, false
+	}
+	v, ok := n.value(c)
+	if !ok {
+		return nil, false
+	}
+	switch v.k {
+	case nBool:
+		return v.b(), true
+	case nInt:
+		return v.i, true
+	case nFloat:
+		return v.f(), true
+	case nStr:
+		return strings.Clone(v.s), true
+	}
+	return nil, true
+}
+
+// appendValue appends the record bytes of the result (AppendValue).
+func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
+	if n.object != nil {
+		dst = append(dst, '{')
+		for i, e := range n.object.values {
+			v, ok := e(c)
+			if !ok {
+				return dst, false
+			}
+			dst = append(dst, n.object.prefixes[i]...)
+			if dst, ok = appendNative(dst, v); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	if n.value == nil {
+		return dst, false
+	}
+	v, ok := n.value(c)
+	if !ok {
+		return dst, false
+	}
+	if v.k == nStr {
+		return append(dst, v.s...), true // strings as they are
+	}
+	return appendNative(dst, v)
+}
+
+// appendNative appends v as AppendJSON would (!ok: a string AppendJSON
+// would escape).
+func appendNative(dst []byte, v nval) ([]byte, bool) {
+	switch v.k {
+	case nNil:
+		return append(dst, "null"...), true
+	case nBool:
+		return strconv.AppendBool(dst, v.b()), true
+	case nInt:
+		return strconv.AppendInt(dst, int64(v.i), 10), true
+	case nFloat:
+		f := v.f()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return append(dst, "null"...), true
+		}
+		return strconv.AppendFloat(dst, f, 'g', -1, 64), true
+	}
+	for i := 0; i < len(v.s); i++ {
+		if c := v.s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return dst, false
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, v.s...)
+	return append(dst, '"'), true
+}
+
+// view is b as a string without copying (b must not change while the
+// string is used: record bytes during an evaluation).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// decodeRaw reads a member's raw JSON as decodeValue would; objects,
+// arrays and strings with escapes go to the VM.
+func decodeRaw(raw []byte) (nval, bool) {
+	if raw == nil {
+		return nval{}, true // absent: nil
+	}
+	switch raw[0] {
+	case '"':
+		s := raw[1 : len(raw)-1]
+		if bytes.IndexByte(s, '\\') >= 0 {
+			return nval{}, false
+		}
+		return nval{k: nStr, s: view(s)}, true
+	case 't':
+		return boolVal(true), string(raw) == "true"
+	case 'f':
+		return boolVal(false), string(raw) == "false"
+	case 'n':
+		return nval{}, string(raw) == "null"
+	case '{', '[':
+		return nval{}, false
+	}
+	if i, ok := parseInt(raw); ok {
+		return nval{k: nInt, i: i}, true
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return floatVal(f), err == nil
+}
+
+func neg(x nexpr) nexpr {
+	return func(c *nctx) (nval, bool) {
+		v, ok := x(c)
+		switch {
+		case !ok:
+			return nval{}, false
+		case v.k == nInt:
+			return nval{k: nInt, i: -v.i}, true
+		case v.k == nFloat:
+			return floatVal(-v.f()), true
+		}
+		return nval{}, false
+	}
+}
+
+// Operators of the comparison and arithmetic nodes.
+const (
+	opLT = iota
+	opLE
+	opGT
+	opGE
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opMod
+)
+
+func opOf(s string) int {
+	return map[string]int{"<": opLT, "<=": opLE, ">": opGT, ">=": opGE, "+": opAdd, "-": opSub, "*": opMul, "/": opDiv, "%": opMod}[s]
+}
+
+func arithmetic(op int, l, r nexpr) nexpr {
+	return func(c *nctx) (nval, bool) {
+		a, ok := l(c)
+		if !ok {
+			return nval{}, false
+		}
+		b, ok := r(c)
+		if !ok {
+			return nval{}, false
+		}
+		return arith(op, a, b)
+	}
+}
+
+func numeric(v nval) bool { return v.k == nInt || v.k == nFloat }
+
+func asFloat(v nval) float64 {
+	if v.k == nInt {
+		return float64(v.i)
+	}
+	return v.f()
+}
+
+// equal is the VM's ==: numbers by value across int and float, nil only
+// equal to nil; other mixed types go to the VM.
+func equal(l, r nval) (bool, bool) {
+	switch {
+	case l.k == nNil || r.k == nNil:
+		return l.k == r.k, true
+	case l.k == nInt && r.k == nInt:
+		return l.i == r.i, true
+	case numeric(l) && numeric(r):
+		return asFloat(l) == asFloat(r), true
+	case l.k == nStr && r.k == nStr:
+		return l.s == r.s, true
+	case l.k == nBool && r.k == nBool:
+		return l.i == r.i, true
+	}
+	return false, false
+}
+
+// ordered is the VM's <, <=, >, >= on two numbers or two strings.
+func ordered(op int, l, r nval) (bool, bool) {
+	var d int
+	switch {
+	case l.k == nInt && r.k == nInt:
+		d = cmpOrdered(l.i, r.i)
+	case numeric(l) && numeric(r):
+		a, b := asFloat(l), asFloat(r)
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return false, false
+		}
+		d = cmpOrdered(a, b)
+	case l.k == nStr && r.k == nStr:
+		d = strings.Compare(l.s, r.s)
+	default:
+		return false, false
+	}
+	switch op {
+	case opLT:
+		return d < 0, true
+	case opLE:
+		return d <= 0, true
+	case opGT:
+		return d > 0, true
+	}
+	return d >= 0, true
+}
+
+func cmpOrdered[T int | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// arith is the VM's arithmetic on numbers: int with int stays int (/
+// always gives a float), anything with a float is a float; % takes ints
+// and not 0.
+func arith(op int, l, r nval) (nval, bool) {
+	if !numeric(l) || !numeric(r) {
+		return nval{}, false
+	}
+	if l.k == nInt && r.k == nInt {
+		switch op {
+		case opAdd:
+			return nval{k: nInt, i: l.i + r.i}, true
+		case opSub:
+			return nval{k: nInt, i: l.i - r.i}, true
+		case opMul:
+			return nval{k: nInt, i: l.i * r.i}, true
+		case opMod:
+			if r.i == 0 {
+				return nval{}, false
+			}
+			return nval{k: nInt, i: l.i % r.i}, true
+		}
+	}
+	a, b := asFloat(l), asFloat(r)
+	switch op {
+	case opAdd:
+		return floatVal(a + b), true
+	case opSub:
+		return floatVal(a - b), true
+	case opMul:
+		return floatVal(a * b), true
+	case opDiv:
+		return floatVal(a / b), true
+	}
+	return nval{}, false
+}

@@ -1,0 +1,116 @@
+package expr
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// vmOnly is p without its native form: what the VM alone computes.
+func vmOnly(p *Program) *Program {
+	c := p.Clone()
+	c.nat = nil
+	return c
+}
+
+var nativeRecords = []string{
+	`{"a": 1, "b": 2, "s": "x", "t": true, "f": 1.5, "n": null}`,
+	`{"a": -7, "b": 0, "s": "OR", "t": false, "f": -0.25}`,
+	`{"a": 123, "b": 3, "s": "CA", "f": 2.0, "extra": "long text here"}`,
+	`{"a": 9007199254740993, "b": 12345678901234567890, "s": "é", "f": 1e300}`,
+	`{"s": "a\"b", "a": "12", "b": 1}`,
+	`{"a": {"x": 1}, "b": [1, 2], "s": "ID"}`,
+	`{"b": 5}`,
+	`{}`,
+	`{"a": 1, "a": 2, "b": 3}`,
+	`[1, 2]`,
+	`"text"`,
+	`{"a": 1, "b": 2`,
+	`{"a": 1.0e2, "b": 7, "s": "<&>", "f": 0}`,
+	`{"event_type": 2, "auction": 1107, "price": 347556, "extra": "abc"}`,
+	`{"event_type": 0, "state": "OR", "id": 1000}`,
+	`{"a": tru, "b": 1}`,
+}
+
+var nativeExprs = []string{
+	`a == 1`, `a != 1`, `a < b`, `a <= b`, `a > 1`, `a >= -7`, `f > 1`, `f == 2`, `a == f`,
+	`s == "OR"`, `s != "x"`, `s < "D"`, `t`, `!t`, `not t`, `t && a == 1`, `t || a == 1`,
+	`a == nil`, `n == nil`, `missing == nil`, `nil == a`,
+	`a + b`, `a - b`, `a * b`, `a / b`, `a % b`, `a % 123 == 0`, `0.908 * a`, `f * 2`, `-a`, `-f`,
+	`s in ["OR", "ID", "CA"]`, `a in ["1"]`, `event_type == 2 && auction % 123 == 0`,
+	`event_type == 0 && state in ["OR", "ID", "CA"]`, `a`, `s`, `f`, `t`, `n`, `missing`,
+	`{x: a, y: s, z: 0.908 * b}`, `{auction: auction, price: price, extra: extra}`, `{b: b, a: a}`,
+	`{s: s, t: t, n: n}`, `timestamp > 5`, `key == "k1"`, `{k: key, ts: timestamp}`, `a > 1 && s == "x"`,
+	`a == "12"`, `s + s`, `a ** 2`, `value == "x"`, `a == b || f < 0`, `(a + 1) * 2 > b`,
+}
+
+// The native form gives the VM's answer for every expression and record
+// it handles, and hands the rest to the VM: results, errors and record
+// bytes agree.
+func TestNativeAgreesWithTheVM(t *testing.T) {
+	handled := 0
+	for _, src := range nativeExprs {
+		for _, res := range []Result{Any, Bool} {
+			p, err := Compile(src, res)
+			if err != nil {
+				continue // not a boolean expression
+			}
+			if p.nat != nil {
+				handled++
+			}
+			vm := vmOnly(p)
+			for _, rec := range nativeRecords {
+				r := &runtime.Record{Value: []byte(rec), Key: []byte("k1"), Timestamp: 7}
+				what := fmt.Sprintf("%s over %s", src, rec)
+				if res == Bool {
+					got, gerr := p.EvalBool(r)
+					want, werr := vm.EvalBool(r)
+					require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
+					require.Equal(t, want, got, what)
+					continue
+				}
+				got, gerr := p.Eval(r)
+				want, werr := vm.Eval(r)
+				require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
+				if werr == nil && !reflect.DeepEqual(want, got) {
+					t.Fatalf("%s: native %#v, VM %#v", what, got, want)
+				}
+				gb, gerr := p.AppendValue(nil, r)
+				wb, werr := vm.AppendValue(nil, r)
+				require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
+				require.Equal(t, string(wb), string(gb), what)
+			}
+		}
+	}
+	require.Greater(t, handled, 40, "most of the corpus takes the native path")
+}
+
+// A Clone has native scratch space of its own.
+func TestNativeClone(t *testing.T) {
+	p, err := Compile(`a + b`, Any)
+	require.NoError(t, err)
+	c := p.Clone()
+	require.NotNil(t, c.nat)
+	v, err := c.Eval(&runtime.Record{Value: []byte(`{"a": 1, "b": 2}`)})
+	require.NoError(t, err)
+	require.Equal(t, 3, v)
+}
+
+func BenchmarkNativeFilter(b *testing.B) {
+	rec := &runtime.Record{Value: []byte(`{"event_type":2,"auction":1000,"bidder":1001,"price":347556,"channel":"Apple","url":"https://www.nexmark.com/ramx/nux/jkc/item.htm?query=1","dateTime":1767225600000,"extra":"ihdjiifmwvbeffdgwsvuvubqyyrplwndfjdaonbwmayssiwhrxydtarrolnuesyo"}`)}
+	for _, native := range []bool{true, false} {
+		p, _ := Compile(`event_type == 2 && auction % 123 == 0`, Bool)
+		if !native {
+			p = vmOnly(p)
+		}
+		b.Run(fmt.Sprint("native=", native), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				_, _ = p.EvalBool(rec)
+			}
+		})
+	}
+}
