@@ -318,8 +318,9 @@ func (g *Generator) bid(n int64, r *rng, e *Event) {
 }
 
 // price is Nexmark's price: 100 × 10^u for u uniform in [0, 6), rounded:
-// cents from 1 dollar to a million, log-uniformly.
-func price(r *rng) int64 { return int64(math.Round(math.Pow(10, r.float()*6) * 100)) }
+// cents from 1 dollar to a million, log-uniformly. (e^(u ln 10) rather
+// than math.Pow: Pow cost a quarter of generating a bid.)
+func price(r *rng) int64 { return int64(math.Round(math.Exp(r.float()*(6*math.Ln10)) * 100)) }
 
 // extra pads an event whose fields take size bytes to avg bytes on
 // average (± 20%): a slice of a fixed random text at a random offset, as

@@ -4,7 +4,6 @@ import (
 	"sync/atomic"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // side indices: the first input is left, the second right.
@@ -13,14 +12,14 @@ const (
 	right = 1
 )
 
-// base is what both joins keep: per side, the rows of each key by time
-// slot in keyed state ("left", "right"), their counts, the late rows, and
-// the emitter of results.
+// base is what both joins keep: the per-key state (keyState, in the keyed
+// value "rows"), the size of each side, the late rows, and the emitter of
+// results.
 type base struct {
 	cfg    config
 	ctx    *runtime.Context
 	timers runtime.Timers
-	sides  [2]*state.Map[int64, *rows]
+	keys   runtimeValue
 	stats  [2]sideStats
 	late   [2]*atomic.Int64
 	gauges [2]*atomic.Int64
@@ -33,25 +32,41 @@ var (
 	rowMetrics  = [2]string{MetricLeftRows, MetricRightRows}
 )
 
-// open declares the side tables (decoding restored rows) and the metrics.
+// open declares the key state (decoding restored rows) and the metrics.
 func (b *base) open(ctx *runtime.Context) error {
 	b.ctx, b.timers = ctx, ctx.Timers()
 	b.em = newEmitter(&b.cfg)
 	b.em.ctx = ctx
-	for s := range b.sides {
-		m, err := runtime.NewMap[int64, *rows](ctx, rowNames[s], state.Int64Codec{}, rowsCodec{stats: &b.stats[s]})
-		if err != nil {
-			return err
-		}
-		b.sides[s] = m
+	v, err := runtime.NewValue[*keyState](ctx, "rows", stateCodec{stats: &b.stats})
+	if err != nil {
+		return err
+	}
+	b.keys = v
+	for s := range b.late {
 		b.late[s] = ctx.Metrics().Counter(lateMetrics[s])
 		b.gauges[s] = ctx.Metrics().Gauge(rowMetrics[s])
-		b.gauges[s].Store(b.stats[s].rows)
 	}
+	b.publish()
 	return nil
 }
 
 func (b *base) Close() error { return nil }
+
+func (b *base) publish() {
+	for s := range b.gauges {
+		b.gauges[s].Store(b.stats[s].rows)
+	}
+}
+
+// current returns the current key's state, new and stored when it has none.
+func (b *base) current() *keyState {
+	k, ok := b.keys.Get()
+	if !ok {
+		k = newKeyState()
+		b.keys.Put(k)
+	}
+	return k
+}
 
 // dropLate counts a row too late to join and sends it to its side output.
 func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
@@ -61,36 +76,46 @@ func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
 	}
 }
 
-// newRow is a row holding a copy of r.
-func newRow(r runtime.Record) row {
-	return row{ts: r.Timestamp, value: append([]byte(nil), r.Value...)}
+// newRow is a row of slot holding a copy of r.
+func newRow(slot int64, r runtime.Record) row {
+	return row{slot: slot, ts: r.Timestamp, value: append([]byte(nil), r.Value...)}
 }
 
-// store keeps rw in side s of the current key at slot; it reports whether
-// the slot was new.
-func (b *base) store(s int, slot int64, rw row) (created bool) {
-	rs, ok := b.sides[s].Get(slot)
-	if !ok {
-		rs = &rows{}
-		b.sides[s].Put(slot, rs)
-	}
-	rs.list = append(rs.list, rw)
+// store inserts rw into side s of k and returns its index.
+func (b *base) store(k *keyState, s int, rw row) int {
 	b.stats[s].add(rw)
 	b.gauges[s].Store(b.stats[s].rows)
-	return !ok
+	return k.insert(s, rw)
 }
 
-// remove drops slot of side s of the current key.
-func (b *base) remove(s int, slot int64) {
-	rs, ok := b.sides[s].Get(slot)
-	if !ok {
-		return
-	}
-	for _, r := range rs.list {
+// cut removes side s's rows [from, to) of k.
+func (b *base) cut(k *keyState, s, from, to int) {
+	rs := k.sides[s]
+	for _, r := range rs[from:to] {
 		b.stats[s].remove(r)
 	}
-	b.sides[s].Remove(slot)
+	k.sides[s] = append(rs[:from], rs[to:]...)
+	if len(k.sides[s]) == 0 {
+		k.sides[s] = nil
+	}
 	b.gauges[s].Store(b.stats[s].rows)
+}
+
+// schedule makes next the key's one timer (MinWatermark: none), deleting
+// the one it replaces; with nothing left the key's state goes.
+func (b *base) schedule(k *keyState, next int64) {
+	if k.timer != next {
+		if k.timer != runtime.MinWatermark {
+			b.timers.DeleteEventTime(k.timer)
+		}
+		if next != runtime.MinWatermark {
+			b.timers.RegisterEventTime(next)
+		}
+		k.timer = next
+	}
+	if k.empty() && len(k.sessions) == 0 {
+		b.keys.Delete()
+	}
 }
 
 // DescribeState shows the size of each side's state (savepoint inspect).

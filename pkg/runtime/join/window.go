@@ -1,9 +1,10 @@
 package join
 
 import (
+	"sort"
+
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/window"
-	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // windowJoin is one subtask of a window join. Tumbling and sliding windows
@@ -11,23 +12,23 @@ import (
 // window of size S and slide L is S/gcd(S, L) panes), so a row is stored
 // once whatever S/L is; the window [e-S, e) of a key fires when the
 // watermark reaches e-1: the rows of its panes are matched, the results
-// stamped e-1, and the panes no later window needs are dropped. Session
-// windows are computed over both sides' rows of a key together (a row of
-// either side extends or bridges the key's sessions, as Flink's session
-// window join does); a session's rows are kept under its start.
+// stamped e-1, and the panes no later window needs are dropped. A key has
+// one timer, at its next window end: each firing schedules the next.
+// Session windows are computed over both sides' rows of a key together (a
+// row of either side extends or bridges the key's sessions, as Flink's
+// session window join does); a session's rows are kept under its start,
+// and the key's timer is at its earliest session end.
 //
 // A row whose every window already fired is late: counted and sent to its
 // side output. There is no allowed lateness: a window's outer results
 // cannot be taken back once emitted.
 type windowJoin struct {
 	base
-	a        window.Assigner
-	sessions *state.Map[int64, int64] // session start -> end
-	lefts    []*row
-	rights   []*row
-	matched  []bool
-	sessBuf  []window.SessionWindow
-	sessKeys []int64
+	a       window.Assigner
+	lefts   []*row
+	rights  []*row
+	matched []bool
+	sessBuf []window.SessionWindow
 }
 
 var (
@@ -39,15 +40,7 @@ func newWindowJoin(cfg config, a window.Assigner) *windowJoin {
 	return &windowJoin{base: base{cfg: cfg}, a: a}
 }
 
-func (o *windowJoin) Open(ctx *runtime.Context) (err error) {
-	if err := o.open(ctx); err != nil {
-		return err
-	}
-	if o.a.Kind == window.Session {
-		o.sessions, err = runtime.NewMap[int64, int64](ctx, "sessions", state.Int64Codec{}, state.Int64Codec{})
-	}
-	return err
-}
+func (o *windowJoin) Open(ctx *runtime.Context) error { return o.open(ctx) }
 
 func (o *windowJoin) ProcessElement1(r runtime.Record, out runtime.Output) error {
 	return o.add(left, r, out)
@@ -68,54 +61,78 @@ func (o *windowJoin) add(s int, r runtime.Record, out runtime.Output) error {
 		o.dropLate(s, r, out)
 		return nil
 	}
-	if created := o.store(s, p, newRow(r)); !created {
-		return nil
+	k := o.current()
+	o.store(k, s, newRow(p, r))
+	e := first
+	for e-1 <= wm { // windows of the pane that fired already
+		e += o.a.Step()
 	}
-	if _, other := o.sides[1-s].Get(p); other {
-		return nil // the pane's windows are scheduled already
-	}
-	for e := first; e <= last; e += o.a.Step() {
-		if e-1 > wm {
-			o.timers.RegisterEventTime(e - 1)
-		}
+	if k.timer == runtime.MinWatermark || e-1 < k.timer {
+		o.schedule(k, e-1)
 	}
 	return nil
 }
 
 func (o *windowJoin) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) error {
+	k, ok := o.keys.Get()
+	if !ok || k.timer != ts {
+		return nil // not the key's timer (none is left behind; a guard)
+	}
+	k.timer = runtime.MinWatermark // it fired
 	e := ts + 1
 	if o.a.Kind == window.Session {
-		return o.fireSession(e, out)
+		return o.fireSession(k, e, out)
 	}
 	from, to := o.a.PanesOf(e)
-	o.lefts, o.rights = o.gather(left, from, to, o.lefts[:0]), o.gather(right, from, to, o.rights[:0])
+	o.gather(k, from, to)
 	if err := o.join(e-o.a.Size, e, out); err != nil {
 		return err
 	}
-	from, to = o.a.PanesEndingAt(e)
-	for p := from; p <= to; p += o.a.Pane() {
-		o.remove(left, p)
-		o.remove(right, p)
+	// Drop the panes whose last window was this one (rows are by pane).
+	for s := range k.sides {
+		n := 0
+		for n < len(k.sides[s]) {
+			if _, last := o.a.WindowEnds(k.sides[s][n].slot); last > e {
+				break
+			}
+			n++
+		}
+		o.cut(k, s, 0, n)
 	}
+	next := runtime.MinWatermark
+	if p, ok := k.firstSlot(); ok {
+		first, _ := o.a.WindowEnds(p)
+		next = max(first, e+o.a.Step()) - 1
+	}
+	o.schedule(k, next)
 	return nil
 }
 
-// gather appends the rows of side s in the panes from..to of the current key.
-func (o *windowJoin) gather(s int, from, to int64, dst []*row) []*row {
-	for p := from; p <= to; p += o.a.Pane() {
-		dst = o.gatherSlot(s, p, dst)
+// firstSlot is the smallest slot of either side.
+func (k *keyState) firstSlot() (int64, bool) {
+	l, r := k.sides[left], k.sides[right]
+	switch {
+	case len(l) > 0 && len(r) > 0:
+		return min(l[0].slot, r[0].slot), true
+	case len(l) > 0:
+		return l[0].slot, true
+	case len(r) > 0:
+		return r[0].slot, true
 	}
-	return dst
+	return 0, false
 }
 
-// gatherSlot appends the rows of side s at slot of the current key.
-func (o *windowJoin) gatherSlot(s int, slot int64, dst []*row) []*row {
-	if rs, ok := o.sides[s].Get(slot); ok {
-		for i := range rs.list {
-			dst = append(dst, &rs.list[i])
-		}
+// gather points lefts and rights at the rows of slots from..to.
+func (o *windowJoin) gather(k *keyState, from, to int64) {
+	o.lefts, o.rights = o.lefts[:0], o.rights[:0]
+	lo, hi := k.between(left, from, to)
+	for i := lo; i < hi; i++ {
+		o.lefts = append(o.lefts, &k.sides[left][i])
 	}
-	return dst
+	lo, hi = k.between(right, from, to)
+	for i := lo; i < hi; i++ {
+		o.rights = append(o.rights, &k.sides[right][i])
+	}
 }
 
 // join matches the gathered rows of window [start, end) and emits the
@@ -161,68 +178,89 @@ func (o *windowJoin) join(start, end int64, out runtime.Output) error {
 }
 
 func (o *windowJoin) addToSession(s int, r runtime.Record, wm int64, out runtime.Output) error {
-	w := window.SessionWindow{Start: r.Timestamp, End: r.Timestamp + o.a.Gap}
-	o.sessBuf, o.sessKeys = o.sessBuf[:0], o.sessKeys[:0]
-	o.sessions.Range(func(start, end int64) bool {
-		o.sessBuf = append(o.sessBuf, window.SessionWindow{Start: start, End: end})
-		o.sessKeys = append(o.sessKeys, start)
-		return true
-	})
-	merged, absorbed := window.MergeSessions(o.sessBuf, w)
+	k, ok := o.keys.Get()
+	o.sessBuf = o.sessBuf[:0]
+	if ok {
+		for _, w := range k.sessions {
+			o.sessBuf = append(o.sessBuf, window.SessionWindow{Start: w.start, End: w.end})
+		}
+	}
+	merged, absorbed := window.MergeSessions(o.sessBuf, window.SessionWindow{Start: r.Timestamp, End: r.Timestamp + o.a.Gap})
 	if merged.End-1 <= wm {
 		o.dropLate(s, r, out)
 		return nil
 	}
-	for _, i := range absorbed {
-		old := o.sessBuf[i]
-		o.timers.DeleteEventTime(old.End - 1)
-		if old.Start == merged.Start {
-			continue
-		}
-		o.move(left, old.Start, merged.Start)
-		o.move(right, old.Start, merged.Start)
-		o.sessions.Remove(old.Start)
+	if !ok {
+		k = o.current()
 	}
-	o.store(s, merged.Start, newRow(r))
-	o.sessions.Put(merged.Start, merged.End)
-	o.timers.RegisterEventTime(merged.End - 1)
+	if len(absorbed) > 0 {
+		o.mergeSessions(k, absorbed, merged)
+	}
+	k.sessions = append(k.sessions, session{merged.Start, merged.End})
+	sort.Slice(k.sessions, func(i, j int) bool { return k.sessions[i].start < k.sessions[j].start })
+	o.store(k, s, newRow(merged.Start, r))
+	o.schedule(k, k.firstEnd()-1)
 	return nil
 }
 
-// move appends the rows of side s at slot from to those at slot to.
-func (o *windowJoin) move(s int, from, to int64) {
-	rs, ok := o.sides[s].Get(from)
-	if !ok {
-		return
+// mergeSessions moves the rows of the absorbed sessions to merged's start
+// and drops those sessions.
+func (o *windowJoin) mergeSessions(k *keyState, absorbed []int, merged window.SessionWindow) {
+	gone := map[int64]bool{}
+	for _, i := range absorbed {
+		gone[o.sessBuf[i].Start] = true
 	}
-	dst, ok := o.sides[s].Get(to)
-	if !ok {
-		dst = &rows{}
-		o.sides[s].Put(to, dst)
+	for s := range k.sides {
+		moved := false
+		for i := range k.sides[s] {
+			if r := &k.sides[s][i]; gone[r.slot] && r.slot != merged.Start {
+				r.slot, moved = merged.Start, true
+			}
+		}
+		if moved {
+			rs := k.sides[s]
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].slot < rs[j].slot })
+		}
 	}
-	dst.list = append(dst.list, rs.list...)
-	o.sides[s].Remove(from)
+	kept := k.sessions[:0]
+	for _, w := range k.sessions {
+		if !gone[w.start] {
+			kept = append(kept, w)
+		}
+	}
+	k.sessions = kept
 }
 
-// fireSession joins the current key's session that ends at e.
-func (o *windowJoin) fireSession(e int64, out runtime.Output) error {
-	start, found := int64(0), false
-	o.sessions.Range(func(s, end int64) bool {
-		if end == e {
-			start, found = s, true
-			return false
+// firstEnd is the earliest end of the key's sessions (MinWatermark+1:
+// none).
+func (k *keyState) firstEnd() int64 {
+	if len(k.sessions) == 0 {
+		return runtime.MinWatermark + 1
+	}
+	e := k.sessions[0].end
+	for _, w := range k.sessions[1:] {
+		e = min(e, w.end)
+	}
+	return e
+}
+
+// fireSession joins the key's session that ends at e.
+func (o *windowJoin) fireSession(k *keyState, e int64, out runtime.Output) error {
+	for i, w := range k.sessions {
+		if w.end != e {
+			continue
 		}
-		return true
-	})
-	if !found {
-		return nil
+		o.gather(k, w.start, w.start)
+		if err := o.join(w.start, w.end, out); err != nil {
+			return err
+		}
+		for s := range k.sides {
+			lo, hi := k.between(s, w.start, w.start)
+			o.cut(k, s, lo, hi)
+		}
+		k.sessions = append(k.sessions[:i], k.sessions[i+1:]...)
+		break
 	}
-	o.lefts, o.rights = o.gatherSlot(left, start, o.lefts[:0]), o.gatherSlot(right, start, o.rights[:0])
-	if err := o.join(start, e, out); err != nil {
-		return err
-	}
-	o.remove(left, start)
-	o.remove(right, start)
-	o.sessions.Remove(start)
+	o.schedule(k, k.firstEnd()-1)
 	return nil
 }
