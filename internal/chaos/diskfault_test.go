@@ -275,7 +275,7 @@ func runDiskFault(c diskCase) (o diskOutcome) {
 			d.violate(id, "when writing checkpoint %d failed, it was already the latest complete one on disk", id)
 		default:
 			o.restored = true
-			if _, err := recoverRun(d.before, j.ID(), dir); err != nil {
+			if _, err := recoverRun(fileJob, d.before, j.ID(), dir); err != nil {
 				errs = append(errs, fmt.Sprintf("restore of the disk as the fault hit: %v", err))
 			}
 		}

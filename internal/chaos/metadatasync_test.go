@@ -107,7 +107,7 @@ func TestFailedMetadataSyncIsNeverRecovered(t *testing.T) {
 		dir, id, err := latestComplete(f.clone, j)
 		require.NoError(t, err)
 		require.NotEqual(t, f.n, id, "recovery picked checkpoint %d, which the job had declared failed", f.n)
-		_, err = recoverRun(f.clone, j.ID(), dir)
+		_, err = recoverRun(fileJob, f.clone, j.ID(), dir)
 		require.NoError(t, err, "run %d: recovery from %s", attempt, dir)
 	}
 	require.Positive(t, crashes, "the scenario never materialised")
