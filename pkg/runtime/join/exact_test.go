@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/joinref"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
@@ -16,8 +17,8 @@ import (
 // The inputs of the exactness tests: shuffled by up to 300 ms, 31 keys, the
 // right stream denser than the left, over about 30 s of event time.
 var (
-	leftStream  = newStream(3000, 31, 1, 10*time.Millisecond, 300*time.Millisecond)
-	rightStream = newStream(4000, 31, 2, 7*time.Millisecond, 300*time.Millisecond)
+	leftStream  = joinref.NewStream(3000, 31, 1, 10*time.Millisecond, 300*time.Millisecond)
+	rightStream = joinref.NewStream(4000, 31, 2, 7*time.Millisecond, 300*time.Millisecond)
 )
 
 func joinSpec(name, join string, par int) string {
@@ -31,7 +32,7 @@ operators:
   - uid: j
     %s
   - {uid: out, type: test-collect, from: [j], name: %s, parallelism: 1}
-`, par, leftStream.spec("l", 2, 0), rightStream.spec("r", 3, 0), join, name)
+`, par, leftStream.Spec("l", 2, 0), rightStream.Spec("r", 3, 0), join, name)
 }
 
 // runJoin runs a join over the test streams and returns its sorted output.
@@ -73,14 +74,14 @@ func requireSameResults(t *testing.T, want, got []string) {
 // of join, over shuffled input with several keys, at parallelism 3 (each
 // side partitioned by its own key into the join's key groups).
 func TestWindowJoinEqualsReference(t *testing.T) {
-	ls, rs := leftStream.events(), rightStream.events()
+	ls, rs := leftStream.Events(), rightStream.Events()
 	for _, w := range []struct {
 		name, window string
 		ref          func(how string) []string
 	}{
-		{"tumbling", "{type: tumbling, size: 1s}", func(how string) []string { return referenceWindowJoin(ls, rs, 1000, 1000, how) }},
-		{"sliding", "{type: sliding, size: 1500ms, slide: 500ms}", func(how string) []string { return referenceWindowJoin(ls, rs, 1500, 500, how) }},
-		{"session", "{type: session, gap: 60ms}", func(how string) []string { return referenceSessionJoin(ls, rs, 60, how) }},
+		{"tumbling", "{type: tumbling, size: 1s}", func(how string) []string { return joinref.Window(ls, rs, 1000, 1000, how) }},
+		{"sliding", "{type: sliding, size: 1500ms, slide: 500ms}", func(how string) []string { return joinref.Window(ls, rs, 1500, 500, how) }},
+		{"session", "{type: session, gap: 60ms}", func(how string) []string { return joinref.Session(ls, rs, 60, how) }},
 	} {
 		for _, how := range []string{"inner", "left", "right", "full"} {
 			t.Run(w.name+"/"+how, func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestWindowJoinEqualsReference(t *testing.T) {
     right: {from: r, key: user}
     window: %s
     how: %s
-    select: %s`, w.window, how, windowSelect)
+    select: %s`, w.window, how, joinref.WindowSelect)
 				requireSameResults(t, w.ref(how), runJoin(t, spec, 3))
 			})
 		}
@@ -99,7 +100,7 @@ func TestWindowJoinEqualsReference(t *testing.T) {
 // Interval joins equal the reference, inner and left outer, for a window
 // around the left row and for one entirely after it.
 func TestIntervalJoinEqualsReference(t *testing.T) {
-	ls, rs := leftStream.events(), rightStream.events()
+	ls, rs := leftStream.Events(), rightStream.Events()
 	for _, b := range []struct{ lower, upper int64 }{{-40, 25}, {100, 400}} {
 		for _, how := range []string{"inner", "left"} {
 			t.Run(fmt.Sprintf("%d..%d/%s", b.lower, b.upper, how), func(t *testing.T) {
@@ -109,8 +110,8 @@ func TestIntervalJoinEqualsReference(t *testing.T) {
     lower: %dms
     upper: %dms
     how: %s
-    select: %s`, b.lower, b.upper, how, intervalSelect)
-				requireSameResults(t, referenceIntervalJoin(ls, rs, b.lower, b.upper, how), runJoin(t, spec, 3))
+    select: %s`, b.lower, b.upper, how, joinref.IntervalSelect)
+				requireSameResults(t, joinref.Interval(ls, rs, b.lower, b.upper, how), runJoin(t, spec, 3))
 			})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/joinref"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
@@ -19,10 +20,10 @@ import (
 // reference join of every row that was not late, and the late rows are
 // exactly those on the side outputs, each one of the deliberately late.
 func TestLateRowsPerSideGoToTheirSideOutputs(t *testing.T) {
-	lateLeft := newStream(3000, 31, 1, 10*time.Millisecond, 300*time.Millisecond)
-	lateLeft.opts.LateEvery, lateLeft.opts.LateBy = 40, 5*time.Second
-	lateRight := newStream(4000, 31, 2, 7*time.Millisecond, 300*time.Millisecond)
-	lateRight.opts.LateEvery, lateRight.opts.LateBy = 70, 4*time.Second
+	lateLeft := joinref.NewStream(3000, 31, 1, 10*time.Millisecond, 300*time.Millisecond)
+	lateLeft.Opts.LateEvery, lateLeft.Opts.LateBy = 40, 5*time.Second
+	lateRight := joinref.NewStream(4000, 31, 2, 7*time.Millisecond, 300*time.Millisecond)
+	lateRight.Opts.LateEvery, lateRight.Opts.LateBy = 70, 4*time.Second
 	for _, c := range []struct {
 		name, join string
 		ref        func(ls, rs []datagen.Event) []string
@@ -30,12 +31,12 @@ func TestLateRowsPerSideGoToTheirSideOutputs(t *testing.T) {
 		{"window", `type: windowJoin
     window: {type: tumbling, size: 1s}
     how: full
-    select: ` + windowSelect, func(ls, rs []datagen.Event) []string { return referenceWindowJoin(ls, rs, 1000, 1000, "full") }},
+    select: ` + joinref.WindowSelect, func(ls, rs []datagen.Event) []string { return joinref.Window(ls, rs, 1000, 1000, "full") }},
 		{"interval", `type: intervalJoin
     lower: -50ms
     upper: 50ms
     how: left
-    select: ` + intervalSelect, func(ls, rs []datagen.Event) []string { return referenceIntervalJoin(ls, rs, -50, 50, "left") }},
+    select: ` + joinref.IntervalSelect, func(ls, rs []datagen.Event) []string { return joinref.Interval(ls, rs, -50, 50, "left") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := runtimetest.UniqueName(t)
@@ -53,7 +54,7 @@ operators:
   - {uid: out, type: test-collect, from: [j], name: %s, parallelism: 1}
   - {uid: ll, type: test-collect, from: [j.lateLeft], name: %s-left, parallelism: 1}
   - {uid: lr, type: test-collect, from: [j.lateRight], name: %s-right, parallelism: 1}
-`, lateLeft.spec("l", 1, 20000), lateRight.spec("r", 1, 20000), c.join, name, name, name)
+`, lateLeft.Spec("l", 1, 20000), lateRight.Spec("r", 1, 20000), c.join, name, name, name)
 			runtimetest.Reset(name + "-left")
 			runtimetest.Reset(name + "-right")
 			j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes})
@@ -64,8 +65,8 @@ operators:
 					metrics = op.Metrics
 				}
 			}
-			ls, lateL := withoutLate(t, lateLeft.events(), runtimetest.Values(name+"-left"))
-			rs, lateR := withoutLate(t, lateRight.events(), runtimetest.Values(name+"-right"))
+			ls, lateL := withoutLate(t, lateLeft.Events(), runtimetest.Values(name+"-left"))
+			rs, lateR := withoutLate(t, lateRight.Events(), runtimetest.Values(name+"-right"))
 			t.Logf("late rows: %d left, %d right", lateL, lateR)
 			require.Positive(t, lateL)
 			require.Positive(t, lateR)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/joinref"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -35,7 +36,7 @@ operators:
     right: {from: r, key: user}
     %s
   - {uid: files, type: file, from: [j], path: %s, bucket: none, rolling: {onCheckpoint: true}}
-`, par, leftStream.spec("l", par, 3000), rightStream.spec("r", par, 4000), join, out)
+`, par, leftStream.Spec("l", par, 3000), rightStream.Spec("r", par, 4000), join, out)
 }
 
 // committed reads the lines of a file sink's finished files, sorted.
@@ -66,17 +67,17 @@ func committed(t *testing.T, dir string) []string {
 // each once (join rows, timers and source positions restored; keyed state
 // redistributed by key group). The savepoint shows each side's state.
 func TestJoinSavepointRestoresAtAnotherParallelism(t *testing.T) {
-	ls, rs := leftStream.events(), rightStream.events()
+	ls, rs := leftStream.Events(), rightStream.Events()
 	for _, c := range []struct {
 		name, join string
 		want       []string
 	}{
-		{"tumbling-full", "type: windowJoin\n    window: {type: tumbling, size: 1s}\n    how: full\n    select: " + windowSelect,
-			referenceWindowJoin(ls, rs, 1000, 1000, "full")},
-		{"session-left", "type: windowJoin\n    window: {type: session, gap: 60ms}\n    how: left\n    select: " + windowSelect,
-			referenceSessionJoin(ls, rs, 60, "left")},
-		{"interval-left", "type: intervalJoin\n    lower: -40ms\n    upper: 300ms\n    how: left\n    select: " + intervalSelect,
-			referenceIntervalJoin(ls, rs, -40, 300, "left")},
+		{"tumbling-full", "type: windowJoin\n    window: {type: tumbling, size: 1s}\n    how: full\n    select: " + joinref.WindowSelect,
+			joinref.Window(ls, rs, 1000, 1000, "full")},
+		{"session-left", "type: windowJoin\n    window: {type: session, gap: 60ms}\n    how: left\n    select: " + joinref.WindowSelect,
+			joinref.Session(ls, rs, 60, "left")},
+		{"interval-left", "type: intervalJoin\n    lower: -40ms\n    upper: 300ms\n    how: left\n    select: " + joinref.IntervalSelect,
+			joinref.Interval(ls, rs, -40, 300, "left")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, sp, chk := t.TempDir(), t.TempDir(), t.TempDir()

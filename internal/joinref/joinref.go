@@ -1,4 +1,9 @@
-package join_test
+// Package joinref computes the results of stream joins from their inputs
+// without any of flinkgo's operators: the independent reference the join
+// tests (pkg/runtime/join, e2e) compare a job's output with. The inputs
+// are datagen event streams ({"idx", "user", "amount", "ts"}), every record
+// a pure function of its options and index (datagen.Events.At).
+package joinref
 
 import (
 	"fmt"
@@ -8,43 +13,41 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 )
 
-// The tests join two datagen event streams ({"idx", "user", "amount",
-// "ts"}, shuffled in time by up to outOfOrderness): the left stream and
-// the right stream differ in seed, step and count. Every record is a pure
-// function of its options and index (datagen.Events.At), so the reference
-// results are computed here from the indices alone, without any of
-// flinkgo's operators.
-type stream struct {
-	count int64
-	opts  datagen.EventOptions
+// Stream is a datagen events source: count records of opts.
+type Stream struct {
+	Count int64
+	Opts  datagen.EventOptions
 }
 
-func (s stream) events() []datagen.Event {
-	g, err := datagen.NewEvents(s.opts)
+// Events are the stream's records (datagen starts at index 1).
+func (s Stream) Events() []datagen.Event {
+	g, err := datagen.NewEvents(s.Opts)
 	if err != nil {
 		panic(err)
 	}
-	out := make([]datagen.Event, s.count)
+	out := make([]datagen.Event, s.Count)
 	for i := range out {
 		out[i] = g.At(int64(i) + 1) // datagen starts at 1
 	}
 	return out
 }
 
-// spec is the stream as a datagen source of a job spec.
-func (s stream) spec(uid string, par int, rate int) string {
+// Spec is the stream as a datagen source of a job spec, its event time the
+// records' own with the stream's shuffle as maxOutOfOrderness.
+func (s Stream) Spec(uid string, par int, rate int) string {
 	late := ""
-	if s.opts.LateEvery > 0 {
-		late = fmt.Sprintf("lateEvery: %d, lateBy: %s, ", s.opts.LateEvery, s.opts.LateBy)
+	if s.Opts.LateEvery > 0 {
+		late = fmt.Sprintf("lateEvery: %d, lateBy: %s, ", s.Opts.LateEvery, s.Opts.LateBy)
 	}
 	return fmt.Sprintf(`{uid: %s, type: datagen, format: events, count: %d, rate: %d, parallelism: %d, keys: %d, seed: %d, step: %s, outOfOrderness: %s, %seventTime: {maxOutOfOrderness: %s}}`,
-		uid, s.count, rate, par, s.opts.Keys, s.opts.Seed, s.opts.Step, s.opts.OutOfOrderness, late, s.opts.OutOfOrderness)
+		uid, s.Count, rate, par, s.Opts.Keys, s.Opts.Seed, s.Opts.Step, s.Opts.OutOfOrderness, late, s.Opts.OutOfOrderness)
 }
 
-func newStream(count, keys, seed int64, step, shuffle time.Duration) stream {
+// NewStream is count records over keys users, seed, step and shuffle.
+func NewStream(count, keys, seed int64, step, shuffle time.Duration) Stream {
 	o := datagen.DefaultEventOptions()
 	o.Keys, o.Seed, o.Step, o.OutOfOrderness = keys, seed, step, shuffle
-	return stream{count: count, opts: o}
+	return Stream{Count: count, Opts: o}
 }
 
 func user(e datagen.Event) string { return fmt.Sprintf("u%d", e.Key) }
@@ -65,8 +68,9 @@ func result(l, r *datagen.Event, key string, window *[2]int64) string {
 	return s + "}"
 }
 
-const windowSelect = `{l: left.idx, r: right.idx, k: key, ws: windowStart, we: windowEnd}`
-const intervalSelect = `{l: left.idx, r: right.idx, k: key}`
+// The select expressions the references render (see result).
+const WindowSelect = `{l: left.idx, r: right.idx, k: key, ws: windowStart, we: windowEnd}`
+const IntervalSelect = `{l: left.idx, r: right.idx, k: key}`
 
 type keyedWindow struct {
 	key        string
@@ -108,9 +112,9 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// referenceWindowJoin joins by key within tumbling (slide == size) or
+// Window joins by key within tumbling (slide == size) or
 // sliding windows aligned to the epoch.
-func referenceWindowJoin(ls, rs []datagen.Event, size, slide int64, how string) []string {
+func Window(ls, rs []datagen.Event, size, slide int64, how string) []string {
 	groups := map[keyedWindow][2][]datagen.Event{}
 	for side, evs := range [][]datagen.Event{ls, rs} {
 		for _, e := range evs {
@@ -125,10 +129,10 @@ func referenceWindowJoin(ls, rs []datagen.Event, size, slide int64, how string) 
 	return joinGroups(groups, how)
 }
 
-// referenceSessionJoin joins by key within sessions of gap computed over
+// Session joins by key within sessions of gap computed over
 // both sides' rows of the key together: rows no more than gap apart are in
 // one session [first, last+gap).
-func referenceSessionJoin(ls, rs []datagen.Event, gap int64, how string) []string {
+func Session(ls, rs []datagen.Event, gap int64, how string) []string {
 	type tagged struct {
 		e    datagen.Event
 		side int
@@ -166,10 +170,10 @@ func referenceSessionJoin(ls, rs []datagen.Event, gap int64, how string) []strin
 	return joinGroups(groups, how)
 }
 
-// referenceIntervalJoin joins l and r of one key when
+// Interval joins l and r of one key when
 // l.ts+lower <= r.ts <= l.ts+upper; a left outer join adds the left rows
 // that matched nothing.
-func referenceIntervalJoin(ls, rs []datagen.Event, lower, upper int64, how string) []string {
+func Interval(ls, rs []datagen.Event, lower, upper int64, how string) []string {
 	byKey := map[string][]datagen.Event{}
 	for _, r := range rs {
 		byKey[user(r)] = append(byKey[user(r)], r)
