@@ -67,7 +67,7 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 	}
 	node := prog.Node()
 	if p.nat = compileNative(node, extraVars); p.nat != nil {
-		p.nc.raw = make([][]byte, len(p.nat.fields))
+		p.nc = p.nat.newCtx()
 	}
 	if id, ok := node.(*ast.IdentifierNode); ok && res == Any && p.isField(id.Value, extra) {
 		p.ident = id.Value
@@ -111,7 +111,7 @@ func (p *Program) Clone() *Program {
 	c.vm = vm.VM{}
 	c.env = map[string]any{}
 	if p.nat != nil {
-		c.nc = nctx{raw: make([][]byte, len(p.nat.fields))}
+		c.nc = p.nat.newCtx()
 	}
 	return &c
 }

@@ -31,20 +31,33 @@ import (
 // struct cost three times as much), predicates return plain bools, and
 // values are three words, so they stay in registers.
 type native struct {
-	extra  []string // variables the caller binds: never native
-	fields []string // the members read, by index
-	value  nexpr    // nil: no value form
-	pred   npred    // nil: no predicate form
-	object *nobject // the root is an object literal (map's values)
+	extra []string // variables the caller binds: never native (plain mode)
+	// Row mode (a RowSet): the rows' names, whose members the expressions
+	// read as row.member, and the variables the caller binds.
+	rows   []string
+	vars   []string
+	fields []fieldRef // the members read, by index
+	perRow [][]int    // the indexes of fields of each row
+	value  nexpr      // nil: no value form
+	pred   npred      // nil: no predicate form
+	object *nobject   // the root is an object literal (map's values)
 }
 
-// Kinds of native values.
+// fieldRef is a member of a row (0, the record, in plain mode).
+type fieldRef struct {
+	row  int
+	name string
+}
+
+// Kinds of native values; nVM is a bound variable the fast path cannot
+// represent (the VM must evaluate what reads it).
 const (
 	nNil uint8 = iota
 	nBool
 	nInt
 	nFloat
 	nStr
+	nVM
 )
 
 // nval is a native value: i holds an int, a bool (0 or 1) or a float's
@@ -68,11 +81,16 @@ func floatVal(f float64) nval { return nval{k: nFloat, i: int(math.Float64bits(f
 func (v nval) b() bool    { return v.i != 0 }
 func (v nval) f() float64 { return math.Float64frombits(uint64(v.i)) }
 
-// nctx is one evaluation: the raw JSON of each member (nil: absent) and
-// the record.
+// nctx is one evaluation: the raw JSON of each member (nil: absent), the
+// bound variables (row mode) and the record (plain mode).
 type nctx struct {
-	raw [][]byte
-	rec *runtime.Record
+	raw  [][]byte
+	vars []nval
+	rec  *runtime.Record
+}
+
+func (n *native) newCtx() nctx {
+	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars))}
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -86,32 +104,57 @@ type (
 // the fast path does not handle.
 func compileNative(node ast.Node, extra []string) *native {
 	n := &native{extra: extra}
-	if m, ok := node.(*ast.MapNode); ok {
-		if n.object = n.compileObject(m); n.object == nil {
-			return nil
-		}
-		return n
-	}
-	n.pred = n.predicate(node)
-	n.value = n.compile(node)
-	if n.pred == nil && n.value == nil {
+	if !n.compileRoot(node) {
 		return nil
 	}
 	return n
 }
 
-func (n *native) field(name string) int {
+// compileRoot compiles node as the expression of n (false: not native).
+func (n *native) compileRoot(node ast.Node) bool {
+	if m, ok := node.(*ast.MapNode); ok {
+		n.object = n.compileObject(m)
+		return n.object != nil
+	}
+	n.pred = n.predicate(node)
+	n.value = n.compile(node)
+	return n.pred != nil || n.value != nil
+}
+
+func (n *native) field(row int, name string) int {
 	for i, f := range n.fields {
-		if f == name {
+		if f.row == row && f.name == name {
 			return i
 		}
 	}
-	n.fields = append(n.fields, name)
+	n.fields = append(n.fields, fieldRef{row, name})
+	for len(n.perRow) <= row {
+		n.perRow = append(n.perRow, nil)
+	}
+	n.perRow[row] = append(n.perRow[row], len(n.fields)-1)
 	return len(n.fields) - 1
 }
 
-// fieldOf returns the member index of an identifier naming a member.
+// fieldOf returns the index of the member node reads: an identifier in
+// plain mode, row.member in row mode.
 func (n *native) fieldOf(node ast.Node) (int, bool) {
+	if n.rows != nil {
+		m, ok := node.(*ast.MemberNode)
+		if !ok || m.Method {
+			return 0, false
+		}
+		id, ok := m.Node.(*ast.IdentifierNode)
+		prop, isStr := m.Property.(*ast.StringNode)
+		if !ok || !isStr {
+			return 0, false
+		}
+		for r, name := range n.rows {
+			if name == id.Value {
+				return n.field(r, prop.Value), true
+			}
+		}
+		return 0, false
+	}
 	id, ok := node.(*ast.IdentifierNode)
 	if !ok || id.Value == VarValue || id.Value == VarTimestamp || id.Value == VarKey {
 		return 0, false
@@ -121,7 +164,7 @@ func (n *native) fieldOf(node ast.Node) (int, bool) {
 			return 0, false
 		}
 	}
-	return n.field(id.Value), true
+	return n.field(0, id.Value), true
 }
 
 func literal(node ast.Node) (nval, bool) {
@@ -142,24 +185,52 @@ func literal(node ast.Node) (nval, bool) {
 
 // compile returns the value form of node (nil: none).
 func (n *native) compile(node ast.Node) nexpr {
+	if v := n.operand(node); v != nil {
+		return v
+	}
+	// A boolean expression as a value.
+	if p := n.predicate(node); p != nil {
+		return func(c *nctx) (nval, bool) {
+			b, ok := p(c)
+			return boolVal(b), ok
+		}
+	}
+	return nil
+}
+
+// operand returns the value form of a node that is not a boolean
+// operation (nil: none).
+func (n *native) operand(node ast.Node) nexpr {
 	if v, ok := literal(node); ok {
 		return func(*nctx) (nval, bool) { return v, true }
 	}
+	if i, ok := n.fieldOf(node); ok {
+		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
+	}
 	switch x := node.(type) {
 	case *ast.IdentifierNode:
-		switch x.Value {
-		case VarValue:
+		if n.rows != nil {
+			for i, v := range n.vars {
+				if v == x.Value {
+					return func(c *nctx) (nval, bool) { return c.vars[i], c.vars[i].k != nVM }
+				}
+			}
 			return nil
+		}
+		switch x.Value {
 		case VarTimestamp:
 			return func(c *nctx) (nval, bool) { return nval{k: nInt, i: int(c.rec.Timestamp)}, true }
 		case VarKey:
 			return func(c *nctx) (nval, bool) { return nval{k: nStr, s: view(c.rec.Key)}, true }
 		}
-		i, ok := n.fieldOf(x)
-		if !ok {
-			return nil
+		return nil
+	case *ast.BuiltinNode:
+		if x.Name == "int" && len(x.Arguments) == 1 {
+			if in := n.compile(x.Arguments[0]); in != nil {
+				return toInt(in)
+			}
 		}
-		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
+		return nil
 	case *ast.UnaryNode:
 		if x.Operator == "-" {
 			if in := n.compile(x.Node); in != nil {
@@ -175,13 +246,6 @@ func (n *native) compile(node ast.Node) nexpr {
 				return nil
 			}
 			return arithmetic(opOf(x.Operator), l, r)
-		}
-	}
-	// A boolean expression as a value.
-	if p := n.predicate(node); p != nil {
-		return func(c *nctx) (nval, bool) {
-			b, ok := p(c)
-			return boolVal(b), ok
 		}
 	}
 	return nil
@@ -203,8 +267,10 @@ func (n *native) predicate(node ast.Node) npred {
 			}
 		}
 		return nil
-	case *ast.IdentifierNode:
-		v := n.compile(x)
+	case *ast.BinaryNode:
+		return n.binaryPredicate(x)
+	case *ast.IdentifierNode, *ast.MemberNode:
+		v := n.operand(x)
 		if v == nil {
 			return nil
 		}
@@ -212,8 +278,6 @@ func (n *native) predicate(node ast.Node) npred {
 			r, ok := v(c)
 			return r.b(), ok && r.k == nBool
 		}
-	case *ast.BinaryNode:
-		return n.binaryPredicate(x)
 	}
 	return nil
 }
@@ -392,12 +456,20 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 	return o
 }
 
-// scan fills c.raw with the members' raw JSON. !ok: the value is not a
-// JSON object the fast path reads (the VM reports what is wrong), a member
-// appears twice or a key is escaped.
+// scan fills c.raw with the members' raw JSON (plain mode: the record).
+// !ok: the value is not a JSON object the fast path reads (the VM reports
+// what is wrong), a member appears twice or a key is escaped.
 func (n *native) scan(data []byte, c *nctx) bool {
 	clear(c.raw)
 	if len(n.fields) == 0 {
+		return true
+	}
+	return n.scanRow(data, n.perRow[0], c)
+}
+
+// scanRow fills the raw JSON of the fields (indexes) of one row.
+func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
+	if len(fields) == 0 {
 		return true
 	}
 	i := skipSpace(data, 0)
@@ -427,13 +499,13 @@ func (n *native) scan(data []byte, c *nctx) bool {
 		if err != nil {
 			return false
 		}
-		for f, name := range n.fields {
-			if name == string(key) {
+		for _, f := range fields {
+			if n.fields[f].name == string(key) {
 				if c.raw[f] != nil {
 					return false
 				}
 				c.raw[f] = data[i:vEnd]
-				if found++; found == len(n.fields) {
+				if found++; found == len(fields) {
 					return true
 				}
 				break
@@ -470,17 +542,42 @@ func (n *native) evalAny(c *nctx) (any, bool) {
 	if !ok {
 		return nil, false
 	}
+	return v.any(), true
+}
+
+// any is v as the VM gives it (a string copied out of the record).
+func (v nval) any() any {
 	switch v.k {
 	case nBool:
-		return v.b(), true
+		return v.b()
 	case nInt:
-		return v.i, true
+		return v.i
 	case nFloat:
-		return v.f(), true
+		return v.f()
 	case nStr:
-		return strings.Clone(v.s), true
+		return strings.Clone(v.s)
 	}
-	return nil, true
+	return nil
+}
+
+// nativeOf converts a bound variable's value (nVM: one the fast path does
+// not represent).
+func nativeOf(v any) nval {
+	switch x := v.(type) {
+	case nil:
+		return nval{}
+	case bool:
+		return boolVal(x)
+	case int:
+		return nval{k: nInt, i: x}
+	case int64:
+		return nval{k: nInt, i: int(x)}
+	case float64:
+		return floatVal(x)
+	case string:
+		return nval{k: nStr, s: x}
+	}
+	return nval{k: nVM}
 }
 
 // appendValue appends the record bytes of the result (AppendValue).
@@ -575,6 +672,30 @@ func decodeRaw(raw []byte) (nval, bool) {
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	return floatVal(f), err == nil
+}
+
+// toInt is the VM's int(): an int as it is, a float truncated, a string
+// parsed as a decimal integer.
+func toInt(x nexpr) nexpr {
+	return func(c *nctx) (nval, bool) {
+		v, ok := x(c)
+		switch {
+		case !ok:
+			return nval{}, false
+		case v.k == nInt:
+			return v, true
+		case v.k == nFloat:
+			f := v.f()
+			if math.IsNaN(f) || f >= 1<<63 || f < -(1<<63) {
+				return nval{}, false
+			}
+			return nval{k: nInt, i: int(f)}, true
+		case v.k == nStr:
+			i, err := strconv.Atoi(v.s)
+			return nval{k: nInt, i: i}, err == nil
+		}
+		return nval{}, false
+	}
 }
 
 func neg(x nexpr) nexpr {

@@ -114,3 +114,78 @@ func BenchmarkNativeFilter(b *testing.B) {
 		})
 	}
 }
+
+var rowExprs = []string{
+	`left.a`, `right.s`, `left.a + right.b`, `left.a == right.b`, `left.num >= right.maxn`, `int(left.key)`,
+	`int(left.f)`, `int(right.s)`, `right.dateTime <= left.expires`, `left.missing`, `right.a * 2 > left.b`,
+	`key`, `key == "k1"`, `windowStart`, `windowEnd - windowStart`, `left.t && right.t`, `left`, `left.x.y`,
+	`left.s in ["OR", "CA"]`, `0.908 * right.price`,
+}
+
+var rowRecords = [][2]string{
+	{`{"a": 1, "b": 2, "s": "x", "t": true, "num": 5, "key": "1000", "f": 2.5, "expires": 10}`, `{"b": 2, "s": "OR", "t": true, "maxn": 5, "dateTime": 9, "price": 100, "a": 3}`},
+	{`{"a": 7, "num": 4, "key": "12x", "x": {"y": 1}}`, `{"maxn": 5, "s": "\u00e9", "a": "no"}`},
+	{`{"a": 1}`, ``},
+	{``, `{"s": "CA", "a": 1}`},
+	{`[1]`, `{"a": 1}`},
+}
+
+// A RowSet's native forms give the VM's answers over rows, as over
+// records.
+func TestNativeRowsAgreeWithTheVM(t *testing.T) {
+	rows := []string{"left", "right"}
+	vars := []string{"key", "windowStart", "windowEnd"}
+	var exprs []*RowExpr
+	for _, src := range rowExprs {
+		e, err := CompileRowExpr(src, Any, rows, vars...)
+		require.NoError(t, err, src)
+		exprs = append(exprs, e)
+	}
+	nat := NewRowSet(rows, exprs...)
+	vm := NewRowSet(rows, exprs...)
+	for i := range vm.nexprs {
+		vm.nexprs[i] = nativeRowExpr{}
+	}
+	handled := 0
+	for _, n := range nat.nexprs {
+		if n.value != nil {
+			handled++
+		}
+	}
+	require.Greater(t, handled, 15)
+	for _, s := range []*RowSet{nat, vm} {
+		s.Bind("key", "k1")
+		s.Bind("windowStart", int64(1000))
+		s.Bind("windowEnd", int64(3000))
+	}
+	row := func(s string) []byte {
+		if s == "" {
+			return nil
+		}
+		return []byte(s)
+	}
+	for _, rec := range rowRecords {
+		l, r := row(rec[0]), row(rec[1])
+		require.NoError(t, nat.Load(l, r))
+		require.NoError(t, vm.Load(l, r))
+		for k, src := range rowExprs {
+			what := fmt.Sprintf("%s over %s / %s", src, rec[0], rec[1])
+			got, gerr := nat.Eval(k)
+			want, werr := vm.Eval(k)
+			require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
+			if w, ok := want.(int64); ok {
+				want = int(w) // a bound int64 comes back as int natively
+			}
+			if g, ok := got.(int64); ok {
+				got = int(g)
+			}
+			if werr == nil && !reflect.DeepEqual(want, got) {
+				t.Fatalf("%s: native %#v, VM %#v", what, got, want)
+			}
+			gb, gerr := nat.AppendJSON(nil, k)
+			wb, werr := vm.AppendJSON(nil, k)
+			require.Equal(t, werr != nil, gerr != nil, what)
+			require.Equal(t, string(wb), string(gb), what)
+		}
+	}
+}

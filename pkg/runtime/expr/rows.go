@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -22,6 +23,8 @@ type RowExpr struct {
 	identRow   int
 	identField string
 	vars       map[string]bool // other variables it reads
+	declared   []string        // the variables the caller binds
+	node       ast.Node
 }
 
 // CompileRowExpr compiles src over the rows named rows (bound to their
@@ -36,7 +39,7 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 		return nil, err
 	}
 	e := &RowExpr{src: src, prog: prog, fields: make([]map[string]bool, len(rows)), all: make([]bool, len(rows)), identRow: -1,
-		vars: map[string]bool{}}
+		vars: map[string]bool{}, declared: vars, node: prog.Node()}
 	index := map[string]int{}
 	for i, r := range rows {
 		index[r] = i
@@ -74,7 +77,6 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 			e.identRow, e.identField = i, prop.Value
 		}
 	}
-	_ = vars // documented: names the caller binds; nothing to check
 	return e, nil
 }
 
@@ -91,7 +93,10 @@ func (e *RowExpr) Source() string { return e.src }
 // RowSet evaluates several RowExprs over the same rows with one scanner
 // pass per row: each row's JSON is read for the members any of them names.
 // An absent row (the missing side of an outer join) is an empty object:
-// its members read as nil. Not safe for concurrent use (Clone per subtask).
+// its members read as nil. Expressions the native form handles (native.go)
+// read the members' raw JSON; the others, or a row the native scan cannot
+// read, go to the VM over the decoded members. Not safe for concurrent use
+// (Clone per subtask).
 type RowSet struct {
 	names []string
 	exprs []*RowExpr
@@ -99,13 +104,27 @@ type RowSet struct {
 	vm    vm.VM
 	env   map[string]any
 	rows  []map[string]any
+
+	nat    *native         // the native forms' members and variables
+	nexprs []nativeRowExpr // per expression
+	nc     nctx
+	data   [][]byte // the rows loaded
+	natOK  bool     // every row loaded scanned natively
+	decode bool     // the VM's maps must be filled from data
+}
+
+// nativeRowExpr is an expression's native value and predicate forms (nil:
+// none).
+type nativeRowExpr struct {
+	value nexpr
+	pred  npred
 }
 
 // NewRowSet combines the expressions over rows (the names they were
 // compiled with).
 func NewRowSet(rows []string, exprs ...*RowExpr) *RowSet {
 	s := &RowSet{names: rows, exprs: exprs, want: make([]map[string]bool, len(rows)), env: map[string]any{},
-		rows: make([]map[string]any, len(rows))}
+		rows: make([]map[string]any, len(rows)), nat: &native{rows: rows}}
 	for i := range rows {
 		s.want[i] = map[string]bool{}
 		s.rows[i] = map[string]any{}
@@ -122,7 +141,19 @@ func NewRowSet(rows []string, exprs ...*RowExpr) *RowSet {
 				}
 			}
 		}
+		for _, v := range e.declared {
+			if !slices.Contains(s.nat.vars, v) {
+				s.nat.vars = append(s.nat.vars, v)
+			}
+		}
 	}
+	for _, e := range exprs {
+		s.nexprs = append(s.nexprs, nativeRowExpr{value: s.nat.compile(e.node), pred: s.nat.predicate(e.node)})
+	}
+	for len(s.nat.perRow) < len(rows) {
+		s.nat.perRow = append(s.nat.perRow, nil)
+	}
+	s.nc = s.nat.newCtx()
 	return s
 }
 
@@ -130,12 +161,36 @@ func NewRowSet(rows []string, exprs ...*RowExpr) *RowSet {
 func (s *RowSet) Clone() *RowSet { return NewRowSet(s.names, s.exprs...) }
 
 // Bind sets a variable for the next evaluations.
-func (s *RowSet) Bind(name string, v any) { s.env[name] = v }
+func (s *RowSet) Bind(name string, v any) {
+	s.env[name] = v
+	if i := slices.Index(s.nat.vars, name); i >= 0 {
+		s.nc.vars[i] = nativeOf(v)
+	}
+}
 
-// Load decodes the rows (JSON objects; nil: absent) for the next
-// evaluations. It fails when a row that is read is not a JSON object.
+// Load takes the rows (JSON objects; nil: absent) for the next
+// evaluations; they must not change until the next Load. A row that is
+// read and is not a JSON object fails the evaluation that reads it.
 func (s *RowSet) Load(rows ...[]byte) error {
+	s.data = append(s.data[:0], rows...)
+	s.decode = true
+	clear(s.nc.raw)
+	s.natOK = true
 	for i, data := range rows {
+		if data != nil && !s.nat.scanRow(data, s.nat.perRow[i], &s.nc) {
+			s.natOK = false
+		}
+	}
+	return nil
+}
+
+// decoded fills the VM's row maps from the loaded rows (once per Load).
+func (s *RowSet) decoded() error {
+	if !s.decode {
+		return nil
+	}
+	s.decode = false
+	for i, data := range s.data {
 		m := s.rows[i]
 		clear(m)
 		if data == nil || (s.want[i] != nil && len(s.want[i]) == 0) {
@@ -148,8 +203,21 @@ func (s *RowSet) Load(rows ...[]byte) error {
 	return nil
 }
 
-// Eval evaluates expression k over the loaded rows.
+// Eval evaluates expression k over the loaded rows. (An int64 bound with
+// Bind may come back as an int.)
 func (s *RowSet) Eval(k int) (any, error) {
+	if n := s.nexprs[k].value; n != nil && s.natOK {
+		if v, ok := n(&s.nc); ok {
+			return v.any(), nil
+		}
+	}
+	return s.vmEval(k)
+}
+
+func (s *RowSet) vmEval(k int) (any, error) {
+	if err := s.decoded(); err != nil {
+		return nil, err
+	}
 	e := s.exprs[k]
 	if e.identRow >= 0 {
 		return s.rows[e.identRow][e.identField], nil
@@ -163,7 +231,12 @@ func (s *RowSet) Eval(k int) (any, error) {
 
 // EvalBool evaluates boolean expression k over the loaded rows.
 func (s *RowSet) EvalBool(k int) (bool, error) {
-	v, err := s.Eval(k)
+	if p := s.nexprs[k].pred; p != nil && s.natOK {
+		if b, ok := p(&s.nc); ok {
+			return b, nil
+		}
+	}
+	v, err := s.vmEval(k)
 	if err != nil {
 		return false, err
 	}
@@ -172,6 +245,23 @@ func (s *RowSet) EvalBool(k int) (bool, error) {
 		return false, fmt.Errorf("expression %q gave %v (%T), not true or false", s.exprs[k].src, v, v)
 	}
 	return b, nil
+}
+
+// AppendJSON appends the JSON of expression k's result over the loaded
+// rows (AppendJSON of Eval).
+func (s *RowSet) AppendJSON(dst []byte, k int) ([]byte, error) {
+	if n := s.nexprs[k].value; n != nil && s.natOK {
+		if v, ok := n(&s.nc); ok {
+			if out, ok := appendNative(dst, v); ok {
+				return out, nil
+			}
+		}
+	}
+	v, err := s.vmEval(k)
+	if err != nil {
+		return dst, err
+	}
+	return AppendJSON(dst, v)
 }
 
 // Uses reports whether an expression reads variable name (so the caller

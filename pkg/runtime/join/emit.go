@@ -63,11 +63,8 @@ func (e *emitter) emit(left, right *row, ts int64, out runtime.Output) (matched 
 			b = append(b, ',')
 		}
 		b = append(b, e.names[i]...)
-		v, err := s.Eval(i)
-		if err != nil {
-			return false, err
-		}
-		if b, err = expr.AppendJSON(b, v); err != nil {
+		var err error
+		if b, err = s.AppendJSON(b, i); err != nil {
 			return false, fmt.Errorf("select %s: %w", name, err)
 		}
 	}
