@@ -189,3 +189,24 @@ func TestNativeRowsAgreeWithTheVM(t *testing.T) {
 		}
 	}
 }
+
+// Project keeps the members a RowSet reads of a row, as they are.
+func TestRowSetProject(t *testing.T) {
+	a, err := CompileRowExpr(`left.a + right.b`, Any, []string{"left", "right"})
+	require.NoError(t, err)
+	b, err := CompileRowExpr(`left.s`, Any, []string{"left", "right"})
+	require.NoError(t, err)
+	s := NewRowSet([]string{"left", "right"}, a, b)
+	out, ok := s.Project(0, nil, []byte(`{"x": [1, {"y": "}"}], "s": "a\"b", "z": 1, "a": 1.50}`))
+	require.True(t, ok)
+	require.Equal(t, `{"s":"a\"b","a":1.50}`, string(out))
+	out, ok = s.Project(1, nil, []byte(`{"a": 1}`))
+	require.True(t, ok)
+	require.Equal(t, `{}`, string(out))
+	_, ok = s.Project(0, nil, []byte(`[1]`))
+	require.False(t, ok)
+	w, err := CompileRowExpr(`left`, Any, []string{"left", "right"})
+	require.NoError(t, err)
+	_, ok = NewRowSet([]string{"left", "right"}, w).Project(0, nil, []byte(`{"a": 1}`))
+	require.False(t, ok, "the whole row is read")
+}

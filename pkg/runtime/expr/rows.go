@@ -282,3 +282,64 @@ func (s *RowSet) Len() int { return len(s.exprs) }
 func (s *RowSet) With(exprs ...*RowExpr) *RowSet {
 	return NewRowSet(s.names, append(append([]*RowExpr(nil), s.exprs...), exprs...)...)
 }
+
+// Project appends to dst a JSON object holding only the members of data
+// that the expressions read of row (in data's order, values as they are),
+// so a join keeps no more of a row than it will read. ok is false when
+// the expressions read the whole row or data is not an object the scanner
+// reads (keep data as it is: evaluating then reports what is wrong).
+func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
+	want := s.want[row]
+	if want == nil {
+		return dst, false
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, '{')
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return append(dst, '}'), skipSpace(data, i+1) == len(data)
+	}
+	found := 0
+	for found < len(want) {
+		if i >= len(data) || data[i] != '"' {
+			return dst[:start], false
+		}
+		end, escaped, err := scanString(data, i)
+		if err != nil || escaped {
+			return dst[:start], false
+		}
+		key := data[i:end]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return dst[:start], false
+		}
+		i = skipSpace(data, i+1)
+		vEnd, err := scanValue(data, i)
+		if err != nil {
+			return dst[:start], false
+		}
+		if want[string(key[1:len(key)-1])] {
+			if found > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(append(append(dst, key...), ':'), data[i:vEnd]...)
+			found++
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) {
+			return dst[:start], false
+		}
+		if data[i] == '}' {
+			break
+		}
+		if data[i] != ',' {
+			return dst[:start], false
+		}
+		i = skipSpace(data, i+1)
+	}
+	return append(dst, '}'), true
+}

@@ -16,14 +16,15 @@ const (
 // value "rows"), the size of each side, the late rows, and the emitter of
 // results.
 type base struct {
-	cfg    config
-	ctx    *runtime.Context
-	timers runtime.Timers
-	keys   runtimeValue
-	stats  [2]sideStats
-	late   [2]*atomic.Int64
-	gauges [2]*atomic.Int64
-	em     emitter
+	cfg     config
+	ctx     *runtime.Context
+	timers  runtime.Timers
+	keys    runtimeValue
+	stats   [2]sideStats
+	late    [2]*atomic.Int64
+	gauges  [2]*atomic.Int64
+	em      emitter
+	scratch []byte
 }
 
 var (
@@ -76,9 +77,15 @@ func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
 	}
 }
 
-// newRow is a row of slot holding a copy of r.
-func newRow(slot int64, r runtime.Record) row {
-	return row{slot: slot, ts: r.Timestamp, value: append([]byte(nil), r.Value...)}
+// newRow is a row of side s at slot holding a copy of r: of its value,
+// only the members the join's expressions read.
+func (b *base) newRow(s int, slot int64, r runtime.Record) row {
+	v, ok := b.cfg.exprs.Project(s, b.scratch[:0], r.Value)
+	if !ok {
+		v = r.Value
+	}
+	b.scratch = v
+	return row{slot: slot, ts: r.Timestamp, value: append([]byte(nil), v...)}
 }
 
 // store inserts rw into side s of k and returns its index.

@@ -38,7 +38,7 @@ func (o *intervalJoin) ProcessElement1(r runtime.Record, out runtime.Output) err
 		return nil
 	}
 	k := o.current()
-	l := newRow(r.Timestamp, r)
+	l := o.newRow(left, r.Timestamp, r)
 	lo, hi := k.between(right, l.ts+o.lower, l.ts+o.upper)
 	for i := lo; i < hi; i++ {
 		if err := o.match(&l, &k.sides[right][i], out); err != nil {
@@ -56,7 +56,7 @@ func (o *intervalJoin) ProcessElement2(r runtime.Record, out runtime.Output) err
 		return nil
 	}
 	k := o.current()
-	rw := newRow(r.Timestamp, r)
+	rw := o.newRow(right, r.Timestamp, r)
 	lo, hi := k.between(left, rw.ts-o.upper, rw.ts-o.lower)
 	for i := lo; i < hi; i++ {
 		if err := o.match(&k.sides[left][i], &rw, out); err != nil {

@@ -62,7 +62,7 @@ func (o *windowJoin) add(s int, r runtime.Record, out runtime.Output) error {
 		return nil
 	}
 	k := o.current()
-	o.store(k, s, newRow(p, r))
+	o.store(k, s, o.newRow(s, p, r))
 	e := first
 	for e-1 <= wm { // windows of the pane that fired already
 		e += o.a.Step()
@@ -198,7 +198,7 @@ func (o *windowJoin) addToSession(s int, r runtime.Record, wm int64, out runtime
 	}
 	k.sessions = append(k.sessions, session{merged.Start, merged.End})
 	sort.Slice(k.sessions, func(i, j int) bool { return k.sessions[i].start < k.sessions[j].start })
-	o.store(k, s, newRow(merged.Start, r))
+	o.store(k, s, o.newRow(s, merged.Start, r))
 	o.schedule(k, k.firstEnd()-1)
 	return nil
 }
