@@ -20,6 +20,11 @@ type Multi struct {
 	useValue, useKey, useTS bool
 	vm                      vm.VM
 	env                     map[string]any
+	// The native forms of the programs, sharing one scan (nil: some
+	// program has none).
+	nat    *native
+	values []nexpr
+	nc     nctx
 }
 
 // NewMulti combines compiled programs.
@@ -36,6 +41,18 @@ func NewMulti(progs ...*Program) *Multi {
 			m.idents[i] = id.Value
 		}
 	}
+	m.nat = &native{}
+	for _, p := range progs {
+		v := m.nat.compile(p.prog.Node())
+		if v == nil || len(p.extra) > 0 {
+			m.nat, m.values = nil, nil
+			break
+		}
+		m.values = append(m.values, v)
+	}
+	if m.nat != nil {
+		m.nc = m.nat.newCtx()
+	}
 	return m
 }
 
@@ -51,6 +68,20 @@ func (m *Multi) Clone() *Multi {
 // Eval evaluates every expression for r into out (len(out) = number of
 // programs).
 func (m *Multi) Eval(r *runtime.Record, out []any) error {
+	if m.nat != nil && m.nat.scan(r.Value, &m.nc) {
+		m.nc.rec = r
+		ok := true
+		for i, v := range m.values {
+			var x nval
+			if x, ok = v(&m.nc); !ok {
+				break
+			}
+			out[i] = x.any()
+		}
+		if ok {
+			return nil
+		}
+	}
 	env := m.env
 	for k := range m.want {
 		env[k] = nil

@@ -210,3 +210,25 @@ func TestRowSetProject(t *testing.T) {
 	_, ok = NewRowSet([]string{"left", "right"}, w).Project(0, nil, []byte(`{"a": 1}`))
 	require.False(t, ok, "the whole row is read")
 }
+
+// Multi's native path gives the VM's values.
+func TestNativeMultiAgreesWithTheVM(t *testing.T) {
+	var progs []*Program
+	for _, src := range []string{`a`, `s`, `a * 2 + b`, `f`, `n`, `missing`} {
+		p, err := Compile(src, Any)
+		require.NoError(t, err)
+		progs = append(progs, p)
+	}
+	nat, vm := NewMulti(progs...), NewMulti(progs...)
+	require.NotNil(t, nat.nat)
+	vm.nat = nil
+	for _, rec := range nativeRecords {
+		r := &runtime.Record{Value: []byte(rec)}
+		got, want := make([]any, len(progs)), make([]any, len(progs))
+		gerr, werr := nat.Eval(r, got), vm.Eval(r, want)
+		require.Equal(t, werr != nil, gerr != nil, rec)
+		if werr == nil {
+			require.Equal(t, want, got, rec)
+		}
+	}
+}
