@@ -98,19 +98,42 @@ func skipSpace(b []byte, i int) int {
 // scanString returns the index after the closing quote of the string that
 // starts at b[i] == '"', and whether it contains escapes.
 func scanString(b []byte, i int) (int, bool, error) {
-	escaped := false
-	for j := i + 1; j < len(b); {
-		q := bytes.IndexByte(b[j:], '"') // vectorized: long strings are common
+	// Member names and most values are short: a plain loop first, then
+	// IndexByte (vectorized, but each call costs) for long strings.
+	j := i + 1
+	for end := min(len(b), j+24); j < end; j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, false, nil
+		case '\\':
+			return scanEscaped(b, j)
+		}
+	}
+	for j < len(b) {
+		q := bytes.IndexByte(b[j:], '"')
 		if q < 0 {
 			break
 		}
 		q += j
-		bs := bytes.IndexByte(b[j:q], '\\')
-		if bs < 0 {
-			return q + 1, escaped, nil
+		if bs := bytes.IndexByte(b[j:q], '\\'); bs >= 0 {
+			return scanEscaped(b, j+bs)
 		}
-		escaped = true
-		j += bs + 2 // skip the backslash and the character it escapes
+		return q + 1, false, nil
+	}
+	return 0, false, errNotObject
+}
+
+// scanEscaped is scanString from the backslash at b[j] on.
+func scanEscaped(b []byte, j int) (int, bool, error) {
+	for j < len(b) {
+		switch b[j] {
+		case '\\':
+			j += 2
+		case '"':
+			return j + 1, true, nil
+		default:
+			j++
+		}
 	}
 	return 0, false, errNotObject
 }

@@ -417,12 +417,14 @@ func (n *native) inSet(x *ast.BinaryNode) npred {
 type nobject struct {
 	prefixes [][]byte
 	values   []nexpr
+	members  []int // the field a value just reads (raw copy), or -1
 }
 
 func (n *native) compileObject(m *ast.MapNode) *nobject {
 	type member struct {
-		key string
-		val nexpr
+		key   string
+		val   nexpr
+		field int
 	}
 	var ms []member
 	seen := map[string]bool{}
@@ -440,7 +442,11 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		if v == nil {
 			return nil
 		}
-		ms = append(ms, member{k.Value, v})
+		f, ok := n.fieldOf(pair.Value)
+		if !ok {
+			f = -1
+		}
+		ms = append(ms, member{k.Value, v, f})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
 	o := &nobject{}
@@ -452,6 +458,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		p = append(appendString(p, m.key), ':')
 		o.prefixes = append(o.prefixes, p)
 		o.values = append(o.values, m.val)
+		o.members = append(o.members, m.field)
 	}
 	return o
 }
@@ -585,11 +592,17 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 	if n.object != nil {
 		dst = append(dst, '{')
 		for i, e := range n.object.values {
+			dst = append(dst, n.object.prefixes[i]...)
+			if f := n.object.members[i]; f >= 0 {
+				if raw := c.raw[f]; canonical(raw) {
+					dst = append(dst, raw...) // a member as AppendJSON would write it
+					continue
+				}
+			}
 			v, ok := e(c)
 			if !ok {
 				return dst, false
 			}
-			dst = append(dst, n.object.prefixes[i]...)
 			if dst, ok = appendNative(dst, v); !ok {
 				return dst, false
 			}
@@ -626,14 +639,63 @@ func appendNative(dst []byte, v nval) ([]byte, bool) {
 		}
 		return strconv.AppendFloat(dst, f, 'g', -1, 64), true
 	}
-	for i := 0; i < len(v.s); i++ {
-		if c := v.s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return dst, false
-		}
+	if !plain(v.s) {
+		return dst, false
 	}
 	dst = append(dst, '"')
 	dst = append(dst, v.s...)
 	return append(dst, '"'), true
+}
+
+// canonical reports whether a member's raw JSON is what AppendJSON writes
+// for its decoded value: an integer without leading zeros or a plain
+// string (present, not null: those take the general path).
+func canonical(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		return len(raw) >= 2 && plain(view(raw[1:len(raw)-1]))
+	case c == '-' || (c >= '0' && c <= '9'):
+		digits := raw
+		if c == '-' {
+			digits = raw[1:]
+		}
+		if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) || string(raw) == "-0" {
+			return false
+		}
+		for _, d := range digits {
+			if d < '0' || d > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// plain reports whether s goes into a JSON string as it is (AppendJSON
+// escapes anything else): printable ASCII without '"' and '\\'. Eight
+// bytes at a time: the strings are long (Nexmark's extra).
+func plain(s string) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, b := x^(lo*'"'), x^(lo*'\\')
+		bad := (x - lo*0x20) | (x + lo*0x01) | (q - lo) &^ q | (b - lo) &^ b
+		if (bad|x)&hi != 0 { // a byte < 0x20, = 0x7f, >= 0x80, '"' or '\\'
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // view is b as a string without copying (b must not change while the

@@ -232,3 +232,28 @@ func TestNativeMultiAgreesWithTheVM(t *testing.T) {
 		}
 	}
 }
+
+// plain (eight bytes at a time) agrees with the byte loop.
+func TestPlainStrings(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	x := uint64(1)
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, n%40)
+		for i := range b {
+			x = x*6364136223846793005 + 1442695040888963407
+			c := byte(x >> 56)
+			if x>>40&3 != 0 {
+				c = 0x20 + c%0x5f // mostly printable
+			}
+			b[i] = c
+		}
+		require.Equal(t, slow(string(b)), plain(string(b)), "%q", b)
+	}
+}
