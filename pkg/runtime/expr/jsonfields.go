@@ -145,6 +145,10 @@ func scanValue(b []byte, i int) (int, error) {
 	}
 	switch b[i] {
 	case '"':
+		// Values are longer than names: straight to IndexByte.
+		if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 && bytes.IndexByte(b[i+1:i+1+q], '\\') < 0 {
+			return i + 2 + q, nil
+		}
 		end, _, err := scanString(b, i)
 		return end, err
 	case '{', '[':

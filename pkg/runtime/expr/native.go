@@ -507,7 +507,7 @@ func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
 			return false
 		}
 		for _, f := range fields {
-			if n.fields[f].name == string(key) {
+			if name := n.fields[f].name; len(name) == len(key) && len(key) > 0 && name[0] == key[0] && name == string(key) {
 				if c.raw[f] != nil {
 					return false
 				}
