@@ -52,6 +52,7 @@ bench: build
 	$(GO) test -count=1 -v -run 'TestThroughputReport|TestCommitCostReport' ./pkg/connectors/file/ | grep -v '^=== RUN'
 	$(GO) test -count=1 -v -run 'TestThroughputQueueVsPlainClient' ./pkg/connectors/nats/ | grep -v '^=== RUN'
 	./scripts/bench-kafka.sh
+	./scripts/bench-nexmark.sh
 
 lint:
 	$(GO) vet ./...
