@@ -24,8 +24,8 @@ import (
 // keyed edge is a shuffle) and compare what reaches the sink with the
 // query computed here in plain Go over the generator's events.
 const (
-	queryEvents    = 150_000
-	queryEventRate = 10_000 // Nexmark's default: 15 s of event time
+	queryEvents    = 100_000
+	queryEventRate = 5_000 // 20 s of event time: windows close, sessions end
 )
 
 var (
