@@ -14,10 +14,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -25,6 +23,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
+	"github.com/flinkgo/flinkgo/scripts/internal/benchd"
 )
 
 func main() {
@@ -115,44 +114,18 @@ func plainLoop(broker string, n int64, path string) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-type daemon struct {
-	bin, home string
-	cmd       *exec.Cmd
-}
+type daemon struct{ *benchd.Daemon }
 
 func startDaemon(bin, home string) (*daemon, error) {
-	d := &daemon{bin: bin, home: home}
-	d.cmd = exec.Command(bin, "daemon", "--rest-address", "")
-	d.cmd.Env = append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS=")
-	if err := d.cmd.Start(); err != nil {
+	d, err := benchd.Start(bin, home)
+	if err != nil {
 		return nil, err
 	}
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(filepath.Join(home, "flinkgo.sock")); err == nil {
-			return d, nil
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return nil, fmt.Errorf("daemon did not start")
+	return &daemon{d}, nil
 }
 
-func (d *daemon) stop() {
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	_ = d.cmd.Wait()
-}
-
-func (d *daemon) cli(args ...string) (string, error) {
-	cmd := exec.Command(d.bin, args...)
-	cmd.Env = append(os.Environ(), "FLINKGO_HOME="+d.home, "FLINKGO_ADDRESS=")
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("flinkgo %v: %v: %s", args, err, ee.Stderr)
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func (d *daemon) stop()                              { d.Stop() }
+func (d *daemon) cli(args ...string) (string, error) { return d.CLI(args...) }
 
 // job runs Kafka → file bounded at the end offsets and returns records/s
 // from submission to FINISHED, after checking the output is exact.

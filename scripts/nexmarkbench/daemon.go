@@ -4,55 +4,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/scripts/internal/benchd"
 )
 
 // daemon is a flinkgo daemon of the real binary in a temporary home.
-type daemon struct {
-	bin, home string
-	cmd       *exec.Cmd
-}
+type daemon struct{ *benchd.Daemon }
 
 func startDaemon(bin, home string, env []string) (*daemon, error) {
-	d := &daemon{bin: bin, home: home}
-	d.cmd = exec.Command(bin, "daemon", "--rest-address", "")
-	d.cmd.Env = append(append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS="), env...)
-	if err := d.cmd.Start(); err != nil {
+	d, err := benchd.Start(bin, home, env...)
+	if err != nil {
 		return nil, err
 	}
-	for i := 0; i < 400; i++ {
-		if _, err := os.Stat(filepath.Join(home, "flinkgo.sock")); err == nil {
-			return d, nil
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	d.stop()
-	return nil, fmt.Errorf("daemon did not start")
+	return &daemon{d}, nil
 }
 
-func (d *daemon) stop() {
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	_ = d.cmd.Wait()
-}
-
-func (d *daemon) cli(args ...string) (string, error) {
-	cmd := exec.Command(d.bin, args...)
-	cmd.Env = append(os.Environ(), "FLINKGO_HOME="+d.home, "FLINKGO_ADDRESS=")
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("flinkgo %v: %v: %s", args, err, ee.Stderr)
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func (d *daemon) stop()                              { d.Stop() }
+func (d *daemon) cli(args ...string) (string, error) { return d.CLI(args...) }
 
 func (d *daemon) info(id string) (api.JobInfo, error) {
 	var info api.JobInfo
@@ -70,7 +42,7 @@ const clockTick = 10 * time.Millisecond
 // cpu is the CPU time (user + system) the daemon used so far: everything
 // the job does, generator included, as Nexmark's cores figure counts it.
 func (d *daemon) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.Cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}
@@ -86,7 +58,7 @@ func (d *daemon) cpu() (time.Duration, error) {
 
 // rss is the daemon's resident set size in bytes.
 func (d *daemon) rss() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.Cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/connectors/internal/splitmix"
 )
 
 // Kind is the type of an event.
@@ -376,17 +378,10 @@ const bufLen = 160
 
 func (g *Generator) maxLen() int { return bufLen }
 
-// golden is splitmix64's increment (2^64 / φ).
-const golden = 0x9e3779b97f4a7c15
+// golden and mix64 are splitmix64's increment and finalizer.
+const golden = splitmix.Golden
 
-// mix64 is splitmix64's finalizer.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
+func mix64(x uint64) uint64 { return splitmix.Mix(x) }
 
 // rng is a splitmix64 stream: each event draws from its own, seeded by the
 // event number, so an event does not depend on any other.
@@ -398,10 +393,7 @@ func (r *rng) next() uint64 {
 }
 
 // intn is uniform in [0, n) for n > 0 (Lemire's multiply-shift).
-func (r *rng) intn(n int64) int64 {
-	hi, _ := bits.Mul64(r.next(), uint64(n))
-	return int64(hi)
-}
+func (r *rng) intn(n int64) int64 { return int64(splitmix.Below(r.next(), uint64(n))) }
 
 // float is uniform in [0, 1).
 func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }

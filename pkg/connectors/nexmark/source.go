@@ -1,12 +1,9 @@
 package nexmark
 
 import (
-	"strconv"
-	"time"
-
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/internal/splits"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
-	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // Options of the nexmark source; unset workload options take
@@ -92,53 +89,24 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		events = *o.Events
 	}
 	return &runtime.Plan{Bounded: events >= 0, NewSource: func() runtime.Source {
-		return &source{g: g, events: events, rate: o.Rate}
+		return &source{g: g, events: events, pacer: splits.Pacer{Rate: o.Rate}}
 	}}
 }
 
-// The timeline is cut into splits: split s of S holds events s, s+S, s+2S…,
-// so each split's event times never decrease. S is the parallelism of the
-// first run and never changes: a restore at another parallelism deals the
-// splits out again.
-type split struct {
-	id, of int64
-	next   int64 // next event number
-}
-
-const (
-	positionsList   = "positions"
-	positionVersion = 1
-)
-
-func (s split) encode() []byte {
-	e := state.NewEncoder(positionVersion)
-	e.Varint(s.id)
-	e.Varint(s.of)
-	e.Varint(s.next)
-	return e.Encoded()
-}
-
-func decodeSplit(b []byte) (split, error) {
-	d := state.NewDecoder("nexmark split", b, positionVersion)
-	s := split{id: d.Varint(), of: d.Varint(), next: d.Varint()}
-	if d.Err() == nil && (s.of < 1 || s.id < 0 || s.id >= s.of || s.next < 0) {
-		d.Fail("split %d of %d at %d", s.id, s.of, s.next)
-	}
-	return s, d.Finish()
-}
+// The timeline is cut into splits (pkg/connectors/internal/splits): split
+// s of S holds events s, s+S, s+2S…, so each split's event times never
+// decrease.
+const positionsList = "positions"
 
 type source struct {
-	ctx     *runtime.Context
-	g       *Generator
-	events  int64 // -1: unbounded
-	rate    float64
-	splits  []split
-	cur     int
-	ev      Event
-	arena   runtime.Arena
-	maxLen  int
-	began   time.Time
-	emitted int64
+	ctx    *runtime.Context
+	g      *Generator
+	events int64 // -1: unbounded
+	splits *splits.Set
+	pacer  splits.Pacer
+	ev     Event
+	arena  runtime.Arena
+	maxLen int
 }
 
 var (
@@ -149,97 +117,48 @@ var (
 
 func (s *source) Open(ctx *runtime.Context) error {
 	s.ctx, s.maxLen = ctx, s.g.MaxLen()
-	items := ctx.OperatorState().Get(positionsList)
-	for _, it := range items {
-		sp, err := decodeSplit(it)
+	var restored []splits.Split
+	for _, it := range ctx.OperatorState().Get(positionsList) {
+		sp, err := splits.Decode("nexmark split", it)
 		if err != nil {
 			return err
 		}
-		if int(sp.id)%ctx.Parallelism() == ctx.Subtask() {
-			s.splits = append(s.splits, sp)
-		}
+		restored = append(restored, sp)
 	}
-	if items == nil && (!ctx.Restored() || ctx.OperatorState().Empty()) {
-		n := int64(ctx.Parallelism())
-		s.splits = []split{{id: int64(ctx.Subtask()), of: n, next: int64(ctx.Subtask())}}
+	end := int64(splits.Unbounded)
+	if s.events >= 0 {
+		end = s.events
 	}
-	s.began = time.Now()
+	s.splits = splits.Open(ctx, restored, 0, end)
+	s.pacer.Start()
 	return nil
 }
 
-func (s *source) end() int64 {
-	if s.events < 0 {
-		return 1<<63 - 1
-	}
-	return s.events
-}
-
 // Splits lists the splits not exhausted yet (one watermark each).
-func (s *source) Splits(dst []uint32) []uint32 {
-	for _, sp := range s.splits {
-		if sp.next < s.end() {
-			dst = append(dst, uint32(sp.id))
-		}
-	}
-	return dst
-}
+func (s *source) Splits(dst []uint32) []uint32 { return s.splits.Active(dst) }
 
 func (s *source) Poll(b *runtime.Batch) error {
-	room := cap(b.Records) - len(b.Records)
-	if s.rate > 0 {
-		perSubtask := s.rate / float64(s.ctx.Parallelism())
-		due := int64(time.Since(s.began).Seconds()*perSubtask) + 1 - s.emitted
-		if due <= 0 {
-			wait := time.Duration(float64(time.Second) / perSubtask)
-			select {
-			case <-time.After(min(wait, 50*time.Millisecond)):
-			case <-s.ctx.Wakeup():
-			}
-			return nil
-		}
-		room = int(min(int64(room), due))
-	}
-	end := s.end()
-	for room > 0 {
-		if len(s.splits) == 0 {
+	for room := s.pacer.Room(s.ctx, cap(b.Records)-len(b.Records)); room > 0; room-- {
+		n, split, ok := s.splits.Next()
+		if !ok {
 			return runtime.ErrEndOfInput
 		}
-		sp := &s.splits[s.cur]
-		if sp.next >= end {
-			s.splits = append(s.splits[:s.cur], s.splits[s.cur+1:]...)
-			s.cur = 0
-			continue
-		}
-		s.g.Next(sp.next, &s.ev)
-		sp.next += sp.of
+		s.g.Next(n, &s.ev)
 		val := s.arena.Append(s.maxLen, func(d []byte) []byte { return AppendJSON(d, &s.ev) })
-		b.Records = append(b.Records, runtime.Record{Value: val, Timestamp: s.ev.DateTime, Split: uint32(sp.id)})
-		s.emitted++
-		room--
-		if s.cur++; s.cur >= len(s.splits) {
-			s.cur = 0
-		}
+		b.Records = append(b.Records, runtime.Record{Value: val, Timestamp: s.ev.DateTime, Split: split})
+		s.pacer.Emitted(1)
 	}
 	return nil
 }
 
 func (s *source) SnapshotState(int64) error {
-	items := make([][]byte, len(s.splits))
-	for i, sp := range s.splits {
-		items[i] = sp.encode()
-	}
-	// Exhausted splits are kept, so a restore does not restart them.
-	s.ctx.OperatorState().Set(positionsList, state.Union, items)
+	s.splits.Snapshot(s.ctx, positionsList)
 	return nil
 }
 
 // DescribeState shows the next event of each split (savepoint inspect).
 func (s *source) DescribeState() map[string]any {
-	next := map[string]int64{}
-	for _, sp := range s.splits {
-		next[strconv.FormatInt(sp.id, 10)] = sp.next
-	}
-	return map[string]any{"nextEventBySplit": next}
+	return map[string]any{"nextEventBySplit": s.splits.Describe()}
 }
 
 func (s *source) Close() error { return nil }

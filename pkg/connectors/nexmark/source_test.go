@@ -1,13 +1,8 @@
 package nexmark_test
 
 import (
-	"bufio"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,28 +77,7 @@ operators:
 	runtimetest.Cancel(t, 20*time.Second, j)
 	j = runtimetest.Start(t, spec(3), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
-	requireSame(t, want, committedLines(t, out))
-}
-
-func committedLines(t *testing.T, dir string) []string {
-	var out []string
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			out = append(out, sc.Text())
-		}
-		return sc.Err()
-	}))
-	return out
+	requireSame(t, want, runtimetest.FinishedLines(t, out))
 }
 
 // Records carry their event time (dateTime) and split; within a split,

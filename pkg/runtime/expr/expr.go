@@ -172,9 +172,14 @@ func (p *Program) EvalBool(r *runtime.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b, ok := out.(bool)
+	return asBool(p.src, out)
+}
+
+// asBool is a boolean expression's result, or the error naming it.
+func asBool(src string, v any) (bool, error) {
+	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("expression %q gave %v (%s), not true or false", p.src, out, reflect.TypeOf(out))
+		return false, fmt.Errorf("expression %q gave %v (%s), not true or false", src, v, reflect.TypeOf(v))
 	}
 	return b, nil
 }

@@ -685,7 +685,7 @@ func plain(s string) bool {
 		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		q, b := x^(lo*'"'), x^(lo*'\\')
-		bad := (x - lo*0x20) | (x + lo*0x01) | (q - lo) &^ q | (b - lo) &^ b
+		bad := (x - lo*0x20) | (x + lo*0x01) | (q-lo)&^q | (b-lo)&^b
 		if (bad|x)&hi != 0 { // a byte < 0x20, = 0x7f, >= 0x80, '"' or '\\'
 			break
 		}

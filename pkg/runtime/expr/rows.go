@@ -240,11 +240,7 @@ func (s *RowSet) EvalBool(k int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, fmt.Errorf("expression %q gave %v (%T), not true or false", s.exprs[k].src, v, v)
-	}
-	return b, nil
+	return asBool(s.exprs[k].src, v)
 }
 
 // AppendJSON appends the JSON of expression k's result over the loaded

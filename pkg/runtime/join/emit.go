@@ -50,7 +50,7 @@ func (e *emitter) emit(left, right *row, ts int64, out runtime.Output) (matched 
 		if err != nil {
 			return false, err
 		}
-		if ts, err = millis(v); err != nil {
+		if ts, err = expr.Millis(v); err != nil {
 			return false, fmt.Errorf("timestamp expression: %w", err)
 		}
 	}
@@ -79,17 +79,4 @@ func value(r *row) []byte {
 		return nil
 	}
 	return r.value
-}
-
-// millis reads a timestamp expression's result.
-func millis(v any) (int64, error) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), nil
-	case int64:
-		return x, nil
-	case float64:
-		return int64(x), nil
-	}
-	return 0, fmt.Errorf("gave %v (%T), not a time in milliseconds", v, v)
 }

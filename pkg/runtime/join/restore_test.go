@@ -1,13 +1,7 @@
 package join_test
 
 import (
-	"bufio"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,29 +33,6 @@ operators:
 `, par, leftStream.Spec("l", par, 3000), rightStream.Spec("r", par, 4000), join, out)
 }
 
-// committed reads the lines of a file sink's finished files, sorted.
-func committed(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			out = append(out, sc.Text())
-		}
-		return sc.Err()
-	}))
-	sort.Strings(out)
-	return out
-}
-
 // A savepoint among open windows and stored rows, cancel, and run -s at
 // another parallelism: the committed results are those of the reference,
 // each once (join rows, timers and source positions restored; keyed state
@@ -90,7 +61,7 @@ func TestJoinSavepointRestoresAtAnotherParallelism(t *testing.T) {
 			requireSidesInSavepoint(t, path)
 			j = runtimetest.Start(t, restoreSpec(c.join, out, 3), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: path})
 			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
-			requireSameResults(t, c.want, committed(t, out))
+			requireSameResults(t, c.want, runtimetest.FinishedLines(t, out))
 		})
 	}
 }
