@@ -38,7 +38,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseJob -fuzztime $(FUZZTIME) ./pkg/api/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMetadata -fuzztime $(FUZZTIME) ./internal/checkpoint/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./pkg/state/
-	for p in datagen file kafka nats; do $(GO) test -run '^$$' -fuzz FuzzStateDecoders -fuzztime $(FUZZTIME) ./pkg/connectors/$$p/ || exit 1; done
+	for p in datagen file kafka nats nexmark; do $(GO) test -run '^$$' -fuzz FuzzStateDecoders -fuzztime $(FUZZTIME) ./pkg/connectors/$$p/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz FuzzJSONFields -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
 	$(GO) test -run '^$$' -fuzz FuzzNumericOptions -fuzztime $(FUZZTIME) ./pkg/connectors/all/
 
@@ -58,6 +58,7 @@ bench: build
 	./scripts/bench-kafka.sh
 	$(GO) run ./scripts/kafkatxnbench -bin $(BIN)
 	$(GO) run ./scripts/habench -bin $(BIN)
+	./scripts/bench-nexmark.sh
 
 lint:
 	$(GO) vet ./...

@@ -127,5 +127,6 @@ func checkWindows(fsys vfs.FS) (*eocheck.Report, error) {
 // The crash suite on the windowed job: window state, timers and the
 // watermarks rebuilt after a restore commit every window exactly once.
 func TestCrashAtEveryFaultPointWindowed(t *testing.T) {
-	crashSuite(t, windowWorkload, "crash at every fault point, windowed job (window results)")
+	crashSuite(t, windowWorkload, sweepSize(), "crash at every fault point, windowed job (window results)",
+		"%d points x 2 crash models (process crash, power loss), at several hits")
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -55,37 +53,10 @@ func (e *eventTime) stamp(r *runtime.Record) error {
 	if err != nil {
 		return err
 	}
-	ms, err := toMillis(v)
+	ms, err := expr.Millis(v)
 	if err != nil {
 		return fmt.Errorf("eventTime.timestamp %q: %w", e.ts.Source(), err)
 	}
 	r.Timestamp = ms
 	return nil
-}
-
-// toMillis reads an event time: a number of milliseconds since the epoch,
-// an RFC 3339 string, or a time.
-func toMillis(v any) (int64, error) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), nil
-	case int64:
-		return x, nil
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) || x > 9e18 || x < -9e18 {
-			return 0, fmt.Errorf("gave %v, not a time in milliseconds", x)
-		}
-		return int64(x), nil
-	case string:
-		t, err := time.Parse(time.RFC3339Nano, x)
-		if err != nil {
-			return 0, fmt.Errorf("gave %q, neither a number of milliseconds nor an RFC 3339 time", x)
-		}
-		return t.UnixMilli(), nil
-	case time.Time:
-		return x.UnixMilli(), nil
-	case nil:
-		return 0, fmt.Errorf("gave nothing (a missing field?)")
-	}
-	return 0, fmt.Errorf("gave %v (%T), not a time", v, v)
 }

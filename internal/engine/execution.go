@@ -114,10 +114,13 @@ func (e *execution) wire(byVertex [][]*subtask) {
 	for _, v := range e.g.Vertices {
 		readers := byVertex[v.Index]
 		base := 0
-		for _, in := range v.Inputs {
+		for k, in := range v.Inputs {
 			writers := byVertex[in.From.Index]
 			for wi, w := range writers {
-				ed := &edge{part: in.Part, tag: in.Side, maxPar: e.g.MaxParallelism}
+				ed := &edge{part: in.Part, tag: in.Side, maxPar: e.g.MaxParallelism, input: k}
+				if in.Key != nil {
+					ed.key = in.Key()
+				}
 				if in.Part == Forward {
 					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
 				} else {

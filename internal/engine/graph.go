@@ -45,6 +45,9 @@ type Input struct {
 	From *Vertex
 	Part Partitioning
 	Side string // the side output of From it reads ("": the main output)
+	// Key computes the key this input is partitioned by (Plan.InputKeys);
+	// nil: records keep the key they have.
+	Key func() runtime.KeySelector
 }
 
 // Defaults are the daemon-wide settings a spec falls back on.
@@ -130,7 +133,7 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 					msg += fmt.Sprintf(" (it has: %s)", strings.Join(u.Plan.SideOutputs, ", "))
 				}
 				msg += sideOutputHint(ref.Tag)
-				p.Dec.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
+				p.Dec.ErrorAt(api.FromPath(path, v.Op, j), "%s", msg)
 			}
 			v.Inputs = append(v.Inputs, Input{From: u, Part: part, Side: ref.Tag})
 			u.Outputs = append(u.Outputs, v)
@@ -157,6 +160,9 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			continue // its inputs' problems come first; the rest is judged once they are fixed
 		}
 		sound[v] = true
+		if keyInputs(c, v) {
+			keyed = true
+		}
 		if v.Plan.KeyedInput && !keyed {
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
 		}

@@ -64,6 +64,8 @@ type edge struct {
 	bufs    []*runtime.Batch
 	rr      int
 	maxPar  int
+	input   int                 // the reader's input it feeds (Batch.Input)
+	key     runtime.KeySelector // nil: records keep their key
 }
 
 // output implements runtime.Output. It buffers per downstream channel and
@@ -110,10 +112,17 @@ func (o *output) EmitTo(tag string, r runtime.Record) {
 func (o *output) emit(edges []*edge, r runtime.Record) {
 	o.pending++
 	for _, e := range edges {
+		rec := r // the other edges keep the record's own key
+		if e.key != nil {
+			if err := keyRecord(e.key, &rec); err != nil {
+				o.fail(err)
+				continue
+			}
+		}
 		var t int
 		switch e.part {
 		case Hash:
-			t = state.SubtaskForKeyGroup(e.maxPar, len(e.targets), state.KeyGroup(r.Key, e.maxPar))
+			t = state.SubtaskForKeyGroup(e.maxPar, len(e.targets), state.KeyGroup(rec.Key, e.maxPar))
 		case Rebalance:
 			t = e.rr
 		}
@@ -122,7 +131,7 @@ func (o *output) emit(edges []*edge, r runtime.Record) {
 			b = newBatch()
 			e.bufs[t] = b
 		}
-		b.Records = append(b.Records, r)
+		b.Records = append(b.Records, rec)
 		if len(b.Records) == cap(b.Records) {
 			o.send(e, t)
 			if e.part == Rebalance {
@@ -149,6 +158,7 @@ func (o *output) send(e *edge, t int) {
 		releaseBatch(b)
 		return
 	}
+	b.Input = e.input
 	if err := e.targets[t].gate.Push(e.targets[t].channel, Event{Kind: EventBatch, Batch: b}, o.done); err != nil {
 		o.err = err
 	}

@@ -4,8 +4,14 @@
 package runtimetest
 
 import (
+	"bufio"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -279,4 +285,32 @@ func MaxCounts(t testing.TB, vals []string) map[string]int {
 		final[key] = max(final[key], n)
 	}
 	return final
+}
+
+// FinishedLines returns the lines of a file sink's finished files in dir,
+// sorted (in-progress and pending files start with '.').
+func FinishedLines(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			out = append(out, sc.Text())
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -82,6 +82,9 @@ func ParseJob(file string, src []byte, cat Catalog) *ParsedJob {
 	}
 	p.Dec.Decode(root, "", &p.Spec)
 	p.applyDefaults()
+	if cat != nil {
+		p.inputsFromOptions(cat)
+	}
 	p.validate(cat)
 	return p
 }
@@ -192,7 +195,7 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 			}
 		}
 		for j, from := range op.From {
-			if from == "" && !p.explicit(fmt.Sprintf("%s.from[%d]", path, j)) {
+			if from == "" && !p.explicit(FromPath(path, &op, j)) {
 				continue // did not decode (an alias to nothing): reported already
 			}
 			if _, ok := ResolveFrom(from, index); !ok {
@@ -200,10 +203,10 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 				if c := closest(from, SortedKeys(index)); c != "" {
 					msg += fmt.Sprintf("; did you mean %q?", c)
 				}
-				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "%s", msg)
+				d.ErrorAt(FromPath(path, &op, j), "%s", msg)
 			}
 			if ref, _ := ResolveFrom(from, index); ref.UID == op.UID && from != "" {
-				d.ErrorAt(fmt.Sprintf("%s.from[%d]", path, j), "operator %q reads from itself", op.UID)
+				d.ErrorAt(FromPath(path, &op, j), "operator %q reads from itself", op.UID)
 			}
 		}
 		p.validateSchema(path, op, kind, known)
@@ -218,6 +221,8 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 			switch {
 			case kind == KindSource && len(op.From) > 0:
 				d.ErrorAt(path+".from", "%q is a source (type %s) and cannot have an input; remove from", op.UID, op.Type)
+			case kind != KindSource && len(op.From) == 0 && inputOptions(cat, op) != nil:
+				// Its Configure reports the missing input options.
 			case kind != KindSource && len(op.From) == 0:
 				d.ErrorAt(path, "%q (type %s) has no input; add from: [<uid of its upstream operator>]", op.UID, op.Type)
 			}

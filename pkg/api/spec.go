@@ -33,9 +33,12 @@ func (s *JobSpec) WatermarkEvery() time.Duration {
 // OperatorSpec is one operator of a job. Options holds the keys specific to
 // its type, decoded by that type.
 type OperatorSpec struct {
-	UID         string   `yaml:"uid,required" json:"uid"`
-	Type        string   `yaml:"type,required" json:"type"`
-	From        []string `yaml:"from" json:"from,omitempty"`
+	UID  string   `yaml:"uid,required" json:"uid"`
+	Type string   `yaml:"type,required" json:"type"`
+	From []string `yaml:"from" json:"from,omitempty"`
+	// FromFields, for a type that takes its inputs from options (see
+	// InputDeclarer), names the option of each From entry ("left.from").
+	FromFields  []string `yaml:"-" json:"-"`
 	Parallelism int      `yaml:"parallelism" json:"parallelism,omitempty"`
 	// EventTime (sources only) says where records' timestamps come from and
 	// how the source's watermarks follow them.

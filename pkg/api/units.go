@@ -63,6 +63,19 @@ func ParseDuration(s string) (Duration, error) {
 	return d, CheckDuration(d)
 }
 
+// ParseSignedDuration is ParseDuration for an offset that may be negative
+// (an interval join's lower bound): from -MaxDuration to MaxDuration.
+func ParseSignedDuration(s string) (Duration, error) {
+	d, err := parseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < -MaxDuration {
+		return 0, fmt.Errorf("duration %s is out of range: at least -%s (36500 days)", d, MaxDuration)
+	}
+	return d, CheckDuration(max(d, 0))
+}
+
 // DurationOfMillis is a bare number of milliseconds (Flink's form) as a
 // Duration, range-checked like ParseDuration without overflowing.
 func DurationOfMillis(ms int64) (Duration, error) {

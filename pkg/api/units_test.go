@@ -93,6 +93,23 @@ func TestParseDurationErrors(t *testing.T) {
 	}
 }
 
+// An interval join's bounds are offsets: negative ones parse, within the
+// same range as any duration.
+func TestParseSignedDuration(t *testing.T) {
+	d, err := ParseSignedDuration("-40ms")
+	require.NoError(t, err)
+	assert.Equal(t, -40*time.Millisecond, d.D())
+	d, err = ParseSignedDuration("5s")
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, d.D())
+	_, err = ParseSignedDuration("-40000d")
+	assert.ErrorContains(t, err, "out of range")
+	_, err = ParseSignedDuration("40000d")
+	assert.ErrorContains(t, err, "out of range")
+	_, err = ParseDuration("-40ms")
+	assert.ErrorContains(t, err, "negative", "a plain duration stays non-negative")
+}
+
 func TestDurationJSON(t *testing.T) {
 	b, err := json.Marshal(Duration(90 * time.Second))
 	require.NoError(t, err)

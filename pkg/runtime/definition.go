@@ -22,6 +22,12 @@ type Definition struct {
 	// checked against them. A property of the type, known even when an
 	// operator's options are wrong.
 	KeepsSchema bool
+	// InputOptions name the options that hold the operator's inputs when
+	// its spec has no from: each is a mapping whose from entry is the uid
+	// of an upstream operator, in input order (a join's left and right).
+	// The inputs are wired as if written in from, and Batch.Input numbers
+	// them in this order.
+	InputOptions []string
 }
 
 // Plan says how to instantiate a configured operator and how it is wired.
@@ -33,8 +39,16 @@ type Plan struct {
 	// KeyedOutput: records leave with Record.Key set and are partitioned
 	// by key group to the downstream operator (keyBy).
 	KeyedOutput bool
-	// KeyedInput: the operator keeps keyed state and must follow a keyBy.
+	// KeyedInput: the operator keeps keyed state and must follow a keyBy
+	// (or declare InputKeys).
 	KeyedInput bool
+	// InputKeys, when set, has one key selector constructor per input (in
+	// input order): the engine hash-partitions each input by its own key,
+	// computed on the upstream subtask with a selector of its own, so the
+	// records of every input reach the subtask owning their key group with
+	// Record.Key set (a join keyed by different fields on each side). The
+	// operator then needs no keyBy before it.
+	InputKeys []func() KeySelector
 	// Bounded (sources): the source ends by itself.
 	Bounded bool
 	// NeedsCheckpointing (sinks, sources): when non-empty, an unbounded job

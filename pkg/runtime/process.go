@@ -21,11 +21,12 @@ type KeyedProcessFunction interface {
 }
 
 // KeyedProcess adapts f to the Operator contract.
-func KeyedProcess(f KeyedProcessFunction) Operator { return &keyedProcess{f: f} }
+func KeyedProcess(f KeyedProcessFunction) Operator { return &keyedProcess{f: f, delegate: delegate{f}} }
 
 type keyedProcess struct {
 	f   KeyedProcessFunction
 	ctx *Context
+	delegate
 }
 
 var (
@@ -63,37 +64,3 @@ func (k *keyedProcess) OnTimer(ts int64, domain TimeDomain, out Output) error {
 }
 
 func (k *keyedProcess) Close() error { return k.f.Close() }
-
-func (k *keyedProcess) SnapshotState(id int64) error {
-	if s, ok := k.f.(Snapshotter); ok {
-		return s.SnapshotState(id)
-	}
-	return nil
-}
-
-func (k *keyedProcess) NotifyCheckpointComplete(id int64) error {
-	if l, ok := k.f.(CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
-}
-
-func (k *keyedProcess) NotifyCheckpointAborted(id int64) {
-	if l, ok := k.f.(CheckpointListener); ok {
-		l.NotifyCheckpointAborted(id)
-	}
-}
-
-func (k *keyedProcess) Finish(out Output) error {
-	if f, ok := k.f.(Finisher); ok {
-		return f.Finish(out)
-	}
-	return nil
-}
-
-func (k *keyedProcess) DescribeState() map[string]any {
-	if d, ok := k.f.(StateDescriber); ok {
-		return d.DescribeState()
-	}
-	return nil
-}

@@ -19,6 +19,11 @@ type Record struct {
 // it again.
 type Batch struct {
 	Records []Record
+	// Input is the index of the operator input the batch came from: its
+	// place among the operator's inputs (from, or the input options of a
+	// type such as a join's left and right, see Definition.InputOptions).
+	// Always 0 for an operator with one input. Set by the engine.
+	Input int
 }
 
 // DefaultBatchSize is how many records a batch holds before it is sent.

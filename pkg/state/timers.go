@@ -1,9 +1,6 @@
 package state
 
-import (
-	"container/heap"
-	"slices"
-)
+import "slices"
 
 // Timers is a keyed table of timers: per key, a set of timestamps, in key
 // groups like every keyed state (so timers are in every snapshot and move
@@ -11,18 +8,22 @@ import (
 // keys that yields them in timestamp order. One timer per key and
 // timestamp: registering it again does nothing. Used from the subtask's
 // goroutine only.
+//
+// A key's set is a small sorted slice (keys mostly have one or two timers:
+// a map per key cost more memory than the rest of a join's row), and the
+// queue a heap of plain entries (container/heap boxed each one).
 type Timers struct {
 	b      *KeyedBackend
-	groups []map[string]map[int64]struct{}
+	groups []map[string][]int64 // key → its timestamps, ascending
 	q      timerQueue
 	n      int // live timers
 }
 
 // NewTimers declares (or returns the restored) timer table name.
 func NewTimers(b *KeyedBackend, name string) (*Timers, error) {
-	t := &Timers{b: b, groups: make([]map[string]map[int64]struct{}, b.rng.Len())}
+	t := &Timers{b: b, groups: make([]map[string][]int64, b.rng.Len())}
 	for i := range t.groups {
-		t.groups[i] = map[string]map[int64]struct{}{}
+		t.groups[i] = map[string][]int64{}
 	}
 	if err := b.declare(name, KindTimers, t); err != nil {
 		return nil, err
@@ -34,28 +35,28 @@ func NewTimers(b *KeyedBackend, name string) (*Timers, error) {
 func (t *Timers) Register(ts int64) {
 	g := t.groups[t.b.curKG]
 	set := g[string(t.b.curKey)]
-	if set == nil {
-		set = map[int64]struct{}{}
-		g[string(t.b.curKey)] = set
-	}
-	if _, dup := set[ts]; dup {
+	i, found := slices.BinarySearch(set, ts)
+	if found {
 		return
 	}
-	set[ts] = struct{}{}
+	key := string(t.b.curKey) // one string for the set and the queue entry
+	g[key] = slices.Insert(set, i, ts)
 	t.n++
-	heap.Push(&t.q, timerEntry{ts: ts, kg: t.b.curKG, key: string(t.b.curKey)})
+	t.q.push(timerEntry{ts: ts, kg: t.b.curKG, key: key})
 }
 
 // Delete removes the current key's timer at ts, if any.
 func (t *Timers) Delete(ts int64) {
 	g := t.groups[t.b.curKG]
 	set := g[string(t.b.curKey)]
-	if _, ok := set[ts]; !ok {
+	i, found := slices.BinarySearch(set, ts)
+	if !found {
 		return
 	}
-	delete(set, ts)
-	if len(set) == 0 {
+	if len(set) == 1 {
 		delete(g, string(t.b.curKey))
+	} else {
+		g[string(t.b.curKey)] = slices.Delete(set, i, i+1)
 	}
 	t.n--
 	// The queue entry stays and is skipped when it comes up; compact when
@@ -84,25 +85,34 @@ func (t *Timers) Pop(limit int64) (key string, ts int64, ok bool) {
 	if len(t.q) == 0 || t.q[0].ts > limit {
 		return "", 0, false
 	}
-	e := heap.Pop(&t.q).(timerEntry)
-	g := t.groups[e.kg]
-	set := g[e.key]
-	delete(set, e.ts)
-	if len(set) == 0 {
-		delete(g, e.key)
-	}
+	e := t.q.pop()
+	t.remove(e)
 	t.n--
 	return e.key, e.ts, true
 }
 
+// live reports whether e is a registered timer.
+func (t *Timers) live(e timerEntry) bool {
+	_, found := slices.BinarySearch(t.groups[e.kg][e.key], e.ts)
+	return found
+}
+
+// remove drops e (live) from its key's set.
+func (t *Timers) remove(e timerEntry) {
+	g := t.groups[e.kg]
+	set := g[e.key]
+	i, _ := slices.BinarySearch(set, e.ts)
+	if len(set) == 1 {
+		delete(g, e.key)
+	} else {
+		g[e.key] = slices.Delete(set, i, i+1)
+	}
+}
+
 // dropStale pops queue entries of deleted timers.
 func (t *Timers) dropStale() {
-	for len(t.q) > 0 {
-		e := t.q[0]
-		if _, live := t.groups[e.kg][e.key][e.ts]; live {
-			return
-		}
-		heap.Pop(&t.q)
+	for len(t.q) > 0 && !t.live(t.q[0]) {
+		t.q.pop()
 	}
 }
 
@@ -111,12 +121,12 @@ func (t *Timers) compact() {
 	q := make(timerQueue, 0, t.n)
 	for kg, g := range t.groups {
 		for key, set := range g {
-			for ts := range set {
+			for _, ts := range set {
 				q = append(q, timerEntry{ts: ts, kg: kg, key: key})
 			}
 		}
 	}
-	heap.Init(&q)
+	q.init()
 	t.q = q
 }
 
@@ -135,18 +145,12 @@ func (t *Timers) groupLen(g int) int { return len(t.groups[g]) }
 // Timer entries are encoded as key → (count, then each timestamp as a
 // varint, ascending).
 func (t *Timers) encodeGroup(g int, e *encoder) {
-	var ts []int64
 	for k, set := range t.groups[g] {
 		e.str(k)
-		ts = ts[:0]
-		for v := range set {
-			ts = append(ts, v)
-		}
-		slices.Sort(ts)
 		e.lenPrefixed(func(dst []byte) []byte {
 			inner := encoder{buf: dst}
-			inner.uvarint(uint64(len(ts)))
-			for _, v := range ts {
+			inner.uvarint(uint64(len(set)))
+			for _, v := range set {
 				inner.varint(v)
 			}
 			return inner.buf
@@ -157,9 +161,9 @@ func (t *Timers) encodeGroup(g int, e *encoder) {
 func (t *Timers) decodeEntry(g int, key, value []byte) error {
 	d := decoder{buf: value}
 	n := d.uvarint()
-	set := make(map[int64]struct{}, min(n, uint64(len(value))))
+	set := make([]int64, 0, min(n, uint64(len(value))))
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		set[d.varint()] = struct{}{}
+		set = append(set, d.varint())
 	}
 	if d.err != nil {
 		return d.err
@@ -169,15 +173,15 @@ func (t *Timers) decodeEntry(g int, key, value []byte) error {
 	}
 	k := string(key)
 	if old := t.groups[g][k]; old != nil { // parts of one key group from two old snapshots
-		for ts := range old {
-			set[ts] = struct{}{}
-		}
+		set = append(set, old...)
 		t.n -= len(old)
 	}
+	slices.Sort(set)
+	set = slices.Compact(set)
 	t.groups[g][k] = set
 	t.n += len(set)
-	for ts := range set {
-		heap.Push(&t.q, timerEntry{ts: ts, kg: g, key: k})
+	for _, ts := range set {
+		t.q.push(timerEntry{ts: ts, kg: g, key: k})
 	}
 	return nil
 }
@@ -188,20 +192,62 @@ type timerEntry struct {
 	key string
 }
 
+// timerQueue is a binary min-heap of entries by timestamp, then key (a
+// deterministic order among equal timestamps).
 type timerQueue []timerEntry
 
-func (q timerQueue) Len() int { return len(q) }
-func (q timerQueue) Less(i, j int) bool {
+func (q timerQueue) less(i, j int) bool {
 	if q[i].ts != q[j].ts {
 		return q[i].ts < q[j].ts
 	}
-	return q[i].key < q[j].key // deterministic order among equal timestamps
+	return q[i].key < q[j].key
 }
-func (q timerQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *timerQueue) Push(x any)   { *q = append(*q, x.(timerEntry)) }
-func (q *timerQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
+
+func (q *timerQueue) push(e timerEntry) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *timerQueue) pop() timerEntry {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = timerEntry{}
+	h = h[:last]
+	h.down(0)
+	*q = h
+	return top
+}
+
+func (q timerQueue) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(q) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(q) && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			return
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+}
+
+func (q timerQueue) init() {
+	for i := len(q)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
 }

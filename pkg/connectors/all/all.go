@@ -8,8 +8,10 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/file"
 	"github.com/flinkgo/flinkgo/pkg/connectors/kafka"
 	"github.com/flinkgo/flinkgo/pkg/connectors/nats"
+	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
 	"github.com/flinkgo/flinkgo/pkg/connectors/print"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/join"
 	"github.com/flinkgo/flinkgo/pkg/runtime/transform"
 	"github.com/flinkgo/flinkgo/pkg/runtime/window"
 )
@@ -18,7 +20,8 @@ import (
 func Definitions() []runtime.Definition {
 	var out []runtime.Definition
 	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(),
-		kafka.Definitions(), nats.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions()} {
+		kafka.Definitions(), nats.Definitions(), nexmark.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions(),
+		join.Definitions()} {
 		out = append(out, defs...)
 	}
 	return out

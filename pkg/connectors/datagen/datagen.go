@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/internal/splits"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
@@ -114,17 +115,12 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		count = *o.Count
 	}
 	return &runtime.Plan{Bounded: count >= 0, NewSource: func() runtime.Source {
-		return &source{start: start, count: count, rate: o.Rate, format: f, events: events}
+		return &source{start: start, count: count, pacer: splits.Pacer{Rate: o.Rate}, format: f, events: events}
 	}}
 }
 
-// The sequence is cut into splits: split s of S holds start+s, start+s+S, …
-// S is the parallelism of the first run and never changes, so a restore at
-// another parallelism just deals the splits out again.
-type split struct {
-	id, of int64
-	next   int64 // next value to emit
-}
+// The sequence is cut into splits (pkg/connectors/internal/splits): split
+// s of S holds start+s, start+s+S, … .
 
 // Operator state lists. Snapshots hold positionsList: one versioned item
 // per split. Snapshots of flinkgo before the state encoder hold
@@ -132,44 +128,22 @@ type split struct {
 const (
 	positionsList    = "positions"
 	legacySplitsList = "splits"
-	splitVersion     = 1
 )
 
-func (s split) encode() []byte {
-	e := state.NewEncoder(splitVersion)
-	e.Varint(s.id)
-	e.Varint(s.of)
-	e.Varint(s.next)
-	return e.Encoded()
-}
-
-func decodeSplit(b []byte) (split, error) {
-	d := state.NewDecoder("datagen split", b, splitVersion)
-	s := split{id: d.Varint(), of: d.Varint(), next: d.Varint()}
-	return s, s.check(d)
-}
+func decodeSplit(b []byte) (splits.Split, error) { return splits.Decode("datagen split", b) }
 
 // decodeLegacySplit reads an item of legacySplitsList.
-func decodeLegacySplit(b []byte) (split, error) {
-	d := state.NewDecoder("datagen split (legacy format)", append([]byte{1}, b...), 1)
-	s := split{id: d.Varint(), of: d.Varint(), next: d.Varint()}
-	return s, s.check(d)
-}
-
-func (s split) check(d *state.Decoder) error {
-	if d.Err() == nil && (s.of < 1 || s.id < 0 || s.id >= s.of) {
-		d.Fail("split %d of %d", s.id, s.of)
-	}
-	return d.Finish()
+func decodeLegacySplit(b []byte) (splits.Split, error) {
+	return splits.Check(state.NewDecoder("datagen split (legacy format)", append([]byte{splits.Version}, b...), splits.Version))
 }
 
 // restoredSplits decodes the splits of a restored state (nil: none).
-func restoredSplits(o *state.OperatorState) ([]split, error) {
+func restoredSplits(o *state.OperatorState) ([]splits.Split, error) {
 	items, decode := o.Get(positionsList), decodeSplit
 	if items == nil {
 		items, decode = o.Get(legacySplitsList), decodeLegacySplit
 	}
-	var out []split
+	var out []splits.Split
 	for _, it := range items {
 		sp, err := decode(it)
 		if err != nil {
@@ -183,14 +157,11 @@ func restoredSplits(o *state.OperatorState) ([]split, error) {
 type source struct {
 	ctx          *runtime.Context
 	start, count int64
-	rate         float64
 	format       format
 	events       *Events // format events
-	splits       []split
-	cur          int
+	splits       *splits.Set
+	pacer        splits.Pacer
 	arena        runtime.Arena
-	began        time.Time
-	emitted      int64
 }
 
 func (s *source) Open(ctx *runtime.Context) error {
@@ -199,91 +170,35 @@ func (s *source) Open(ctx *runtime.Context) error {
 	if err != nil {
 		return err
 	}
-	if restored != nil {
-		for _, sp := range restored {
-			if int(sp.id)%ctx.Parallelism() == ctx.Subtask() {
-				s.splits = append(s.splits, sp)
-			}
-		}
-	} else if !ctx.Restored() || ctx.OperatorState().Empty() {
-		n := int64(ctx.Parallelism())
-		s.splits = []split{{id: int64(ctx.Subtask()), of: n, next: advance(s.start, int64(ctx.Subtask()), s.end())}}
+	end := int64(splits.Unbounded) // configure refuses a count past the int64 range
+	if s.count >= 0 {
+		end = s.start + s.count
 	}
-	s.began = time.Now()
+	s.splits = splits.Open(ctx, restored, s.start, end)
+	s.pacer.Start()
 	return nil
 }
 
 // Splits lists the splits not exhausted yet (event time: one watermark per
 // split).
-func (s *source) Splits(dst []uint32) []uint32 {
-	for _, sp := range s.splits {
-		if sp.next < s.end() {
-			dst = append(dst, uint32(sp.id))
-		}
-	}
-	return dst
-}
-
-// end is the exclusive end of the sequence: start + count (configure
-// refuses a count past the int64 range), or math.MaxInt64 when unbounded.
-func (s *source) end() int64 {
-	if s.count < 0 {
-		return math.MaxInt64
-	}
-	return s.start + s.count
-}
-
-// advance is v + step, or end once that reaches or passes it, without
-// overflowing anywhere in the int64 range (end - v is computed unsigned:
-// it may exceed math.MaxInt64).
-func advance(v, step, end int64) int64 {
-	if v >= end || uint64(step) >= uint64(end)-uint64(v) {
-		return end
-	}
-	return v + step
-}
+func (s *source) Splits(dst []uint32) []uint32 { return s.splits.Active(dst) }
 
 func (s *source) Poll(b *runtime.Batch) error {
-	room := cap(b.Records) - len(b.Records)
-	if s.rate > 0 {
-		perSubtask := s.rate / float64(s.ctx.Parallelism())
-		due := int64(time.Since(s.began).Seconds()*perSubtask) + 1 - s.emitted
-		if due <= 0 {
-			wait := time.Duration(float64(time.Second) / perSubtask)
-			select {
-			case <-time.After(min(wait, 50*time.Millisecond)):
-			case <-s.ctx.Wakeup():
-			}
-			return nil
-		}
-		room = int(min(int64(room), due))
-	}
-	end := s.end()
+	room := s.pacer.Room(s.ctx, cap(b.Records)-len(b.Records))
 	now := time.Now().UnixMilli()
-	for room > 0 {
-		if len(s.splits) == 0 {
+	for ; room > 0; room-- {
+		v, id, ok := s.splits.Next()
+		if !ok {
 			return runtime.ErrEndOfInput
 		}
-		sp := &s.splits[s.cur]
-		if sp.next >= end {
-			s.splits = append(s.splits[:s.cur], s.splits[s.cur+1:]...)
-			s.cur = 0
-			continue
-		}
-		v := sp.next
-		sp.next = advance(v, sp.of, end)
 		if s.events != nil {
 			r := s.event(v)
-			r.Split = uint32(sp.id)
+			r.Split = id
 			b.Records = append(b.Records, r)
 		} else {
-			b.Records = append(b.Records, runtime.Record{Value: s.value(sp.id, v), Timestamp: now, Split: uint32(sp.id)})
+			b.Records = append(b.Records, runtime.Record{Value: s.value(int64(id), v), Timestamp: now, Split: id})
 		}
-		s.emitted++
-		room--
-		if s.cur++; s.cur >= len(s.splits) {
-			s.cur = 0
-		}
+		s.pacer.Emitted(1)
 	}
 	return nil
 }
@@ -311,23 +226,15 @@ func (s *source) event(v int64) runtime.Record {
 }
 
 func (s *source) SnapshotState(int64) error {
-	items := make([][]byte, len(s.splits))
-	for i, sp := range s.splits {
-		items[i] = sp.encode()
-	}
 	// Finished splits are kept too (as exhausted), so a restore at another
 	// parallelism does not restart them.
-	s.ctx.OperatorState().Set(positionsList, state.Union, items)
+	s.splits.Snapshot(s.ctx, positionsList)
 	return nil
 }
 
 // DescribeState shows the next index of each split (savepoint inspect).
 func (s *source) DescribeState() map[string]any {
-	next := map[string]int64{}
-	for _, sp := range s.splits {
-		next[strconv.FormatInt(sp.id, 10)] = sp.next
-	}
-	return map[string]any{"nextIndexBySplit": next}
+	return map[string]any{"nextIndexBySplit": s.splits.Describe()}
 }
 
 func (s *source) Close() error { return nil }

@@ -18,6 +18,8 @@ import (
 	"math/bits"
 	"strconv"
 	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/connectors/internal/splitmix"
 )
 
 // EventOptions configure format events; DefaultEventOptions gives the
@@ -242,18 +244,10 @@ func (g *Events) Append(dst []byte, e Event) []byte {
 	return append(dst, evEnd...)
 }
 
-// golden is splitmix64's increment (2^64 / φ).
-const golden = 0x9e3779b97f4a7c15
+// golden and mix64 are splitmix64's increment and finalizer.
+const golden = splitmix.Golden
 
-// mix64 is splitmix64's finalizer: a cheap bijective hash whose outputs
-// for consecutive inputs pass statistical tests.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
+func mix64(x uint64) uint64 { return splitmix.Mix(x) }
 
 // draw is element n of the splitmix64 sequence seeded with seed.
 func draw(seed uint64, n int64) uint64 { return mix64(seed + uint64(n)*golden) }
@@ -262,12 +256,8 @@ func draw(seed uint64, n int64) uint64 { return mix64(seed + uint64(n)*golden) }
 // mix format events uses; dev produce offers it to expressions as hash(n).
 func Hash(n int64) int64 { return int64(draw(golden, n) >> 1) }
 
-// below maps h uniformly onto [0, span) (Lemire's multiply-shift: no
-// division).
-func below(h, span uint64) uint64 {
-	hi, _ := bits.Mul64(h, span)
-	return hi
-}
+// below maps h uniformly onto [0, span).
+func below(h, span uint64) uint64 { return splitmix.Below(h, span) }
 
 // floorMulDiv is ⌊a×b/c⌋ for b ≥ 0, c > 0 without overflowing in a×b;
 // results beyond int64 saturate.

@@ -46,6 +46,9 @@ type Program struct {
 	extra     []string          // additional variable names bound per evaluation
 	schema    map[string]string // declared types of the fields it reads (nil: no schema)
 	ident     string            // the JSON field the expression is, when it is only that
+	res       Result
+	nat       *native // the VM-free form, when it has one (native.go)
+	nc        nctx
 	vm        vm.VM
 	env       map[string]any
 }
@@ -76,12 +79,15 @@ func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string
 	if err != nil {
 		return nil, oneLine(err)
 	}
-	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}}
+	p := &Program{src: src, prog: prog, want: map[string]bool{}, extra: extraVars, env: map[string]any{}, res: res}
 	extra := map[string]bool{}
 	for _, v := range extraVars {
 		extra[v] = true
 	}
 	node := prog.Node()
+	if p.nat = compileNative(node, extraVars); p.nat != nil {
+		p.nc = p.nat.newCtx()
+	}
 	if id, ok := node.(*ast.IdentifierNode); ok && res == Any && p.isField(id.Value, extra) {
 		p.ident = id.Value
 	}
@@ -115,6 +121,12 @@ func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string
 			}
 		}
 	}
+	if len(p.schema) > 0 {
+		// The VM-free form reads members raw and does not check them
+		// against the declared types: a record that breaks the schema
+		// must fail saying so (TestEvalWithSchema).
+		p.nat = nil
+	}
 	return p, nil
 }
 
@@ -136,6 +148,9 @@ func (p *Program) Clone() *Program {
 	c := *p
 	c.vm = vm.VM{}
 	c.env = map[string]any{}
+	if p.nat != nil {
+		c.nc = p.nat.newCtx()
+	}
 	return &c
 }
 
@@ -144,6 +159,17 @@ func (p *Program) Bind(name string, v any) { p.env[name] = v }
 
 // Eval evaluates the expression for r.
 func (p *Program) Eval(r *runtime.Record) (any, error) {
+	if p.nat != nil && p.nat.value != nil && p.res == Any && p.nat.scan(r.Value, &p.nc) {
+		p.nc.rec = r
+		if v, ok := p.nat.evalAny(&p.nc); ok {
+			return v, nil
+		}
+	}
+	return p.eval(r)
+}
+
+// eval evaluates the expression for r with the VM.
+func (p *Program) eval(r *runtime.Record) (any, error) {
 	env := p.env
 	for k := range p.want {
 		env[k] = nil // a field absent from this record must read as nil
@@ -177,15 +203,43 @@ func (p *Program) Eval(r *runtime.Record) (any, error) {
 
 // EvalBool evaluates a boolean expression.
 func (p *Program) EvalBool(r *runtime.Record) (bool, error) {
-	out, err := p.Eval(r)
+	if p.nat != nil && p.nat.scan(r.Value, &p.nc) {
+		p.nc.rec = r
+		if b, ok := p.nat.evalBool(&p.nc); ok {
+			return b, nil
+		}
+	}
+	out, err := p.eval(r)
 	if err != nil {
 		return false, err
 	}
-	b, ok := out.(bool)
+	return asBool(p.src, out)
+}
+
+// asBool is a boolean expression's result, or the error naming it.
+func asBool(src string, v any) (bool, error) {
+	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("expression %q gave %v (%s), not true or false", p.src, out, reflect.TypeOf(out))
+		return false, fmt.Errorf("expression %q gave %v (%s), not true or false", src, v, reflect.TypeOf(v))
 	}
 	return b, nil
+}
+
+// AppendValue appends the record bytes of the expression's result for r,
+// as AppendValue(dst, Eval(r)) does: a string as it is, anything else as
+// JSON.
+func (p *Program) AppendValue(dst []byte, r *runtime.Record) ([]byte, error) {
+	if p.nat != nil && p.nat.scan(r.Value, &p.nc) {
+		p.nc.rec = r
+		if out, ok := p.nat.appendValue(dst, &p.nc); ok {
+			return out, nil
+		}
+	}
+	v, err := p.Eval(r)
+	if err != nil {
+		return dst, err
+	}
+	return AppendValue(dst, v)
 }
 
 func describe(v []byte, err error) string {

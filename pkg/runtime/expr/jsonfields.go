@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -55,10 +56,12 @@ func fields(data []byte, want map[string]bool, dst map[string]any) error {
 			if err := json.Unmarshal(data[keyStart-1:end], &key); err != nil {
 				return err
 			}
-		} else {
-			key = string(keyRaw)
 		}
-		if want == nil || want[key] {
+		// want[string(keyRaw)] does not allocate: most members are skipped.
+		if want == nil || (!escaped && want[string(keyRaw)]) || (escaped && want[key]) {
+			if !escaped {
+				key = string(keyRaw)
+			}
 			v, err := decodeValue(data[i:vEnd])
 			if err != nil {
 				return err
@@ -95,14 +98,41 @@ func skipSpace(b []byte, i int) int {
 // scanString returns the index after the closing quote of the string that
 // starts at b[i] == '"', and whether it contains escapes.
 func scanString(b []byte, i int) (int, bool, error) {
-	escaped := false
-	for j := i + 1; j < len(b); j++ {
+	// Member names and most values are short: a plain loop first, then
+	// IndexByte (vectorized, but each call costs) for long strings.
+	j := i + 1
+	for end := min(len(b), j+24); j < end; j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, false, nil
+		case '\\':
+			return scanEscaped(b, j)
+		}
+	}
+	for j < len(b) {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			break
+		}
+		q += j
+		if bs := bytes.IndexByte(b[j:q], '\\'); bs >= 0 {
+			return scanEscaped(b, j+bs)
+		}
+		return q + 1, false, nil
+	}
+	return 0, false, errNotObject
+}
+
+// scanEscaped is scanString from the backslash at b[j] on.
+func scanEscaped(b []byte, j int) (int, bool, error) {
+	for j < len(b) {
 		switch b[j] {
 		case '\\':
-			escaped = true
-			j++
+			j += 2
 		case '"':
-			return j + 1, escaped, nil
+			return j + 1, true, nil
+		default:
+			j++
 		}
 	}
 	return 0, false, errNotObject
@@ -115,6 +145,10 @@ func scanValue(b []byte, i int) (int, error) {
 	}
 	switch b[i] {
 	case '"':
+		// Values are longer than names: straight to IndexByte.
+		if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 && bytes.IndexByte(b[i+1:i+1+q], '\\') < 0 {
+			return i + 2 + q, nil
+		}
 		end, _, err := scanString(b, i)
 		return end, err
 	case '{', '[':

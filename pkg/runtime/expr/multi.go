@@ -21,6 +21,11 @@ type Multi struct {
 	schema                  map[string]string // declared types of the fields read
 	vm                      vm.VM
 	env                     map[string]any
+	// The native forms of the programs, sharing one scan (nil: some
+	// program has none).
+	nat    *native
+	values []nexpr
+	nc     nctx
 }
 
 // NewMulti combines compiled programs.
@@ -43,6 +48,24 @@ func NewMulti(progs ...*Program) *Multi {
 			m.idents[i] = id.Value
 		}
 	}
+	m.nat = &native{}
+	if len(m.schema) > 0 {
+		m.nat = nil // no VM-free form: it does not check declared types (see Compile)
+	}
+	for _, p := range progs {
+		if m.nat == nil {
+			break
+		}
+		v := m.nat.compile(p.prog.Node())
+		if v == nil || len(p.extra) > 0 {
+			m.nat, m.values = nil, nil
+			break
+		}
+		m.values = append(m.values, v)
+	}
+	if m.nat != nil {
+		m.nc = m.nat.newCtx()
+	}
 	return m
 }
 
@@ -58,6 +81,20 @@ func (m *Multi) Clone() *Multi {
 // Eval evaluates every expression for r into out (len(out) = number of
 // programs).
 func (m *Multi) Eval(r *runtime.Record, out []any) error {
+	if m.nat != nil && m.nat.scan(r.Value, &m.nc) {
+		m.nc.rec = r
+		ok := true
+		for i, v := range m.values {
+			var x nval
+			if x, ok = v(&m.nc); !ok {
+				break
+			}
+			out[i] = x.any()
+		}
+		if ok {
+			return nil
+		}
+	}
 	env := m.env
 	for k := range m.want {
 		env[k] = nil

@@ -43,16 +43,15 @@ func (m *mapOp) Close() error                    { return nil }
 func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
-		v, err := m.prog.Eval(&r)
-		if err == nil {
-			r.Value, err = toBytes(&m.arena, &m.scratch, v)
-		}
+		v, err := m.prog.AppendValue(m.scratch[:0], &r)
 		if err != nil {
 			if err := m.ctx.RecordError(b, i, out, err); err != nil {
 				return err
 			}
 			continue
 		}
+		m.scratch = v
+		r.Value = m.arena.Copy(v)
 		out.Emit(r)
 	}
 	return nil
@@ -117,16 +116,15 @@ func (k *keyByOp) Close() error                    { return nil }
 func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		r := b.Records[i]
-		v, err := k.prog.Eval(&r)
-		if err == nil {
-			r.Key, err = toBytes(&k.arena, &k.scratch, v)
-		}
+		v, err := k.prog.AppendValue(k.scratch[:0], &r)
 		if err != nil {
 			if err := k.ctx.RecordError(b, i, out, err); err != nil {
 				return err
 			}
 			continue
 		}
+		k.scratch = v
+		r.Key = k.arena.Copy(v)
 		out.Emit(r)
 	}
 	return nil

@@ -20,7 +20,9 @@ func Definitions() []runtime.Definition {
 		Configure: configure}}
 }
 
-type windowSpec struct {
+// Spec is a window as a job spec writes it: window: {type: tumbling,
+// size: 10s} (the window operator's and the window join's).
+type Spec struct {
 	Type   string        `yaml:"type,required"`
 	Size   *api.Duration `yaml:"size"`
 	Slide  *api.Duration `yaml:"slide"`
@@ -29,7 +31,7 @@ type windowSpec struct {
 }
 
 type options struct {
-	Window          windowSpec       `yaml:"window,required"`
+	Window          Spec             `yaml:"window,required"`
 	Time            string           `yaml:"time"`
 	Aggregate       api.NamedStrings `yaml:"aggregate,required"`
 	AllowedLateness *api.Duration    `yaml:"allowedLateness"`
@@ -84,42 +86,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	default:
 		bad("time", "must be event or processing, got %q", o.Time)
 	}
-	kinds := map[string]Kind{"tumbling": Tumbling, "sliding": Sliding, "session": Session}
-	kind, known := kinds[o.Window.Type]
-	if !known && o.Window.Type != "" {
-		bad("window.type", "must be tumbling, sliding or session, got %q", o.Window.Type)
-	}
-	w := o.Window
-	need := func(field string, d *api.Duration, why string) {
-		if d == nil {
-			bad("window."+field, "a %s window needs %s: %s", w.Type, field, why)
-		}
-	}
-	refuse := func(field string, d *api.Duration) {
-		if d != nil {
-			bad("window."+field, "a %s window takes no %s", w.Type, field)
-		}
-	}
-	switch kind {
-	case Tumbling:
-		need("size", w.Size, "its length, e.g. size: 1m")
-		refuse("slide", w.Slide)
-		refuse("gap", w.Gap)
-	case Sliding:
-		need("size", w.Size, "its length, e.g. size: 10m")
-		need("slide", w.Slide, "how often a window starts, e.g. slide: 1m")
-		refuse("gap", w.Gap)
-	case Session:
-		need("gap", w.Gap, "the inactivity that closes a session, e.g. gap: 30s")
-		refuse("size", w.Size)
-		refuse("slide", w.Slide)
-		refuse("offset", w.Offset)
-	}
-	if known && ok {
-		a, err := NewAssigner(kind, ms(w.Size), ms(w.Slide), ms(w.Gap), ms(w.Offset))
-		if err != nil {
-			bad("window", "%v", err)
-		}
+	if a, good := o.Window.Check(bad); good && ok {
 		cfg.assigner = a
 	}
 	if cfg.processing && o.AllowedLateness != nil {
@@ -159,4 +126,52 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	cfg.nargs = len(progs)
 	cfg.invertible = invertible(cfg.aggs)
 	return cfg, true
+}
+
+// Check validates w, reporting each problem through bad (field paths start
+// with "window."), and returns its assigner (ok false: w is wrong).
+func (w Spec) Check(bad func(field, format string, args ...any)) (a Assigner, ok bool) {
+	ok = true
+	report := func(field, format string, args ...any) {
+		bad(field, format, args...)
+		ok = false
+	}
+	kinds := map[string]Kind{"tumbling": Tumbling, "sliding": Sliding, "session": Session}
+	kind, known := kinds[w.Type]
+	if !known && w.Type != "" {
+		report("window.type", "must be tumbling, sliding or session, got %q", w.Type)
+	}
+	need := func(field string, d *api.Duration, why string) {
+		if d == nil {
+			report("window."+field, "a %s window needs %s: %s", w.Type, field, why)
+		}
+	}
+	refuse := func(field string, d *api.Duration) {
+		if d != nil {
+			report("window."+field, "a %s window takes no %s", w.Type, field)
+		}
+	}
+	switch kind {
+	case Tumbling:
+		need("size", w.Size, "its length, e.g. size: 1m")
+		refuse("slide", w.Slide)
+		refuse("gap", w.Gap)
+	case Sliding:
+		need("size", w.Size, "its length, e.g. size: 10m")
+		need("slide", w.Slide, "how often a window starts, e.g. slide: 1m")
+		refuse("gap", w.Gap)
+	case Session:
+		need("gap", w.Gap, "the inactivity that closes a session, e.g. gap: 30s")
+		refuse("size", w.Size)
+		refuse("slide", w.Slide)
+		refuse("offset", w.Offset)
+	}
+	if !known || !ok {
+		return Assigner{}, false
+	}
+	a, err := NewAssigner(kind, ms(w.Size), ms(w.Slide), ms(w.Gap), ms(w.Offset))
+	if err != nil {
+		report("window", "%v", err)
+	}
+	return a, ok
 }

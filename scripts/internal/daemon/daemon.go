@@ -27,9 +27,15 @@ func Start(bin, home string) (*Daemon, error) { return StartWith(bin, home, "--r
 // StartWith starts bin's daemon in home with the given daemon flags (and
 // $home/flinkgo.yaml, if the caller wrote one) and waits for its socket.
 func StartWith(bin, home string, args ...string) (*Daemon, error) {
+	return StartEnv(bin, home, nil, args...)
+}
+
+// StartEnv is StartWith with env added to the daemon's environment (such as
+// GOMAXPROCS).
+func StartEnv(bin, home string, env []string, args ...string) (*Daemon, error) {
 	d := &Daemon{bin: bin, home: home}
 	d.cmd = exec.Command(bin, append([]string{"daemon"}, args...)...)
-	d.cmd.Env = append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS=")
+	d.cmd.Env = append(append(os.Environ(), "FLINKGO_HOME="+home, "FLINKGO_ADDRESS="), env...)
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -42,6 +48,9 @@ func StartWith(bin, home string, args ...string) (*Daemon, error) {
 	d.Stop()
 	return nil, fmt.Errorf("daemon did not start")
 }
+
+// Pid is the daemon's process id (for its CPU time and memory in /proc).
+func (d *Daemon) Pid() int { return d.cmd.Process.Pid }
 
 // Kill ends the daemon with SIGKILL (a crash) and waits for it.
 func (d *Daemon) Kill() {

@@ -1,0 +1,68 @@
+package nexmark
+
+import "strconv"
+
+// The JSON form of an event, which the source emits: one flat object whose
+// first member is its event_type (0 person, 1 auction, 2 bid, as in the
+// Nexmark table of Flink), then the fields of its kind with Nexmark's
+// names, times in ms since the epoch:
+//
+//	{"event_type":0,"id":1000,"name":"Peter Shultz","emailAddress":"…","creditCard":"…","city":"Bend","state":"OR","dateTime":…,"extra":"…"}
+//	{"event_type":1,"id":1000,"itemName":"…","description":"…","initialBid":…,"reserve":…,"dateTime":…,"expires":…,"seller":…,"category":10,"extra":"…"}
+//	{"event_type":2,"auction":1000,"bidder":1001,"price":…,"channel":"Google","url":"…","dateTime":…,"extra":"…"}
+//
+// Every string the generator makes is letters, digits, spaces and url
+// punctuation: nothing needs escaping.
+
+// MaxLen bounds the JSON length of an event of g.
+func (g *Generator) MaxLen() int {
+	maxURL := 0
+	for _, u := range g.urls {
+		maxURL = max(maxURL, len(u))
+	}
+	for _, u := range g.hotURLs {
+		maxURL = max(maxURL, len(u))
+	}
+	pad := int(max(g.c.AvgPersonSize, g.c.AvgAuctionSize, g.c.AvgBidSize))*6/5 + 2
+	return 256 + bufLen + maxURL + pad + 10*20
+}
+
+// AppendJSON appends e's JSON form.
+func AppendJSON(b []byte, e *Event) []byte {
+	switch e.Kind {
+	case KindPerson:
+		p := &e.Person
+		b = strconv.AppendInt(append(b, `{"event_type":0,"id":`...), p.ID, 10)
+		b = appendStr(b, `,"name":"`, p.Name)
+		b = appendStr(b, `","emailAddress":"`, p.Email)
+		b = appendStr(b, `","creditCard":"`, p.CreditCard)
+		b = appendStr(b, `","city":"`, p.City)
+		b = appendStr(b, `","state":"`, p.State)
+		b = strconv.AppendInt(append(b, `","dateTime":`...), e.DateTime, 10)
+		b = appendStr(b, `,"extra":"`, p.Extra)
+	case KindAuction:
+		a := &e.Auction
+		b = strconv.AppendInt(append(b, `{"event_type":1,"id":`...), a.ID, 10)
+		b = appendStr(b, `,"itemName":"`, a.ItemName)
+		b = appendStr(b, `","description":"`, a.Description)
+		b = strconv.AppendInt(append(b, `","initialBid":`...), a.InitialBid, 10)
+		b = strconv.AppendInt(append(b, `,"reserve":`...), a.Reserve, 10)
+		b = strconv.AppendInt(append(b, `,"dateTime":`...), e.DateTime, 10)
+		b = strconv.AppendInt(append(b, `,"expires":`...), a.Expires, 10)
+		b = strconv.AppendInt(append(b, `,"seller":`...), a.Seller, 10)
+		b = strconv.AppendInt(append(b, `,"category":`...), a.Category, 10)
+		b = appendStr(b, `,"extra":"`, a.Extra)
+	default:
+		d := &e.Bid
+		b = strconv.AppendInt(append(b, `{"event_type":2,"auction":`...), d.Auction, 10)
+		b = strconv.AppendInt(append(b, `,"bidder":`...), d.Bidder, 10)
+		b = strconv.AppendInt(append(b, `,"price":`...), d.Price, 10)
+		b = appendStr(b, `,"channel":"`, d.Channel)
+		b = appendStr(b, `","url":"`, d.URL)
+		b = strconv.AppendInt(append(b, `","dateTime":`...), e.DateTime, 10)
+		b = appendStr(b, `,"extra":"`, d.Extra)
+	}
+	return append(b, `"}`...)
+}
+
+func appendStr(b []byte, prefix string, s []byte) []byte { return append(append(b, prefix...), s...) }

@@ -1,0 +1,908 @@
+package expr
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/expr-lang/expr/ast"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// native evaluates the common shapes of expressions without the expr VM
+// and without decoding the record into a map: comparisons, arithmetic and
+// boolean logic over top-level JSON members, literals, timestamp and key,
+// membership in a literal set of strings, and, for map's values, an object
+// literal of such expressions. It reads each member's raw JSON in one scan
+// that stops once it has them all.
+//
+// It gives the VM's result or none: whenever a value is not what the fast
+// path handles (a member holding an object, a string with escapes, a type
+// mismatch the VM would report or convert, a division by zero), it reports
+// !ok and the caller evaluates the expression with the VM, which then also
+// produces the error, if any. native_test.go checks the two agree over a
+// corpus of expressions and records.
+//
+// Nodes are closures (a call through an interface method returning a
+// struct cost three times as much), predicates return plain bools, and
+// values are three words, so they stay in registers.
+type native struct {
+	extra []string // variables the caller binds: never native (plain mode)
+	// Row mode (a RowSet): the rows' names, whose members the expressions
+	// read as row.member, and the variables the caller binds.
+	rows   []string
+	vars   []string
+	fields []fieldRef // the members read, by index
+	perRow [][]int    // the indexes of fields of each row
+	value  nexpr      // nil: no value form
+	pred   npred      // nil: no predicate form
+	object *nobject   // the root is an object literal (map's values)
+}
+
+// fieldRef is a member of a row (0, the record, in plain mode).
+type fieldRef struct {
+	row  int
+	name string
+}
+
+// Kinds of native values; nVM is a bound variable the fast path cannot
+// represent (the VM must evaluate what reads it).
+const (
+	nNil uint8 = iota
+	nBool
+	nInt
+	nFloat
+	nStr
+	nVM
+)
+
+// nval is a native value: i holds an int, a bool (0 or 1) or a float's
+// bits; s a string, which may point into the record (valid during the
+// evaluation only).
+type nval struct {
+	k uint8
+	i int
+	s string
+}
+
+func boolVal(b bool) nval {
+	if b {
+		return nval{k: nBool, i: 1}
+	}
+	return nval{k: nBool}
+}
+
+func floatVal(f float64) nval { return nval{k: nFloat, i: int(math.Float64bits(f))} }
+
+func (v nval) b() bool    { return v.i != 0 }
+func (v nval) f() float64 { return math.Float64frombits(uint64(v.i)) }
+
+// nctx is one evaluation: the raw JSON of each member (nil: absent), the
+// bound variables (row mode) and the record (plain mode).
+type nctx struct {
+	raw  [][]byte
+	vars []nval
+	rec  *runtime.Record
+}
+
+func (n *native) newCtx() nctx {
+	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars))}
+}
+
+// nexpr evaluates a node to a value; npred to a bool (b), ok false: use
+// the VM.
+type (
+	nexpr func(c *nctx) (nval, bool)
+	npred func(c *nctx) (b, ok bool)
+)
+
+// compileNative returns the native form of node, or nil when it has a part
+// the fast path does not handle.
+func compileNative(node ast.Node, extra []string) *native {
+	n := &native{extra: extra}
+	if !n.compileRoot(node) {
+		return nil
+	}
+	return n
+}
+
+// compileRoot compiles node as the expression of n (false: not native).
+func (n *native) compileRoot(node ast.Node) bool {
+	if m, ok := node.(*ast.MapNode); ok {
+		n.object = n.compileObject(m)
+		return n.object != nil
+	}
+	n.pred = n.predicate(node)
+	n.value = n.compile(node)
+	return n.pred != nil || n.value != nil
+}
+
+func (n *native) field(row int, name string) int {
+	for i, f := range n.fields {
+		if f.row == row && f.name == name {
+			return i
+		}
+	}
+	n.fields = append(n.fields, fieldRef{row, name})
+	for len(n.perRow) <= row {
+		n.perRow = append(n.perRow, nil)
+	}
+	n.perRow[row] = append(n.perRow[row], len(n.fields)-1)
+	return len(n.fields) - 1
+}
+
+// fieldOf returns the index of the member node reads: an identifier in
+// plain mode, row.member in row mode.
+func (n *native) fieldOf(node ast.Node) (int, bool) {
+	if n.rows != nil {
+		m, ok := node.(*ast.MemberNode)
+		if !ok || m.Method {
+			return 0, false
+		}
+		id, ok := m.Node.(*ast.IdentifierNode)
+		prop, isStr := m.Property.(*ast.StringNode)
+		if !ok || !isStr {
+			return 0, false
+		}
+		for r, name := range n.rows {
+			if name == id.Value {
+				return n.field(r, prop.Value), true
+			}
+		}
+		return 0, false
+	}
+	id, ok := node.(*ast.IdentifierNode)
+	if !ok || id.Value == VarValue || id.Value == VarTimestamp || id.Value == VarKey {
+		return 0, false
+	}
+	for _, e := range n.extra {
+		if e == id.Value {
+			return 0, false
+		}
+	}
+	return n.field(0, id.Value), true
+}
+
+func literal(node ast.Node) (nval, bool) {
+	switch x := node.(type) {
+	case *ast.NilNode:
+		return nval{}, true
+	case *ast.BoolNode:
+		return boolVal(x.Value), true
+	case *ast.IntegerNode:
+		return nval{k: nInt, i: x.Value}, true
+	case *ast.FloatNode:
+		return floatVal(x.Value), true
+	case *ast.StringNode:
+		return nval{k: nStr, s: x.Value}, true
+	}
+	return nval{}, false
+}
+
+// compile returns the value form of node (nil: none).
+func (n *native) compile(node ast.Node) nexpr {
+	if v := n.operand(node); v != nil {
+		return v
+	}
+	// A boolean expression as a value.
+	if p := n.predicate(node); p != nil {
+		return func(c *nctx) (nval, bool) {
+			b, ok := p(c)
+			return boolVal(b), ok
+		}
+	}
+	return nil
+}
+
+// operand returns the value form of a node that is not a boolean
+// operation (nil: none).
+func (n *native) operand(node ast.Node) nexpr {
+	if v, ok := literal(node); ok {
+		return func(*nctx) (nval, bool) { return v, true }
+	}
+	if i, ok := n.fieldOf(node); ok {
+		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
+	}
+	switch x := node.(type) {
+	case *ast.IdentifierNode:
+		if n.rows != nil {
+			for i, v := range n.vars {
+				if v == x.Value {
+					return func(c *nctx) (nval, bool) { return c.vars[i], c.vars[i].k != nVM }
+				}
+			}
+			return nil
+		}
+		switch x.Value {
+		case VarTimestamp:
+			return func(c *nctx) (nval, bool) { return nval{k: nInt, i: int(c.rec.Timestamp)}, true }
+		case VarKey:
+			return func(c *nctx) (nval, bool) { return nval{k: nStr, s: view(c.rec.Key)}, true }
+		}
+		return nil
+	case *ast.BuiltinNode:
+		if x.Name == "int" && len(x.Arguments) == 1 {
+			if in := n.compile(x.Arguments[0]); in != nil {
+				return toInt(in)
+			}
+		}
+		return nil
+	case *ast.UnaryNode:
+		if x.Operator == "-" {
+			if in := n.compile(x.Node); in != nil {
+				return neg(in)
+			}
+			return nil
+		}
+	case *ast.BinaryNode:
+		switch x.Operator {
+		case "+", "-", "*", "/", "%":
+			l, r := n.compile(x.Left), n.compile(x.Right)
+			if l == nil || r == nil {
+				return nil
+			}
+			return arithmetic(opOf(x.Operator), l, r)
+		}
+	}
+	return nil
+}
+
+// predicate returns the boolean form of node (nil: none).
+func (n *native) predicate(node ast.Node) npred {
+	switch x := node.(type) {
+	case *ast.BoolNode:
+		b := x.Value
+		return func(*nctx) (bool, bool) { return b, true }
+	case *ast.UnaryNode:
+		if x.Operator == "!" || x.Operator == "not" {
+			if p := n.predicate(x.Node); p != nil {
+				return func(c *nctx) (bool, bool) {
+					b, ok := p(c)
+					return !b, ok
+				}
+			}
+		}
+		return nil
+	case *ast.BinaryNode:
+		return n.binaryPredicate(x)
+	case *ast.IdentifierNode, *ast.MemberNode:
+		v := n.operand(x)
+		if v == nil {
+			return nil
+		}
+		return func(c *nctx) (bool, bool) {
+			r, ok := v(c)
+			return r.b(), ok && r.k == nBool
+		}
+	}
+	return nil
+}
+
+func (n *native) binaryPredicate(x *ast.BinaryNode) npred {
+	switch x.Operator {
+	case "&&", "and", "||", "or":
+		l, r := n.predicate(x.Left), n.predicate(x.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		if x.Operator == "&&" || x.Operator == "and" {
+			return func(c *nctx) (bool, bool) {
+				if b, ok := l(c); !ok || !b {
+					return false, ok
+				}
+				return r(c)
+			}
+		}
+		return func(c *nctx) (bool, bool) {
+			if b, ok := l(c); !ok || b {
+				return b, ok
+			}
+			return r(c)
+		}
+	case "in":
+		return n.inSet(x)
+	case "==", "!=":
+		want := x.Operator == "=="
+		if p := n.fieldEquals(x.Left, x.Right, want); p != nil {
+			return p
+		}
+		if p := n.fieldEquals(x.Right, x.Left, want); p != nil {
+			return p
+		}
+		l, r := n.compile(x.Left), n.compile(x.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		return func(c *nctx) (bool, bool) {
+			a, ok := l(c)
+			if !ok {
+				return false, false
+			}
+			b, ok := r(c)
+			if !ok {
+				return false, false
+			}
+			e, ok := equal(a, b)
+			return e == want, ok
+		}
+	case "<", "<=", ">", ">=":
+		l, r := n.compile(x.Left), n.compile(x.Right)
+		if l == nil || r == nil {
+			return nil
+		}
+		op := opOf(x.Operator)
+		return func(c *nctx) (bool, bool) {
+			a, ok := l(c)
+			if !ok {
+				return false, false
+			}
+			b, ok := r(c)
+			if !ok {
+				return false, false
+			}
+			return ordered(op, a, b)
+		}
+	}
+	return nil
+}
+
+// fieldEquals is member == literal read straight from the member's raw
+// JSON: a canonical integer or a string without escapes compares as bytes.
+func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
+	v, ok := literal(lit)
+	if !ok || (v.k != nInt && v.k != nStr) {
+		return nil
+	}
+	i, ok := n.fieldOf(f)
+	if !ok {
+		return nil
+	}
+	if v.k == nInt {
+		return func(c *nctx) (bool, bool) {
+			if x, ok := parseInt(c.raw[i]); ok {
+				return (x == v.i) == want, true
+			}
+			return generalEquals(c.raw[i], v, want)
+		}
+	}
+	return func(c *nctx) (bool, bool) {
+		raw := c.raw[i]
+		if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+			return (string(raw[1:len(raw)-1]) == v.s) == want, true
+		}
+		return generalEquals(raw, v, want)
+	}
+}
+
+func generalEquals(raw []byte, lit nval, want bool) (bool, bool) {
+	x, ok := decodeRaw(raw)
+	if !ok {
+		return false, false
+	}
+	e, ok := equal(x, lit)
+	return e == want, ok
+}
+
+// inSet is x in a literal set of strings (the optimizer turns an array of
+// string literals into a set).
+func (n *native) inSet(x *ast.BinaryNode) npred {
+	c, ok := x.Right.(*ast.ConstantNode)
+	if !ok {
+		return nil
+	}
+	set, ok := c.Value.(map[string]struct{})
+	if !ok {
+		return nil
+	}
+	l := n.compile(x.Left)
+	if l == nil {
+		return nil
+	}
+	return func(c *nctx) (bool, bool) {
+		v, ok := l(c)
+		if !ok || v.k != nStr {
+			return false, false
+		}
+		_, in := set[v.s]
+		return in, true
+	}
+}
+
+// nobject is an object literal: its members in the order AppendJSON
+// writes a map (sorted keys), each with its `"key":` prefix encoded.
+type nobject struct {
+	prefixes [][]byte
+	values   []nexpr
+	members  []int // the field a value just reads (raw copy), or -1
+}
+
+func (n *native) compileObject(m *ast.MapNode) *nobject {
+	type member struct {
+		key   string
+		val   nexpr
+		field int
+	}
+	var ms []member
+	seen := map[string]bool{}
+	for _, p := range m.Pairs {
+		pair, ok := p.(*ast.PairNode)
+		if !ok {
+			return nil
+		}
+		k, ok := pair.Key.(*ast.StringNode)
+		if !ok || seen[k.Value] {
+			return nil
+		}
+		seen[k.Value] = true
+		v := n.compile(pair.Value)
+		if v == nil {
+			return nil
+		}
+		f, ok := n.fieldOf(pair.Value)
+		if !ok {
+			f = -1
+		}
+		ms = append(ms, member{k.Value, v, f})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+	o := &nobject{}
+	for i, m := range ms {
+		var p []byte
+		if i > 0 {
+			p = append(p, ',')
+		}
+		p = append(appendString(p, m.key), ':')
+		o.prefixes = append(o.prefixes, p)
+		o.values = append(o.values, m.val)
+		o.members = append(o.members, m.field)
+	}
+	return o
+}
+
+// scan fills c.raw with the members' raw JSON (plain mode: the record).
+// !ok: the value is not a JSON object the fast path reads (the VM reports
+// what is wrong), a member appears twice or a key is escaped.
+func (n *native) scan(data []byte, c *nctx) bool {
+	clear(c.raw)
+	if len(n.fields) == 0 {
+		return true
+	}
+	return n.scanRow(data, n.perRow[0], c)
+}
+
+// scanRow fills the raw JSON of the fields (indexes) of one row.
+func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
+	if len(fields) == 0 {
+		return true
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	found := 0
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		end, escaped, err := scanString(data, i)
+		if err != nil || escaped {
+			return false
+		}
+		key := data[i+1 : end-1]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		vEnd, err := scanValue(data, i)
+		if err != nil {
+			return false
+		}
+		for _, f := range fields {
+			if name := n.fields[f].name; len(name) == len(key) && len(key) > 0 && name[0] == key[0] && name == string(key) {
+				if c.raw[f] != nil {
+					return false
+				}
+				c.raw[f] = data[i:vEnd]
+				if found++; found == len(fields) {
+					return true
+				}
+				break
+			}
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == '}' {
+			return skipSpace(data, i+1) == len(data)
+		}
+		if data[i] != ',' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+	}
+}
+
+// evalBool is the expression's result as a bool (!ok: use the VM).
+func (n *native) evalBool(c *nctx) (bool, bool) {
+	if n.pred == nil {
+		return false, false
+	}
+	return n.pred(c)
+}
+
+// evalAny is the expression's result as the VM returns it.
+func (n *native) evalAny(c *nctx) (any, bool) {
+	if n.value == nil {
+		return nil, false
+	}
+	v, ok := n.value(c)
+	if !ok {
+		return nil, false
+	}
+	return v.any(), true
+}
+
+// any is v as the VM gives it (a string copied out of the record).
+func (v nval) any() any {
+	switch v.k {
+	case nBool:
+		return v.b()
+	case nInt:
+		return v.i
+	case nFloat:
+		return v.f()
+	case nStr:
+		return strings.Clone(v.s)
+	}
+	return nil
+}
+
+// nativeOf converts a bound variable's value (nVM: one the fast path does
+// not represent).
+func nativeOf(v any) nval {
+	switch x := v.(type) {
+	case nil:
+		return nval{}
+	case bool:
+		return boolVal(x)
+	case int:
+		return nval{k: nInt, i: x}
+	case int64:
+		return nval{k: nInt, i: int(x)}
+	case float64:
+		return floatVal(x)
+	case string:
+		return nval{k: nStr, s: x}
+	}
+	return nval{k: nVM}
+}
+
+// appendValue appends the record bytes of the result (AppendValue).
+func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
+	if n.object != nil {
+		dst = append(dst, '{')
+		for i, e := range n.object.values {
+			dst = append(dst, n.object.prefixes[i]...)
+			if f := n.object.members[i]; f >= 0 {
+				if raw := c.raw[f]; canonical(raw) {
+					dst = append(dst, raw...) // a member as AppendJSON would write it
+					continue
+				}
+			}
+			v, ok := e(c)
+			if !ok {
+				return dst, false
+			}
+			if dst, ok = appendNative(dst, v); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	if n.value == nil {
+		return dst, false
+	}
+	v, ok := n.value(c)
+	if !ok {
+		return dst, false
+	}
+	if v.k == nStr {
+		return append(dst, v.s...), true // strings as they are
+	}
+	return appendNative(dst, v)
+}
+
+// appendNative appends v as AppendJSON would (!ok: a string AppendJSON
+// would escape).
+func appendNative(dst []byte, v nval) ([]byte, bool) {
+	switch v.k {
+	case nNil:
+		return append(dst, "null"...), true
+	case nBool:
+		return strconv.AppendBool(dst, v.b()), true
+	case nInt:
+		return strconv.AppendInt(dst, int64(v.i), 10), true
+	case nFloat:
+		f := v.f()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return append(dst, "null"...), true
+		}
+		return strconv.AppendFloat(dst, f, 'g', -1, 64), true
+	}
+	if !plain(v.s) {
+		return dst, false
+	}
+	dst = append(dst, '"')
+	dst = append(dst, v.s...)
+	return append(dst, '"'), true
+}
+
+// canonical reports whether a member's raw JSON is what AppendJSON writes
+// for its decoded value: an integer without leading zeros or a plain
+// string (present, not null: those take the general path).
+func canonical(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		return len(raw) >= 2 && plain(view(raw[1:len(raw)-1]))
+	case c == '-' || (c >= '0' && c <= '9'):
+		digits := raw
+		if c == '-' {
+			digits = raw[1:]
+		}
+		if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) || string(raw) == "-0" {
+			return false
+		}
+		for _, d := range digits {
+			if d < '0' || d > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// plain reports whether s goes into a JSON string as it is (AppendJSON
+// escapes anything else): printable ASCII without '"' and '\\'. Eight
+// bytes at a time: the strings are long (Nexmark's extra).
+func plain(s string) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, b := x^(lo*'"'), x^(lo*'\\')
+		bad := (x - lo*0x20) | (x + lo*0x01) | (q-lo)&^q | (b-lo)&^b
+		if (bad|x)&hi != 0 { // a byte < 0x20, = 0x7f, >= 0x80, '"' or '\\'
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// view is b as a string without copying (b must not change while the
+// string is used: record bytes during an evaluation).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// decodeRaw reads a member's raw JSON as decodeValue would; objects,
+// arrays and strings with escapes go to the VM.
+func decodeRaw(raw []byte) (nval, bool) {
+	if raw == nil {
+		return nval{}, true // absent: nil
+	}
+	switch raw[0] {
+	case '"':
+		s := raw[1 : len(raw)-1]
+		if bytes.IndexByte(s, '\\') >= 0 {
+			return nval{}, false
+		}
+		return nval{k: nStr, s: view(s)}, true
+	case 't':
+		return boolVal(true), string(raw) == "true"
+	case 'f':
+		return boolVal(false), string(raw) == "false"
+	case 'n':
+		return nval{}, string(raw) == "null"
+	case '{', '[':
+		return nval{}, false
+	}
+	if i, ok := parseInt(raw); ok {
+		return nval{k: nInt, i: i}, true
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return floatVal(f), err == nil
+}
+
+// toInt is the VM's int(): an int as it is, a float truncated, a string
+// parsed as a decimal integer.
+func toInt(x nexpr) nexpr {
+	return func(c *nctx) (nval, bool) {
+		v, ok := x(c)
+		switch {
+		case !ok:
+			return nval{}, false
+		case v.k == nInt:
+			return v, true
+		case v.k == nFloat:
+			f := v.f()
+			if math.IsNaN(f) || f >= 1<<63 || f < -(1<<63) {
+				return nval{}, false
+			}
+			return nval{k: nInt, i: int(f)}, true
+		case v.k == nStr:
+			i, err := strconv.Atoi(v.s)
+			return nval{k: nInt, i: i}, err == nil
+		}
+		return nval{}, false
+	}
+}
+
+func neg(x nexpr) nexpr {
+	return func(c *nctx) (nval, bool) {
+		v, ok := x(c)
+		switch {
+		case !ok:
+			return nval{}, false
+		case v.k == nInt:
+			return nval{k: nInt, i: -v.i}, true
+		case v.k == nFloat:
+			return floatVal(-v.f()), true
+		}
+		return nval{}, false
+	}
+}
+
+// Operators of the comparison and arithmetic nodes.
+const (
+	opLT = iota
+	opLE
+	opGT
+	opGE
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opMod
+)
+
+func opOf(s string) int {
+	return map[string]int{"<": opLT, "<=": opLE, ">": opGT, ">=": opGE, "+": opAdd, "-": opSub, "*": opMul, "/": opDiv, "%": opMod}[s]
+}
+
+func arithmetic(op int, l, r nexpr) nexpr {
+	return func(c *nctx) (nval, bool) {
+		a, ok := l(c)
+		if !ok {
+			return nval{}, false
+		}
+		b, ok := r(c)
+		if !ok {
+			return nval{}, false
+		}
+		return arith(op, a, b)
+	}
+}
+
+func numeric(v nval) bool { return v.k == nInt || v.k == nFloat }
+
+func asFloat(v nval) float64 {
+	if v.k == nInt {
+		return float64(v.i)
+	}
+	return v.f()
+}
+
+// equal is the VM's ==: numbers by value across int and float, nil only
+// equal to nil; other mixed types go to the VM.
+func equal(l, r nval) (bool, bool) {
+	switch {
+	case l.k == nNil || r.k == nNil:
+		return l.k == r.k, true
+	case l.k == nInt && r.k == nInt:
+		return l.i == r.i, true
+	case numeric(l) && numeric(r):
+		return asFloat(l) == asFloat(r), true
+	case l.k == nStr && r.k == nStr:
+		return l.s == r.s, true
+	case l.k == nBool && r.k == nBool:
+		return l.i == r.i, true
+	}
+	return false, false
+}
+
+// ordered is the VM's <, <=, >, >= on two numbers or two strings.
+func ordered(op int, l, r nval) (bool, bool) {
+	var d int
+	switch {
+	case l.k == nInt && r.k == nInt:
+		d = cmpOrdered(l.i, r.i)
+	case numeric(l) && numeric(r):
+		a, b := asFloat(l), asFloat(r)
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return false, false
+		}
+		d = cmpOrdered(a, b)
+	case l.k == nStr && r.k == nStr:
+		d = strings.Compare(l.s, r.s)
+	default:
+		return false, false
+	}
+	switch op {
+	case opLT:
+		return d < 0, true
+	case opLE:
+		return d <= 0, true
+	case opGT:
+		return d > 0, true
+	}
+	return d >= 0, true
+}
+
+func cmpOrdered[T int | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// arith is the VM's arithmetic on numbers: int with int stays int (/
+// always gives a float), anything with a float is a float; % takes ints
+// and not 0.
+func arith(op int, l, r nval) (nval, bool) {
+	if !numeric(l) || !numeric(r) {
+		return nval{}, false
+	}
+	if l.k == nInt && r.k == nInt {
+		switch op {
+		case opAdd:
+			return nval{k: nInt, i: l.i + r.i}, true
+		case opSub:
+			return nval{k: nInt, i: l.i - r.i}, true
+		case opMul:
+			return nval{k: nInt, i: l.i * r.i}, true
+		case opMod:
+			if r.i == 0 {
+				return nval{}, false
+			}
+			return nval{k: nInt, i: l.i % r.i}, true
+		}
+	}
+	a, b := asFloat(l), asFloat(r)
+	switch op {
+	case opAdd:
+		return floatVal(a + b), true
+	case opSub:
+		return floatVal(a - b), true
+	case opMul:
+		return floatVal(a * b), true
+	case opDiv:
+		return floatVal(a / b), true
+	}
+	return nval{}, false
+}

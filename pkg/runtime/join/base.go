@@ -1,0 +1,134 @@
+package join
+
+import (
+	"sync/atomic"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// side indices: the first input is left, the second right.
+const (
+	left  = 0
+	right = 1
+)
+
+// base is what both joins keep: the per-key state (keyState, in the keyed
+// value "rows"), the size of each side, the late rows, and the emitter of
+// results.
+type base struct {
+	cfg     config
+	ctx     *runtime.Context
+	timers  runtime.Timers
+	keys    runtimeValue
+	stats   [2]sideStats
+	late    [2]*atomic.Int64
+	gauges  [2]*atomic.Int64
+	em      emitter
+	scratch []byte
+}
+
+var (
+	lateOutputs = [2]string{LateLeftOutput, LateRightOutput}
+	lateMetrics = [2]string{MetricLateLeft, MetricLateRight}
+	rowMetrics  = [2]string{MetricLeftRows, MetricRightRows}
+)
+
+// open declares the key state (decoding restored rows) and the metrics.
+func (b *base) open(ctx *runtime.Context) error {
+	b.ctx, b.timers = ctx, ctx.Timers()
+	b.em = newEmitter(&b.cfg)
+	b.em.ctx = ctx
+	v, err := runtime.NewValue[*keyState](ctx, "rows", stateCodec{stats: &b.stats})
+	if err != nil {
+		return err
+	}
+	b.keys = v
+	for s := range b.late {
+		b.late[s] = ctx.Metrics().Counter(lateMetrics[s])
+		b.gauges[s] = ctx.Metrics().Gauge(rowMetrics[s])
+	}
+	b.publish()
+	return nil
+}
+
+func (b *base) Close() error { return nil }
+
+func (b *base) publish() {
+	for s := range b.gauges {
+		b.gauges[s].Store(b.stats[s].rows)
+	}
+}
+
+// current returns the current key's state, new and stored when it has none.
+func (b *base) current() *keyState {
+	k, ok := b.keys.Get()
+	if !ok {
+		k = newKeyState()
+		b.keys.Put(k)
+	}
+	return k
+}
+
+// dropLate counts a row too late to join and sends it to its side output.
+func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
+	b.late[s].Add(1)
+	if out != nil {
+		out.EmitTo(lateOutputs[s], r)
+	}
+}
+
+// newRow is a row of side s at slot holding a copy of r: of its value,
+// only the members the join's expressions read.
+func (b *base) newRow(s int, slot int64, r runtime.Record) row {
+	v, ok := b.cfg.exprs.Project(s, b.scratch[:0], r.Value)
+	if !ok {
+		v = r.Value
+	}
+	b.scratch = v
+	return row{slot: slot, ts: r.Timestamp, value: append([]byte(nil), v...)}
+}
+
+// store inserts rw into side s of k and returns its index.
+func (b *base) store(k *keyState, s int, rw row) int {
+	b.stats[s].add(rw)
+	b.gauges[s].Store(b.stats[s].rows)
+	return k.insert(s, rw)
+}
+
+// cut removes side s's rows [from, to) of k.
+func (b *base) cut(k *keyState, s, from, to int) {
+	rs := k.sides[s]
+	for _, r := range rs[from:to] {
+		b.stats[s].remove(r)
+	}
+	k.sides[s] = append(rs[:from], rs[to:]...)
+	if len(k.sides[s]) == 0 {
+		k.sides[s] = nil
+	}
+	b.gauges[s].Store(b.stats[s].rows)
+}
+
+// schedule makes next the key's one timer (MinWatermark: none), deleting
+// the one it replaces; with nothing left the key's state goes.
+func (b *base) schedule(k *keyState, next int64) {
+	if k.timer != next {
+		if k.timer != runtime.MinWatermark {
+			b.timers.DeleteEventTime(k.timer)
+		}
+		if next != runtime.MinWatermark {
+			b.timers.RegisterEventTime(next)
+		}
+		k.timer = next
+	}
+	if k.empty() && len(k.sessions) == 0 {
+		b.keys.Delete()
+	}
+}
+
+// DescribeState shows the size of each side's state (savepoint inspect).
+func (b *base) DescribeState() map[string]any {
+	return map[string]any{
+		"leftRows": b.stats[left].rows, "leftBytes": b.stats[left].bytes,
+		"rightRows": b.stats[right].rows, "rightBytes": b.stats[right].bytes,
+	}
+}

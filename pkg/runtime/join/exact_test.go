@@ -1,0 +1,118 @@
+package join_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/joinref"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// The inputs of the exactness tests: shuffled by up to 300 ms, 31 keys, the
+// right stream denser than the left, over about 30 s of event time.
+var (
+	leftStream  = joinref.NewStream(3000, 31, 1, 10*time.Millisecond, 300*time.Millisecond)
+	rightStream = joinref.NewStream(4000, 31, 2, 7*time.Millisecond, 300*time.Millisecond)
+)
+
+func joinSpec(name, join string, par int) string {
+	return fmt.Sprintf(`
+name: join-exact
+parallelism: %d
+watermarkInterval: 5ms
+operators:
+  - %s
+  - %s
+  - uid: j
+    %s
+  - {uid: out, type: test-collect, from: [j], name: %s, parallelism: 1}
+`, par, leftStream.Spec("l", 2, 0), rightStream.Spec("r", 3, 0), join, name)
+}
+
+// runJoin runs a join over the test streams and returns its sorted output.
+func runJoin(t *testing.T, join string, par int) []string {
+	t.Helper()
+	name := runtimetest.UniqueName(t)
+	j := runtimetest.Start(t, joinSpec(name, join, par), runtimetest.Options{Types: testTypes})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 2*time.Minute), j.Info().Error)
+	for _, op := range j.Info().Operators {
+		if op.UID == "j" {
+			require.Zero(t, op.Metrics["numLateRecordsDroppedLeft"]+op.Metrics["numLateRecordsDroppedRight"], "late rows")
+			require.Zero(t, op.Metrics["leftRows"]+op.Metrics["rightRows"], "rows left in state at the end")
+		}
+	}
+	got := runtimetest.Values(name)
+	sort.Strings(got)
+	return got
+}
+
+func requireSameResults(t *testing.T, want, got []string) {
+	t.Helper()
+	require.NotEmpty(t, want)
+	nulls := 0
+	for _, w := range want {
+		if strings.Contains(w, "null") {
+			nulls++
+		}
+	}
+	t.Logf("%d results, %d of them unmatched rows", len(want), nulls)
+	if len(want) != len(got) {
+		t.Fatalf("%d results, want %d", len(got), len(want))
+	}
+	for i := range want {
+		require.Equal(t, want[i], got[i], "result %d", i)
+	}
+}
+
+// Window joins equal the reference for every window kind and every kind
+// of join, over shuffled input with several keys, at parallelism 3 (each
+// side partitioned by its own key into the join's key groups).
+func TestWindowJoinEqualsReference(t *testing.T) {
+	ls, rs := leftStream.Events(), rightStream.Events()
+	for _, w := range []struct {
+		name, window string
+		ref          func(how string) []string
+	}{
+		{"tumbling", "{type: tumbling, size: 1s}", func(how string) []string { return joinref.Window(ls, rs, 1000, 1000, how) }},
+		{"sliding", "{type: sliding, size: 1500ms, slide: 500ms}", func(how string) []string { return joinref.Window(ls, rs, 1500, 500, how) }},
+		{"session", "{type: session, gap: 60ms}", func(how string) []string { return joinref.Session(ls, rs, 60, how) }},
+	} {
+		for _, how := range []string{"inner", "left", "right", "full"} {
+			t.Run(w.name+"/"+how, func(t *testing.T) {
+				spec := fmt.Sprintf(`type: windowJoin
+    left: {from: l, key: user}
+    right: {from: r, key: user}
+    window: %s
+    how: %s
+    select: %s`, w.window, how, joinref.WindowSelect)
+				requireSameResults(t, w.ref(how), runJoin(t, spec, 3))
+			})
+		}
+	}
+}
+
+// Interval joins equal the reference, inner and left outer, for a window
+// around the left row and for one entirely after it.
+func TestIntervalJoinEqualsReference(t *testing.T) {
+	ls, rs := leftStream.Events(), rightStream.Events()
+	for _, b := range []struct{ lower, upper int64 }{{-40, 25}, {100, 400}} {
+		for _, how := range []string{"inner", "left"} {
+			t.Run(fmt.Sprintf("%d..%d/%s", b.lower, b.upper, how), func(t *testing.T) {
+				spec := fmt.Sprintf(`type: intervalJoin
+    left: {from: l, key: user}
+    right: {from: r, key: user}
+    lower: %dms
+    upper: %dms
+    how: %s
+    select: %s`, b.lower, b.upper, how, joinref.IntervalSelect)
+				requireSameResults(t, joinref.Interval(ls, rs, b.lower, b.upper, how), runJoin(t, spec, 3))
+			})
+		}
+	}
+}

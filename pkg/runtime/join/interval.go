@@ -1,0 +1,120 @@
+package join
+
+import (
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// intervalJoin is one subtask of an interval join: left row l and right
+// row r of one key match when l.ts+lower <= r.ts <= l.ts+upper (both
+// bounds included, as in Flink). A row is matched against the other side's
+// stored rows when it arrives, and kept, sorted by its timestamp, for as
+// long as a row still to come could match it: a left row until the
+// watermark reaches l.ts+upper, a right row until it reaches r.ts-lower
+// (rows at or behind the watermark are late, so none can come after that).
+// The key's one timer is at its earliest such time; it drops what expired
+// and schedules the next. In a left outer join a left row that matched
+// nothing is then emitted with an empty right side, stamped l.ts+upper. A
+// match is stamped with the later of its rows' times (or the timestamp
+// expression).
+type intervalJoin struct {
+	base
+	lower, upper int64
+}
+
+var (
+	_ runtime.KeyedCoProcessFunction = (*intervalJoin)(nil)
+	_ runtime.StateDescriber         = (*intervalJoin)(nil)
+)
+
+func newIntervalJoin(cfg config, lower, upper int64) *intervalJoin {
+	return &intervalJoin{base: base{cfg: cfg}, lower: lower, upper: upper}
+}
+
+func (o *intervalJoin) Open(ctx *runtime.Context) error { return o.open(ctx) }
+
+func (o *intervalJoin) ProcessElement1(r runtime.Record, out runtime.Output) error {
+	if r.Timestamp <= o.ctx.CurrentWatermark() {
+		o.dropLate(left, r, out)
+		return nil
+	}
+	k := o.current()
+	l := o.newRow(left, r.Timestamp, r)
+	lo, hi := k.between(right, l.ts+o.lower, l.ts+o.upper)
+	for i := lo; i < hi; i++ {
+		if err := o.match(&l, &k.sides[right][i], out); err != nil {
+			return err
+		}
+	}
+	o.store(k, left, l)
+	o.reschedule(k)
+	return nil
+}
+
+func (o *intervalJoin) ProcessElement2(r runtime.Record, out runtime.Output) error {
+	if r.Timestamp <= o.ctx.CurrentWatermark() {
+		o.dropLate(right, r, out)
+		return nil
+	}
+	k := o.current()
+	rw := o.newRow(right, r.Timestamp, r)
+	lo, hi := k.between(left, rw.ts-o.upper, rw.ts-o.lower)
+	for i := lo; i < hi; i++ {
+		if err := o.match(&k.sides[left][i], &rw, out); err != nil {
+			return err
+		}
+	}
+	o.store(k, right, rw)
+	o.reschedule(k)
+	return nil
+}
+
+// match emits the result of l and r (where permitting) and marks l matched.
+func (o *intervalJoin) match(l, r *row, out runtime.Output) error {
+	ok, err := o.em.emit(l, r, max(l.ts, r.ts), out)
+	if ok {
+		l.matched = true
+	}
+	return err
+}
+
+// reschedule sets the key's timer to its earliest expiry.
+func (o *intervalJoin) reschedule(k *keyState) {
+	next := runtime.MinWatermark
+	if l := k.sides[left]; len(l) > 0 {
+		next = l[0].ts + o.upper
+	}
+	if r := k.sides[right]; len(r) > 0 && (next == runtime.MinWatermark || r[0].ts-o.lower < next) {
+		next = r[0].ts - o.lower
+	}
+	o.schedule(k, next)
+}
+
+// OnTimer drops the current key's rows whose time to match is over (left
+// rows with ts+upper <= t, right rows with ts-lower <= t), emitting the
+// unmatched left rows of a left outer join.
+func (o *intervalJoin) OnTimer(t int64, _ runtime.TimeDomain, out runtime.Output) error {
+	k, ok := o.keys.Get()
+	if !ok || k.timer != t {
+		return nil // not the key's timer (none is left behind; a guard)
+	}
+	k.timer = runtime.MinWatermark // it fired
+	ls := k.sides[left]
+	n := 0
+	for n < len(ls) && ls[n].ts+o.upper <= t {
+		if !ls[n].matched && o.cfg.how.keepsLeft() {
+			if _, err := o.em.emit(&ls[n], nil, ls[n].ts+o.upper, out); err != nil {
+				return err
+			}
+		}
+		n++
+	}
+	o.cut(k, left, 0, n)
+	rs := k.sides[right]
+	n = 0
+	for n < len(rs) && rs[n].ts-o.lower <= t {
+		n++
+	}
+	o.cut(k, right, 0, n)
+	o.reschedule(k)
+	return nil
+}

@@ -1,0 +1,129 @@
+package join
+
+import (
+	"sort"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// row is one record kept in join state: the slot it belongs to (its pane
+// or session start in a window join, its timestamp in an interval join),
+// its event time, its value (a copy), and whether it matched (interval
+// join, left outer).
+type row struct {
+	slot, ts int64
+	value    []byte
+	matched  bool
+}
+
+// session is one session window of a key: [start, end).
+type session struct{ start, end int64 }
+
+// keyState is everything a join keeps for one key, in one keyed value
+// (one lookup per record; a map per key would cost more than the rows):
+// each side's rows sorted by slot (in arrival order within a slot), the
+// key's sessions sorted by start (session windows), and the one event-time
+// timer scheduled for the key, at its next window end or next expiry.
+type keyState struct {
+	sides    [2][]row
+	sessions []session
+	timer    int64 // runtime.MinWatermark: none
+}
+
+func newKeyState() *keyState { return &keyState{timer: runtime.MinWatermark} }
+
+func (k *keyState) empty() bool { return len(k.sides[left]) == 0 && len(k.sides[right]) == 0 }
+
+// insert adds r to side s, after the rows of slots up to r.slot.
+func (k *keyState) insert(s int, r row) int {
+	rs := k.sides[s]
+	i := len(rs)
+	if i > 0 && rs[i-1].slot > r.slot { // out of order: find its place
+		i = sort.Search(len(rs), func(j int) bool { return rs[j].slot > r.slot })
+	}
+	rs = append(rs, row{})
+	copy(rs[i+1:], rs[i:])
+	rs[i] = r
+	k.sides[s] = rs
+	return i
+}
+
+// between returns the index range of side s's rows with from <= slot <= to.
+func (k *keyState) between(s int, from, to int64) (int, int) {
+	rs := k.sides[s]
+	lo := sort.Search(len(rs), func(j int) bool { return rs[j].slot >= from })
+	hi := lo + sort.Search(len(rs)-lo, func(j int) bool { return rs[lo+j].slot > to })
+	return lo, hi
+}
+
+// sideStats counts one side's rows and value bytes in state, for metrics
+// and savepoint inspect.
+type sideStats struct {
+	rows, bytes int64
+}
+
+func (s *sideStats) add(r row)    { s.rows++; s.bytes += int64(len(r.value)) }
+func (s *sideStats) remove(r row) { s.rows--; s.bytes -= int64(len(r.value)) }
+
+// stateCodec encodes a keyState: version 1, the timer, then per side a
+// count and its rows (slot, timestamp, value, matched), then the sessions.
+// Decoding happens only when restored state is declared, so the codec
+// counts what it decodes into stats: a restored operator knows its state's
+// size without walking every key.
+type stateCodec struct{ stats *[2]sideStats }
+
+const stateVersion = 1
+
+func (c stateCodec) Append(dst []byte, k *keyState) []byte {
+	e := state.NewEncoder(stateVersion)
+	e.Varint(k.timer)
+	for s := range k.sides {
+		e.Uvarint(uint64(len(k.sides[s])))
+		for _, r := range k.sides[s] {
+			e.Varint(r.slot)
+			e.Varint(r.ts)
+			e.Bytes(r.value)
+			e.Bool(r.matched)
+		}
+	}
+	e.Uvarint(uint64(len(k.sessions)))
+	for _, w := range k.sessions {
+		e.Varint(w.start)
+		e.Varint(w.end)
+	}
+	return append(dst, e.Encoded()...)
+}
+
+func (c stateCodec) Decode(b []byte) (*keyState, error) {
+	d := state.NewDecoder("join key state", b, stateVersion)
+	k := &keyState{timer: d.Varint()}
+	for s := range k.sides {
+		n := d.Uvarint()
+		rs := make([]row, 0, min(n, uint64(len(b))))
+		for i := uint64(0); i < n && d.Err() == nil; i++ {
+			rs = append(rs, row{slot: d.Varint(), ts: d.Varint(), value: d.Bytes(), matched: d.Bool()})
+		}
+		k.sides[s] = rs
+	}
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		k.sessions = append(k.sessions, session{start: d.Varint(), end: d.Varint()})
+	}
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	for s := range k.sides {
+		for i := range k.sides[s] {
+			r := &k.sides[s][i]
+			r.value = append([]byte(nil), r.value...) // own the bytes: the state file's buffer goes
+			if c.stats != nil {
+				c.stats[s].add(*r)
+			}
+		}
+	}
+	return k, nil
+}
+
+// runtimeValue is the keyed value handle the joins keep their keyState in.
+type runtimeValue = *state.Value[*keyState]

@@ -1,0 +1,267 @@
+package join
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
+	"github.com/flinkgo/flinkgo/pkg/runtime/window"
+)
+
+// Side outputs of rows too late to join, and the metrics counting them.
+const (
+	LateLeftOutput  = "lateLeft"
+	LateRightOutput = "lateRight"
+	MetricLateLeft  = "numLateRecordsDroppedLeft"
+	MetricLateRight = "numLateRecordsDroppedRight"
+	MetricLeftRows  = "leftRows"
+	MetricRightRows = "rightRows"
+)
+
+// Definitions returns the join operator types.
+func Definitions() []runtime.Definition {
+	return []runtime.Definition{
+		{Type: "windowJoin", Kind: api.KindOperator, InputOptions: []string{"left", "right"},
+			Doc: "joins two streams by key within the same window: left/right {from, key}, window {type: tumbling|sliding|session, size, slide, gap}, " +
+				"how inner|left|right|full, select {name: expr over left, right, windowStart, windowEnd, key}, where; late rows on lateLeft, lateRight",
+			Configure: configureWindow},
+		{Type: "intervalJoin", Kind: api.KindOperator, InputOptions: []string{"left", "right"},
+			Doc: "joins two streams by key when right.ts is within [left.ts+lower, left.ts+upper]: left/right {from, key}, lower, upper, " +
+				"how inner|left, select {name: expr over left, right, key}, where, timestamp; late rows on lateLeft, lateRight",
+			Configure: configureInterval},
+	}
+}
+
+// sideSpec is one input of a join.
+type sideSpec struct {
+	From string `yaml:"from,required"`
+	Key  string `yaml:"key,required"`
+}
+
+// commonOptions are the options both joins take.
+type commonOptions struct {
+	Left   sideSpec         `yaml:"left,required"`
+	Right  sideSpec         `yaml:"right,required"`
+	How    string           `yaml:"how"`
+	Select api.NamedStrings `yaml:"select,required"`
+	Where  string           `yaml:"where"`
+}
+
+// The options of each join: the common ones (the spec decoder has no
+// inline structs), then its own.
+type windowOptions struct {
+	Left   sideSpec         `yaml:"left,required"`
+	Right  sideSpec         `yaml:"right,required"`
+	How    string           `yaml:"how"`
+	Select api.NamedStrings `yaml:"select,required"`
+	Where  string           `yaml:"where"`
+	Window window.Spec      `yaml:"window,required"`
+}
+
+type intervalOptions struct {
+	Left      sideSpec         `yaml:"left,required"`
+	Right     sideSpec         `yaml:"right,required"`
+	How       string           `yaml:"how"`
+	Select    api.NamedStrings `yaml:"select,required"`
+	Where     string           `yaml:"where"`
+	Lower     string           `yaml:"lower,required"` // signed durations: read below
+	Upper     string           `yaml:"upper,required"`
+	Timestamp string           `yaml:"timestamp"`
+}
+
+// How is the kind of a join.
+type How uint8
+
+const (
+	Inner How = iota + 1
+	LeftOuter
+	RightOuter
+	FullOuter
+)
+
+func (h How) String() string {
+	switch h {
+	case Inner:
+		return "inner"
+	case LeftOuter:
+		return "left"
+	case RightOuter:
+		return "right"
+	case FullOuter:
+		return "full"
+	}
+	return fmt.Sprintf("How(%d)", h)
+}
+
+// keepsLeft / keepsRight: unmatched rows of that side are emitted.
+func (h How) keepsLeft() bool  { return h == LeftOuter || h == FullOuter }
+func (h How) keepsRight() bool { return h == RightOuter || h == FullOuter }
+
+// Names the expressions of a join can read.
+var (
+	rowNames   = []string{"left", "right"}
+	windowVars = []string{"key", "windowStart", "windowEnd"}
+)
+
+// config is what both joins share once checked.
+type config struct {
+	how     How
+	keys    [2]*expr.Program
+	selects []string // output field names, in spec order
+	exprs   *expr.RowSet
+	where   int // index of the where expression in exprs; -1: none
+	tsExpr  int // interval join: index of the timestamp expression; -1: none
+}
+
+// checker collects problems of a join's options.
+type checker struct {
+	c  *runtime.ConfigContext
+	ok bool
+}
+
+func (k *checker) bad(field, format string, args ...any) {
+	k.c.Errorf(field, format, args...)
+	k.ok = false
+}
+
+// common checks the options both joins share; hows are the accepted kinds.
+func (k *checker) common(o commonOptions, hows map[string]How, vars []string) config {
+	cfg := config{how: Inner, where: -1, tsExpr: -1}
+	if o.How != "" {
+		h, ok := hows[o.How]
+		if !ok {
+			k.bad("how", "must be %s, got %q", names(hows), o.How)
+		}
+		cfg.how = h
+	}
+	for i, s := range []sideSpec{o.Left, o.Right} {
+		field := rowNames[i] + ".key"
+		if s.Key == "" {
+			continue // reported as missing
+		}
+		p, err := expr.Compile(s.Key, expr.Any)
+		if err != nil {
+			k.bad(field, "cannot compile %q: %v", s.Key, err)
+			continue
+		}
+		cfg.keys[i] = p
+	}
+	var exprs []*expr.RowExpr
+	if len(o.Select) == 0 && k.c.Has("select") {
+		k.bad("select", "needs at least one field, e.g. {id: left.id, price: right.price}")
+	}
+	for _, s := range o.Select {
+		e, err := expr.CompileRowExpr(s.Value, expr.Any, rowNames, vars...)
+		if err != nil {
+			k.c.Dec.ErrorAt(s.Path, "cannot compile %q: %v", s.Value, err)
+			k.ok = false
+			continue
+		}
+		cfg.selects = append(cfg.selects, s.Name)
+		exprs = append(exprs, e)
+	}
+	if o.Where != "" {
+		e, err := expr.CompileRowExpr(o.Where, expr.Bool, rowNames, vars...)
+		if err != nil {
+			k.bad("where", "cannot compile %q: %v", o.Where, err)
+		} else {
+			cfg.where = len(exprs)
+			exprs = append(exprs, e)
+		}
+	}
+	cfg.exprs = expr.NewRowSet(rowNames, exprs...)
+	return cfg
+}
+
+func names(hows map[string]How) string {
+	out := ""
+	for _, h := range []How{Inner, LeftOuter, RightOuter, FullOuter} {
+		for n, v := range hows {
+			if v == h {
+				if out != "" {
+					out += ", "
+				}
+				out += n
+			}
+		}
+	}
+	return out
+}
+
+// plan is the Plan of a checked join: each side hash-partitioned by its key.
+func (k *checker) plan(cfg config, what string, newOp func() runtime.Operator) *runtime.Plan {
+	if !k.ok {
+		return nil
+	}
+	left, right := cfg.keys[0], cfg.keys[1]
+	return &runtime.Plan{
+		KeyedInput:  true,
+		InputKeys:   []func() runtime.KeySelector{func() runtime.KeySelector { return newKeySelector(left) }, func() runtime.KeySelector { return newKeySelector(right) }},
+		SideOutputs: []string{LateLeftOutput, LateRightOutput},
+		EventTime:   fmt.Sprintf("%s %q works on event time", what, k.c.Op.UID),
+		NewOperator: newOp,
+	}
+}
+
+func configureWindow(c *runtime.ConfigContext) *runtime.Plan {
+	var o windowOptions
+	c.Decode(&o)
+	k := &checker{c: c, ok: true}
+	cfg := k.common(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where},
+		map[string]How{"inner": Inner, "left": LeftOuter, "right": RightOuter, "full": FullOuter}, windowVars)
+	a, good := o.Window.Check(k.bad)
+	if !good {
+		return nil
+	}
+	return k.plan(cfg, "windowJoin", func() runtime.Operator { return runtime.KeyedCoProcess(newWindowJoin(cfg.clone(), a)) })
+}
+
+func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
+	var o intervalOptions
+	c.Decode(&o)
+	k := &checker{c: c, ok: true}
+	cfg := k.common(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where}, map[string]How{"inner": Inner, "left": LeftOuter}, []string{"key"})
+	lower, okL := k.bound("lower", o.Lower)
+	upper, okU := k.bound("upper", o.Upper)
+	if okL && okU && lower > upper {
+		k.bad("upper", "must not be below lower (%s), got %s: no right row could match", o.Lower, o.Upper)
+	}
+	if o.Timestamp != "" {
+		e, err := expr.CompileRowExpr(o.Timestamp, expr.Any, rowNames, "key")
+		if err != nil {
+			k.bad("timestamp", "cannot compile %q: %v", o.Timestamp, err)
+		} else {
+			cfg.tsExpr = cfg.exprs.Len()
+			cfg.exprs = cfg.exprs.With(e)
+		}
+	}
+	return k.plan(cfg, "intervalJoin", func() runtime.Operator {
+		return runtime.KeyedCoProcess(newIntervalJoin(cfg.clone(), lower, upper))
+	})
+}
+
+// bound reads an interval bound: a duration that may be negative
+// ("-5s": before the left row), in whole milliseconds.
+func (k *checker) bound(field, src string) (int64, bool) {
+	if src == "" {
+		return 0, false // missing: reported by the decoder
+	}
+	d, err := api.ParseSignedDuration(src)
+	if err != nil {
+		k.bad(field, "%v", err)
+		return 0, false
+	}
+	if d.D()%time.Millisecond != 0 {
+		k.bad(field, "must be a whole number of milliseconds (event times are in ms), got %s", d)
+		return 0, false
+	}
+	return d.D().Milliseconds(), true
+}
+
+// clone gives a subtask its own expression scratch space.
+func (c config) clone() config {
+	c.exprs = c.exprs.Clone()
+	return c
+}
