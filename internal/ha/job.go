@@ -23,3 +23,11 @@ type Job struct {
 
 // ErrNotOwner fails a write for a job this daemon does not own (any more).
 var ErrNotOwner = errors.New("this daemon does not own the job (its etcd election was lost or never won)")
+
+// ErrClaimLostInFlight fails a record write that etcd applied while this
+// daemon owned the job but whose answer came only after it may have lost
+// the job (a process frozen, or cut off from etcd, with the request on
+// the wire). The record stands — the new owner starts from it — but this
+// daemon must not act on it: a checkpoint waiting for it does not
+// complete here, and nothing commits.
+var ErrClaimLostInFlight = errors.New("this daemon lost the job while its record write was in flight (etcd applied the write while it owned the job; the new owner starts from it): not acting on it here")

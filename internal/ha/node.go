@@ -446,7 +446,9 @@ func (n *Node) resign(el *concurrency.Election) {
 // does not know is new: Save claims it first. The daemon's registry calls
 // it for every record write, including the restore point a checkpoint
 // waits for (engine.JobOptions.OnRecord): a checkpoint whose pointer
-// could not be written is not complete and commits nothing.
+// could not be written is not complete and commits nothing. A write etcd
+// applied but whose answer came after the claim was lost returns
+// ErrClaimLostInFlight: the checkpoint does not complete here either.
 func (n *Node) Save(id string, active bool, requestID string, record []byte) error {
 	n.mu.Lock()
 	c := n.held[id]
@@ -483,6 +485,13 @@ func (n *Node) Save(id string, active bool, requestID string, record []byte) err
 	if !resp.Succeeded {
 		return ErrNotOwner
 	}
+	// etcd applied the write under the election, so it was the owner's;
+	// but the answer may come after the claim was lost (the request went
+	// out just before the process froze). Acting on it now — completing
+	// the checkpoint that waits for it — would be a zombie's act.
+	if !n.holds(id, c) {
+		return ErrClaimLostInFlight
+	}
 	return nil
 }
 
@@ -509,14 +518,18 @@ func (n *Node) Guard(id string) func() bool {
 	n.mu.Lock()
 	c := n.held[id]
 	n.mu.Unlock()
-	return func() bool {
-		if c == nil || !c.ep.Valid() {
-			return false
-		}
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		return n.held[id] == c
+	return func() bool { return c != nil && n.holds(id, c) }
+}
+
+// holds reports whether this daemon holds claim c on job id now: it is
+// still the job's claim here, on a lease certainly alive.
+func (n *Node) holds(id string, c *claim) bool {
+	if !c.ep.Valid() {
+		return false
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.held[id] == c
 }
 
 // Jobs are every job of the cluster, with their owners, by id.
