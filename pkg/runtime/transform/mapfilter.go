@@ -43,13 +43,15 @@ func (m *mapOp) Close() error                    { return nil }
 
 func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		r := b.Records[i]
 		m.seq++
-		v, err := m.prog.AppendValue(m.scratch[:0], &r)
+		// &b.Records[i], not a copy's address: that would move each record
+		// to the heap.
+		v, err := m.prog.AppendValue(m.scratch[:0], &b.Records[i])
 		if err != nil {
-			return recordError(m.ctx, m.seq, &r, err)
+			return recordError(m.ctx, m.seq, &b.Records[i], err)
 		}
 		m.scratch = v
+		r := b.Records[i]
 		r.Value = m.arena.Copy(v)
 		out.Emit(r)
 	}
@@ -114,13 +116,15 @@ func (k *keyByOp) Close() error                    { return nil }
 
 func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		r := b.Records[i]
 		k.seq++
-		v, err := k.prog.AppendValue(k.scratch[:0], &r)
+		// &b.Records[i], not a copy's address: that would move each record
+		// to the heap.
+		v, err := k.prog.AppendValue(k.scratch[:0], &b.Records[i])
 		if err != nil {
-			return recordError(k.ctx, k.seq, &r, err)
+			return recordError(k.ctx, k.seq, &b.Records[i], err)
 		}
 		k.scratch = v
+		r := b.Records[i]
 		r.Key = k.arena.Copy(v)
 		out.Emit(r)
 	}
