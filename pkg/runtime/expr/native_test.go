@@ -257,3 +257,21 @@ func TestPlainStrings(t *testing.T) {
 		require.Equal(t, slow(string(b)), plain(string(b)), "%q", b)
 	}
 }
+
+// BenchmarkNativeProjection is Nexmark q0's and q1's map over a bid.
+func BenchmarkNativeProjection(b *testing.B) {
+	rec := &runtime.Record{Value: []byte(`{"event_type":2,"auction":1000,"bidder":1001,"price":347556,"channel":"Apple","url":"https://www.nexmark.com/ramx/nux/jkc/item.htm?query=1","dateTime":1767225600000,"extra":"ihdjiifmwvbeffdgwsvuvubqyyrplwndfjdaonbwmayssiwhrxydtarrolnuesyo"}`)}
+	for name, src := range map[string]string{
+		"q0": `{auction: auction, bidder: bidder, price: price, dateTime: dateTime, extra: extra}`,
+		"q1": `{auction: auction, bidder: bidder, price: 0.908 * price, dateTime: dateTime, extra: extra}`,
+	} {
+		p, err := Compile(src, Any)
+		require.NoError(b, err)
+		b.Run(name, func(b *testing.B) {
+			var dst []byte
+			for i := 0; i < b.N; i++ {
+				dst, _ = p.AppendValue(dst[:0], rec)
+			}
+		})
+	}
+}
