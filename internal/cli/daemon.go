@@ -44,6 +44,8 @@ it from that savepoint (--restore-on-start).`,
 			return err
 		}
 		log := newLogger(cfg.LogLevel)
+		holdGCFloor(cfg.GCHeapFloor)
+		defer releaseGCFloor()
 		faults, err := faultsFromEnv()
 		if err != nil {
 			return api.Errorf(api.CodeInvalid, "%v", err)
