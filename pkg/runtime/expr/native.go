@@ -516,7 +516,7 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 			}
 			key := data[i+1 : e-1]
 			f, end = n.fieldAmong(fields, key), e
-			shape = c.setShape(shape, pos, n.keyString(c, key, f), f)
+			shape = setShape(shape, pos, n.keyString(c, key, f), f)
 			c.shapes[row] = shape
 		}
 		i = skipSpace(data, end)
@@ -575,15 +575,16 @@ type memberShape struct {
 // field by field).
 const maxShape = 64
 
-// setShape records key and field at pos.
-func (c *nctx) setShape(shape []memberShape, pos int, key string, f int) []memberShape {
-	if pos >= maxShape {
-		return shape
+// setShape records key and field at pos (positions are met in order, so
+// pos is at most len(shape)).
+func setShape(shape []memberShape, pos int, key string, f int) []memberShape {
+	switch {
+	case pos >= maxShape:
+	case pos == len(shape):
+		shape = append(shape, memberShape{key: key, field: f})
+	default:
+		shape[pos] = memberShape{key: key, field: f}
 	}
-	for len(shape) <= pos {
-		shape = append(shape, memberShape{field: -1})
-	}
-	shape[pos] = memberShape{key: key, field: f}
 	return shape
 }
 
