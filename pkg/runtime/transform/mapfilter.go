@@ -31,11 +31,10 @@ func configureMap(c *runtime.ConfigContext) *runtime.Plan {
 
 // mapOp replaces each record's value by the expression's result.
 type mapOp struct {
-	ctx     *runtime.Context
-	prog    *expr.Program
-	arena   runtime.Arena
-	scratch []byte
-	seq     int64
+	ctx   *runtime.Context
+	prog  *expr.Program
+	arena runtime.Arena
+	seq   int64
 }
 
 func (m *mapOp) Open(ctx *runtime.Context) error { m.ctx = ctx; return nil }
@@ -44,15 +43,17 @@ func (m *mapOp) Close() error                    { return nil }
 func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		m.seq++
-		// &b.Records[i], not a copy's address: that would move each record
-		// to the heap.
-		v, err := m.prog.AppendValue(m.scratch[:0], &b.Records[i])
+		// Straight into the arena, room for a result somewhat longer than
+		// the record (a longer one is its own allocation); &b.Records[i],
+		// not a copy's address: that would move each record to the heap.
+		dst := m.arena.Alloc(len(b.Records[i].Value) + 64)
+		v, err := m.prog.AppendValue(dst, &b.Records[i])
+		v = m.arena.Keep(dst, v)
 		if err != nil {
 			return recordError(m.ctx, m.seq, &b.Records[i], err)
 		}
-		m.scratch = v
 		r := b.Records[i]
-		r.Value = m.arena.Copy(v)
+		r.Value = v
 		out.Emit(r)
 	}
 	return nil
