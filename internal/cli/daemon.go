@@ -46,6 +46,8 @@ it from that savepoint (--restore-on-start).`,
 		}
 		syscall.Umask(cfg.Umask) // daemon.umask: before the daemon creates anything
 		log := newLogger(cfg.LogLevel)
+		holdGCFloor(cfg.GCHeapFloor)
+		defer releaseGCFloor()
 		faults, err := faultsFromEnv()
 		if err != nil {
 			return api.Errorf(api.CodeInvalid, "%v", err)

@@ -38,6 +38,9 @@ type Config struct {
 	// ShutdownSavepointTimeout bounds the stop-with-savepoint of each job
 	// on daemon shutdown.
 	ShutdownSavepointTimeout time.Duration
+	// GCHeapFloor is the daemon's garbage-collection heap floor in bytes
+	// (daemon.gc-heap-floor; 0: none).
+	GCHeapFloor int64
 	// Defaults of jobs' checkpointing and restart strategy; unset fields
 	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
 	Checkpointing api.CheckpointSpec
@@ -82,7 +85,7 @@ func EnvName(key string) string {
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
 		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3,
-		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}}
+		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}, GCHeapFloor: 64 << 20}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")

@@ -110,3 +110,22 @@ execution.checkpointing.max-concurrent-checkpoints: 2
 	_, err = Load(home, filepath.Join(home, "missing.yaml"), nil)
 	require.ErrorContains(t, err, "missing.yaml")
 }
+
+// daemon.gc-heap-floor is a size, 64 MiB unless set; 0 turns it off.
+func TestGCHeapFloor(t *testing.T) {
+	home := t.TempDir()
+	c, err := Load(home, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(64<<20), c.GCHeapFloor)
+	t.Setenv("FLINKGO_DAEMON_GC_HEAP_FLOOR", "0")
+	c, err = Load(home, "", nil)
+	require.NoError(t, err)
+	require.Zero(t, c.GCHeapFloor)
+	t.Setenv("FLINKGO_DAEMON_GC_HEAP_FLOOR", "256MiB")
+	c, err = Load(home, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(256<<20), c.GCHeapFloor)
+	t.Setenv("FLINKGO_DAEMON_GC_HEAP_FLOOR", "lots")
+	_, err = Load(home, "", nil)
+	require.ErrorContains(t, err, `daemon.gc-heap-floor: "lots" is not a size`)
+}

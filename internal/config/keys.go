@@ -100,6 +100,14 @@ var keys = append([]key{
 		c.JobOutMaxSize = int64(b)
 		return nil
 	}},
+	{"daemon.gc-heap-floor", "64MiB", "heap the daemon's Go garbage collector lets grow before collecting, as if that much were live (0 disables; see docs/gc-heap-floor.md)", func(c *Config, v string) error {
+		b, err := api.ParseByteSize(v)
+		if err != nil {
+			return err
+		}
+		c.GCHeapFloor = int64(b)
+		return nil
+	}},
 	{"log.level", "info", "debug, info, warn or error", func(c *Config, v string) error {
 		switch v {
 		case "debug", "info", "warn", "error":

@@ -66,6 +66,9 @@ type edge struct {
 	maxPar  int
 	input   int                 // the reader's input it feeds (Batch.Input)
 	key     runtime.KeySelector // nil: records keep their key
+	// keyed is the record being keyed: the selector takes a pointer, and
+	// one to a local would move every record to the heap.
+	keyed runtime.Record
 }
 
 // output implements runtime.Output. It buffers per downstream channel and
@@ -114,7 +117,10 @@ func (o *output) emit(edges []*edge, r runtime.Record) {
 	for _, e := range edges {
 		rec := r // the other edges keep the record's own key
 		if e.key != nil {
-			if err := keyRecord(e.key, &rec); err != nil {
+			e.keyed = r
+			err := keyRecord(e.key, &e.keyed)
+			rec, e.keyed = e.keyed, runtime.Record{}
+			if err != nil {
 				o.fail(err)
 				continue
 			}

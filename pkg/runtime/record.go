@@ -81,9 +81,17 @@ func (a *Arena) Append(max int, fn func([]byte) []byte) []byte {
 		return fn(nil)
 	}
 	dst := a.Alloc(max)
-	out := fn(dst)
+	return a.Keep(dst, fn(dst))
+}
+
+// Keep ends a formatting into dst, the latest Alloc: out is what was
+// appended to dst. The part of dst out did not use goes back to the arena;
+// an out that outgrew dst (append reallocated it) is returned as it is,
+// and all of dst goes back.
+func (a *Arena) Keep(dst, out []byte) []byte {
+	max := cap(dst)
 	if len(out) > max || (len(out) > 0 && &out[0] != &dst[:1][0]) {
-		// fn grew beyond max and reallocated: keep its result as is.
+		a.buf = a.buf[:len(a.buf)-max]
 		return out
 	}
 	a.buf = a.buf[:len(a.buf)-max+len(out)]

@@ -138,6 +138,9 @@ func scanEscaped(b []byte, j int) (int, bool, error) {
 	return 0, false, errNotObject
 }
 
+// scalarEnd marks the bytes that end a number, true, false or null.
+var scalarEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\n': true, '\t': true, '\r': true}
+
 // scanValue returns the index after the JSON value starting at b[i].
 func scanValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
@@ -173,7 +176,7 @@ func scanValue(b []byte, i int) (int, error) {
 		return 0, errNotObject
 	default:
 		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\n' && b[j] != '\t' && b[j] != '\r' {
+		for j < len(b) && !scalarEnd[b[j]] {
 			j++
 		}
 		if j == i {

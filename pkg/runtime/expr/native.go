@@ -87,10 +87,16 @@ type nctx struct {
 	raw  [][]byte
 	vars []nval
 	rec  *runtime.Record
+	// shapes[row] is what scanRow met at each member position of the
+	// row's last record (see memberShape): records of a stream mostly
+	// share their members' order.
+	shapes   [][]memberShape
+	interned map[string]string // see keyString
 }
 
 func (n *native) newCtx() nctx {
-	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars))}
+	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
+		shapes: make([][]memberShape, len(n.perRow))}
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -471,11 +477,12 @@ func (n *native) scan(data []byte, c *nctx) bool {
 	if len(n.fields) == 0 {
 		return true
 	}
-	return n.scanRow(data, n.perRow[0], c)
+	return n.scanRow(data, 0, c)
 }
 
-// scanRow fills the raw JSON of the fields (indexes) of one row.
-func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
+// scanRow fills the raw JSON of the fields of row (an index of perRow).
+func (n *native) scanRow(data []byte, row int, c *nctx) bool {
+	fields := n.perRow[row]
 	if len(fields) == 0 {
 		return true
 	}
@@ -487,16 +494,31 @@ func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
 	if i < len(data) && data[i] == '}' {
 		return skipSpace(data, i+1) == len(data)
 	}
+	shape := c.shapes[row]
 	found := 0
-	for {
+	for pos := 0; ; pos++ {
 		if i >= len(data) || data[i] != '"' {
 			return false
 		}
-		end, escaped, err := scanString(data, i)
-		if err != nil || escaped {
-			return false
+		// The key at this position last time, if it is this one (no
+		// backslash in it: the string ends at the quote after it).
+		f, end := -1, 0
+		if pos < len(shape) {
+			k := shape[pos].key
+			if e := i + 1 + len(k); e < len(data) && data[e] == '"' && view(data[i+1:e]) == k {
+				f, end = shape[pos].field, e+1
+			}
 		}
-		key := data[i+1 : end-1]
+		if end == 0 {
+			e, escaped, err := scanString(data, i)
+			if err != nil || escaped {
+				return false
+			}
+			key := data[i+1 : e-1]
+			f, end = n.fieldAmong(fields, key), e
+			shape = setShape(shape, pos, n.keyString(c, key, f), f)
+			c.shapes[row] = shape
+		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
 			return false
@@ -506,16 +528,13 @@ func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
 		if err != nil {
 			return false
 		}
-		for _, f := range fields {
-			if name := n.fields[f].name; len(name) == len(key) && len(key) > 0 && name[0] == key[0] && name == string(key) {
-				if c.raw[f] != nil {
-					return false
-				}
-				c.raw[f] = data[i:vEnd]
-				if found++; found == len(fields) {
-					return true
-				}
-				break
+		if f >= 0 {
+			if c.raw[f] != nil {
+				return false
+			}
+			c.raw[f] = data[i:vEnd]
+			if found++; found == len(fields) {
+				return true
 			}
 		}
 		i = skipSpace(data, vEnd)
@@ -530,6 +549,67 @@ func (n *native) scanRow(data []byte, fields []int, c *nctx) bool {
 		}
 		i = skipSpace(data, i+1)
 	}
+}
+
+// fieldAmong is the field (an index of n.fields) among fields named key;
+// -1: none.
+func (n *native) fieldAmong(fields []int, key []byte) int {
+	for _, f := range fields {
+		if n.fields[f].name == string(key) {
+			return f
+		}
+	}
+	return -1
+}
+
+// memberShape is a member scanRow met at a position: its key and the
+// field it is (-1: none the expressions read). Comparing a key with the
+// one at its position last time is one comparison instead of one per
+// field read.
+type memberShape struct {
+	key   string
+	field int
+}
+
+// maxShape bounds the positions remembered (members past it are matched
+// field by field).
+const maxShape = 64
+
+// setShape records key and field at pos (positions are met in order, so
+// pos is at most len(shape)).
+func setShape(shape []memberShape, pos int, key string, f int) []memberShape {
+	switch {
+	case pos >= maxShape:
+	case pos == len(shape):
+		shape = append(shape, memberShape{key: key, field: f})
+	default:
+		shape[pos] = memberShape{key: key, field: f}
+	}
+	return shape
+}
+
+// maxInterned bounds the keys of members no expression reads that a
+// context keeps copies of.
+const maxInterned = 256
+
+// keyString is key as a string that outlives the record: the field's
+// name, or a copy kept once per context, so that records of alternating
+// shapes do not allocate.
+func (n *native) keyString(c *nctx, key []byte, f int) string {
+	if f >= 0 {
+		return n.fields[f].name
+	}
+	if s, ok := c.interned[string(key)]; ok {
+		return s
+	}
+	s := string(key)
+	if c.interned == nil {
+		c.interned = map[string]string{}
+	}
+	if len(c.interned) < maxInterned {
+		c.interned[s] = s
+	}
+	return s
 }
 
 // evalBool is the expression's result as a bool (!ok: use the VM).

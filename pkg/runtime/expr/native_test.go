@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,15 @@ var nativeRecords = []string{
 	`{"event_type": 2, "auction": 1107, "price": 347556, "extra": "abc"}`,
 	`{"event_type": 0, "state": "OR", "id": 1000}`,
 	`{"a": tru, "b": 1}`,
+	// Shapes against the one remembered from the records before (scanRow):
+	// the same again, a longer key, an escaped key, a repeat past it.
+	`{"a": 1, "b": 2, "s": "x", "t": true, "f": 1.5, "n": null}`,
+	`{"a": 1, "b": 2, "s": "x", "t": true, "f": 1.5, "n": null}`,
+	`{"ab": 1, "b": 2, "s": "y"}`,
+	`{"\u0061": 4, "b": 2}`,
+	`{"a": 1, "b": 2, "b": 3}`,
+	`{"a":3,"b":4,"s":"z"}`,
+	`{"b": 2, "a": 1}`,
 }
 
 var nativeExprs = []string{
@@ -63,7 +73,9 @@ func TestNativeAgreesWithTheVM(t *testing.T) {
 				handled++
 			}
 			vm := vmOnly(p)
-			for _, rec := range nativeRecords {
+			// Forwards and backwards: each record after records of other
+			// shapes.
+			for _, rec := range append(slices.Clone(nativeRecords), reversed(nativeRecords)...) {
 				r := &runtime.Record{Value: []byte(rec), Key: []byte("k1"), Timestamp: 7}
 				what := fmt.Sprintf("%s over %s", src, rec)
 				if res == Bool {
@@ -87,6 +99,12 @@ func TestNativeAgreesWithTheVM(t *testing.T) {
 		}
 	}
 	require.Greater(t, handled, 40, "most of the corpus takes the native path")
+}
+
+func reversed(s []string) []string {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
 }
 
 // A Clone has native scratch space of its own.
@@ -255,5 +273,23 @@ func TestPlainStrings(t *testing.T) {
 			b[i] = c
 		}
 		require.Equal(t, slow(string(b)), plain(string(b)), "%q", b)
+	}
+}
+
+// BenchmarkNativeProjection is Nexmark q0's and q1's map over a bid.
+func BenchmarkNativeProjection(b *testing.B) {
+	rec := &runtime.Record{Value: []byte(`{"event_type":2,"auction":1000,"bidder":1001,"price":347556,"channel":"Apple","url":"https://www.nexmark.com/ramx/nux/jkc/item.htm?query=1","dateTime":1767225600000,"extra":"ihdjiifmwvbeffdgwsvuvubqyyrplwndfjdaonbwmayssiwhrxydtarrolnuesyo"}`)}
+	for name, src := range map[string]string{
+		"q0": `{auction: auction, bidder: bidder, price: price, dateTime: dateTime, extra: extra}`,
+		"q1": `{auction: auction, bidder: bidder, price: 0.908 * price, dateTime: dateTime, extra: extra}`,
+	} {
+		p, err := Compile(src, Any)
+		require.NoError(b, err)
+		b.Run(name, func(b *testing.B) {
+			var dst []byte
+			for i := 0; i < b.N; i++ {
+				dst, _ = p.AppendValue(dst[:0], rec)
+			}
+		})
 	}
 }

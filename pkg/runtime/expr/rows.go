@@ -177,7 +177,7 @@ func (s *RowSet) Load(rows ...[]byte) error {
 	clear(s.nc.raw)
 	s.natOK = true
 	for i, data := range rows {
-		if data != nil && !s.nat.scanRow(data, s.nat.perRow[i], &s.nc) {
+		if data != nil && !s.nat.scanRow(data, i, &s.nc) {
 			s.natOK = false
 		}
 	}

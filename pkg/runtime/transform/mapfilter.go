@@ -31,10 +31,9 @@ func configureMap(c *runtime.ConfigContext) *runtime.Plan {
 
 // mapOp replaces each record's value by the expression's result.
 type mapOp struct {
-	ctx     *runtime.Context
-	prog    *expr.Program
-	arena   runtime.Arena
-	scratch []byte
+	ctx   *runtime.Context
+	prog  *expr.Program
+	arena runtime.Arena
 }
 
 func (m *mapOp) Open(ctx *runtime.Context) error { m.ctx = ctx; return nil }
@@ -42,16 +41,21 @@ func (m *mapOp) Close() error                    { return nil }
 
 func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		r := b.Records[i]
-		v, err := m.prog.AppendValue(m.scratch[:0], &r)
+		// Straight into the arena, room for a result somewhat longer than
+		// the record (a longer one is its own allocation); &b.Records[i],
+		// not a copy's address: that would move each record to the heap.
+		dst := m.arena.Alloc(len(b.Records[i].Value) + 64)
+		v, err := m.prog.AppendValue(dst, &b.Records[i])
 		if err != nil {
+			m.arena.Keep(dst, nil) // all of dst goes back
 			if err := m.ctx.RecordError(b, i, out, err); err != nil {
 				return err
 			}
 			continue
 		}
-		m.scratch = v
-		r.Value = m.arena.Copy(v)
+		v = m.arena.Keep(dst, v)
+		r := b.Records[i]
+		r.Value = v
 		out.Emit(r)
 	}
 	return nil
@@ -115,8 +119,9 @@ func (k *keyByOp) Close() error                    { return nil }
 
 func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		r := b.Records[i]
-		v, err := k.prog.AppendValue(k.scratch[:0], &r)
+		// &b.Records[i], not a copy's address: that would move each record
+		// to the heap.
+		v, err := k.prog.AppendValue(k.scratch[:0], &b.Records[i])
 		if err != nil {
 			if err := k.ctx.RecordError(b, i, out, err); err != nil {
 				return err
@@ -124,6 +129,7 @@ func (k *keyByOp) Process(b *runtime.Batch, out runtime.Output) error {
 			continue
 		}
 		k.scratch = v
+		r := b.Records[i]
 		r.Key = k.arena.Copy(v)
 		out.Emit(r)
 	}
