@@ -85,7 +85,7 @@ func EnvName(key string) string {
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
 		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3,
-		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}, GCHeapFloor: 64 << 20}
+		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}}
 	explicit := file != ""
 	if file == "" {
 		file = filepath.Join(home, "flinkgo.yaml")

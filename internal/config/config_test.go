@@ -111,16 +111,16 @@ execution.checkpointing.max-concurrent-checkpoints: 2
 	require.ErrorContains(t, err, "missing.yaml")
 }
 
-// daemon.gc-heap-floor is a size, 64 MiB unless set; 0 turns it off.
+// daemon.gc-heap-floor is a size, off (0) unless set.
 func TestGCHeapFloor(t *testing.T) {
 	home := t.TempDir()
 	c, err := Load(home, "", nil)
 	require.NoError(t, err)
-	require.Equal(t, int64(64<<20), c.GCHeapFloor)
-	t.Setenv("FLINKGO_DAEMON_GC_HEAP_FLOOR", "0")
+	require.Zero(t, c.GCHeapFloor)
+	t.Setenv("FLINKGO_DAEMON_GC_HEAP_FLOOR", "64MiB")
 	c, err = Load(home, "", nil)
 	require.NoError(t, err)
-	require.Zero(t, c.GCHeapFloor)
+	require.Equal(t, int64(64<<20), c.GCHeapFloor)
 	t.Setenv("FLINKGO_DAEMON_GC_HEAP_FLOOR", "256MiB")
 	c, err = Load(home, "", nil)
 	require.NoError(t, err)

@@ -100,7 +100,7 @@ var keys = append([]key{
 		c.JobOutMaxSize = int64(b)
 		return nil
 	}},
-	{"daemon.gc-heap-floor", "64MiB", "heap the daemon's Go garbage collector lets grow before collecting, as if that much were live (0 disables; see docs/gc-heap-floor.md)", func(c *Config, v string) error {
+	{"daemon.gc-heap-floor", "0", "heap the daemon's Go garbage collector lets grow before collecting, as if that much were live (0 disables; see docs/gc-heap-floor.md)", func(c *Config, v string) error {
 		b, err := api.ParseByteSize(v)
 		if err != nil {
 			return err

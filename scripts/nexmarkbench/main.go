@@ -39,6 +39,7 @@ type options struct {
 	queries            []string
 	procs              int
 	gogc               string
+	gcFloor            string
 	rss                bool
 	rssEvents, rssRate int64
 }
@@ -53,6 +54,7 @@ func main() {
 	flag.StringVar(&queries, "queries", strings.Join(allQueries, ","), "queries to run")
 	flag.IntVar(&o.procs, "procs", 1, "GOMAXPROCS of the daemon and of the hand-written programs (cores used)")
 	flag.StringVar(&o.gogc, "gogc", "", "GOGC of the daemon and the hand-written programs (default: Go's)")
+	flag.StringVar(&o.gcFloor, "gc-heap-floor", "64MiB", "the daemon's daemon.gc-heap-floor (0: none, the daemon's default)")
 	flag.BoolVar(&o.rss, "rss", false, "run q5, q7 and q8 long and sample the daemon's RSS instead")
 	flag.Int64Var(&o.rssEvents, "rss-events", 100_000_000, "events of each -rss run")
 	flag.Int64Var(&o.rssRate, "rss-event-rate", 100_000, "event-time rate of the -rss runs")
@@ -74,6 +76,9 @@ func run(o options) error {
 	if o.gogc != "" {
 		env = append(env, "GOGC="+o.gogc)
 	}
+	// The bench runs the daemon with a heap floor (docs/gc-heap-floor.md):
+	// far fewer collections while a query's live state is small.
+	env = append(env, "FLINKGO_DAEMON_GC_HEAP_FLOOR="+o.gcFloor)
 	d, err := startDaemon(o.bin, filepath.Join(work, "home"), env)
 	if err != nil {
 		return err
