@@ -36,7 +36,7 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 	}
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
-		return nil, err
+		return nil, oneLine(err) // one line per spec error, as for Compile
 	}
 	e := &RowExpr{src: src, prog: prog, fields: make([]map[string]bool, len(rows)), all: make([]bool, len(rows)), identRow: -1,
 		vars: map[string]bool{}, declared: vars, node: prog.Node()}

@@ -100,6 +100,7 @@ func TestBadJoinSpecs(t *testing.T) {
 			_, err := engine.Compile(reg, "test.yaml", []byte(spec), engine.Defaults{})
 			require.Error(t, err)
 			require.Contains(t, err.Error(), c.want)
+			require.NotContains(t, err.Error(), "\n | ", "one line per error, no caret drawing")
 		})
 	}
 }
