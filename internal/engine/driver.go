@@ -234,6 +234,7 @@ func (d *driver) abort(a checkpoint.Abort) {
 	delete(d.sizes, a.ID)
 	delete(d.snapFS, a.ID)
 	if dir != "" && a.Keep {
+		d.j.recordUncertain(a.ID)
 		d.j.log.Warn().Str("dir", dir).Msg("checkpoint kept: its record write failed and may still have been applied; the next restore decision keeps or deletes it")
 	} else if dir != "" {
 		// Subtasks may still be writing into it: remove it once they are done.

@@ -89,6 +89,12 @@ type jobStatus struct {
 	lastFigures  *figures // of the last attempt, for its watermarks once it ended
 	nextID       int64
 	retained     []int64 // completed periodic checkpoints on disk, oldest first
+	// uncertain are checkpoints whose record write failed with an outcome
+	// that may still be applied (checkpoint.Abort.Keep): the durable
+	// record may name one although restorePoint does not. The job loop's
+	// restart keeps their directories; the next successful record settles
+	// them (it names a newer point, so nothing names these any more).
+	uncertain []int64
 	resumeFrom   string  // latest retained checkpoint or the savepoint started from
 	durations    []int64 // completed checkpoint durations (ms), for the summary
 	sizes        []int64

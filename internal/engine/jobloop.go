@@ -124,7 +124,7 @@ func (j *Job) restartPoint(failure error) (*Restore, error) {
 	}
 	f.LostFrom = restoreBefore(failure)
 	r, d := ChooseRestore(j.env.FS, f, j.log)
-	DiscardAbandoned(j.env.FS, d, j.log)
+	DiscardAbandoned(j.env.FS, SparingUncertain(d, j.uncertainIDs()), j.log)
 	if f.LostFrom > 0 && (d.Action == checkpoint.RestoreLoad || d.Action == checkpoint.RestoreFresh) {
 		var p *checkpoint.Point
 		if r != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rs/zerolog"
 
@@ -60,8 +61,42 @@ func (j *Job) record(p *checkpoint.Point, retained []int64, nextID int64) error 
 	j.mu.Lock()
 	j.status.restorePoint, j.status.legacy = p, false
 	j.status.retained, j.status.nextID = append([]int64(nil), retained...), max(j.status.nextID, nextID)
+	j.status.uncertain = nil
 	j.mu.Unlock()
 	return nil
+}
+
+// recordUncertain notes checkpoint id as one whose record write failed but
+// may have been applied (see jobStatus.uncertain).
+func (j *Job) recordUncertain(id int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.status.uncertain = append(j.status.uncertain, id)
+}
+
+// uncertainIDs are the checkpoints recordUncertain noted since the last
+// successful record.
+func (j *Job) uncertainIDs() []int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]int64(nil), j.status.uncertain...)
+}
+
+// SparingUncertain is d without the discards of the checkpoints in
+// uncertain: the in-memory record a restart decides from may be older than
+// the durable one, which may name them.
+func SparingUncertain(d checkpoint.RestoreDecision, uncertain []int64) checkpoint.RestoreDecision {
+	if len(uncertain) == 0 {
+		return d
+	}
+	var keep []checkpoint.Point
+	for _, p := range d.Discard {
+		if !slices.Contains(uncertain, p.ID) {
+			keep = append(keep, p)
+		}
+	}
+	d.Discard = keep
+	return d
 }
 
 // PointOf is the restore point a loaded snapshot stands for.
