@@ -94,10 +94,10 @@ type jobStatus struct {
 	// record may name one although restorePoint does not. The job loop's
 	// restart keeps their directories; the next successful record settles
 	// them (it names a newer point, so nothing names these any more).
-	uncertain []int64
-	resumeFrom   string  // latest retained checkpoint or the savepoint started from
-	durations    []int64 // completed checkpoint durations (ms), for the summary
-	sizes        []int64
+	uncertain  []int64
+	resumeFrom string  // latest retained checkpoint or the savepoint started from
+	durations  []int64 // completed checkpoint durations (ms), for the summary
+	sizes      []int64
 }
 
 type requestKind int
