@@ -142,7 +142,8 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
 			continue // unknown type: reported by ParseJob
 		}
 		c := &runtime.ConfigContext{Op: v.Op, Job: &p.Spec, Path: path, Dec: p.Dec,
-			Checkpointing: g.Checkpointing, KeyedInput: keyed, Schema: inputSchema(v, byUID, index)}
+			Checkpointing: g.Checkpointing, KeyedInput: keyed, Schema: inputSchema(v, byUID, index),
+			InputSchemas: inputSchemas(v, byUID, index)}
 		v.schema = outputSchema(v, c.Schema)
 		before := len(p.Dec.Errors.Errors)
 		v.Plan = v.Def.Configure(c)

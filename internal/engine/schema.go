@@ -17,15 +17,27 @@ func inputSchema(v *Vertex, byUID map[string]*Vertex, index map[string]int) *api
 		return &api.Schema{Source: v.Op.UID, Fields: v.Op.Schema}
 	}
 	var s *api.Schema
-	for _, from := range v.Op.From {
-		ref, ok := api.ResolveFrom(from, index)
-		u := byUID[ref.UID]
-		if !ok || u == nil || u == v || ref.Tag != "" || u.schema == nil || (s != nil && !u.schema.Same(s)) {
+	for _, u := range inputSchemas(v, byUID, index) {
+		if u == nil || (s != nil && !u.Same(s)) {
 			return nil
 		}
-		s = u.schema
+		s = u
 	}
 	return s
+}
+
+// inputSchemas is the schema of the main output of each of v's inputs, in
+// the order of its from (nil where unknown or a side output): a join's
+// left and right are checked each against its own.
+func inputSchemas(v *Vertex, byUID map[string]*Vertex, index map[string]int) []*api.Schema {
+	out := make([]*api.Schema, len(v.Op.From))
+	for i, from := range v.Op.From {
+		ref, ok := api.ResolveFrom(from, index)
+		if u := byUID[ref.UID]; ok && u != nil && u != v && ref.Tag == "" {
+			out[i] = u.schema
+		}
+	}
+	return out
 }
 
 // outputSchema is the schema of the records v emits: a source's

@@ -105,6 +105,22 @@ type ConfigContext struct {
 	// between keeps them (Definition.KeepsSchema); nil when unknown. Compile
 	// expressions against it (expr.CompileWith).
 	Schema *api.Schema
+	// InputSchemas is the schema of each input's records, in the order of
+	// Op.From (nil where unknown): an operator whose inputs differ, such
+	// as a join, checks each side's expressions against its own. See
+	// InputSchema.
+	InputSchemas []*api.Schema
+}
+
+// InputSchema is the schema of the records of the input from names (as
+// written in Op.From), nil when unknown.
+func (c *ConfigContext) InputSchema(from string) *api.Schema {
+	for i, f := range c.Op.From {
+		if f == from && i < len(c.InputSchemas) {
+			return c.InputSchemas[i]
+		}
+	}
+	return nil
 }
 
 // Decode fills out (a pointer to a struct with yaml tags) from the

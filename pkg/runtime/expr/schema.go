@@ -72,8 +72,17 @@ func unknownFields(s *api.Schema, src string, extra []string) error {
 	if bad == nil {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown field %q", bad.Value)
-	if c := api.Closest(bad.Value, s.Names()); c != "" {
+	return unknownField(s, bad.Value, "")
+}
+
+// unknownField is the error for a field name the schema s lacks (of the
+// row named row, if any), naming the closest one and all it has.
+func unknownField(s *api.Schema, name, row string) error {
+	msg := fmt.Sprintf("unknown field %q", name)
+	if row != "" {
+		msg += " of " + row
+	}
+	if c := api.Closest(name, s.Names()); c != "" {
 		msg += fmt.Sprintf("; did you mean %q?", c)
 	}
 	return fmt.Errorf("%s (the schema of source %q has %s)", msg, s.Source, strings.Join(s.Names(), ", "))

@@ -119,6 +119,9 @@ type config struct {
 type checker struct {
 	c  *runtime.ConfigContext
 	ok bool
+	// schemas of left and right (nil: undeclared), their expressions are
+	// checked against.
+	schemas []*api.Schema
 }
 
 func (k *checker) bad(field, format string, args ...any) {
@@ -136,12 +139,13 @@ func (k *checker) common(o commonOptions, hows map[string]How, vars []string) co
 		}
 		cfg.how = h
 	}
+	k.schemas = []*api.Schema{k.c.InputSchema(o.Left.From), k.c.InputSchema(o.Right.From)}
 	for i, s := range []sideSpec{o.Left, o.Right} {
 		field := rowNames[i] + ".key"
 		if s.Key == "" {
 			continue // reported as missing
 		}
-		p, err := expr.Compile(s.Key, expr.Any)
+		p, err := expr.CompileWith(k.schemas[i], s.Key, expr.Any)
 		if err != nil {
 			k.bad(field, "cannot compile %q: %v", s.Key, err)
 			continue
@@ -153,7 +157,7 @@ func (k *checker) common(o commonOptions, hows map[string]How, vars []string) co
 		k.bad("select", "needs at least one field, e.g. {id: left.id, price: right.price}")
 	}
 	for _, s := range o.Select {
-		e, err := expr.CompileRowExpr(s.Value, expr.Any, rowNames, vars...)
+		e, err := expr.CompileRowExprWith(k.schemas, s.Value, expr.Any, rowNames, vars...)
 		if err != nil {
 			k.c.Dec.ErrorAt(s.Path, "cannot compile %q: %v", s.Value, err)
 			k.ok = false
@@ -163,7 +167,7 @@ func (k *checker) common(o commonOptions, hows map[string]How, vars []string) co
 		exprs = append(exprs, e)
 	}
 	if o.Where != "" {
-		e, err := expr.CompileRowExpr(o.Where, expr.Bool, rowNames, vars...)
+		e, err := expr.CompileRowExprWith(k.schemas, o.Where, expr.Bool, rowNames, vars...)
 		if err != nil {
 			k.bad("where", "cannot compile %q: %v", o.Where, err)
 		} else {
@@ -229,7 +233,7 @@ func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
 		k.bad("upper", "must not be below lower (%s), got %s: no right row could match", o.Lower, o.Upper)
 	}
 	if o.Timestamp != "" {
-		e, err := expr.CompileRowExpr(o.Timestamp, expr.Any, rowNames, "key")
+		e, err := expr.CompileRowExprWith(k.schemas, o.Timestamp, expr.Any, rowNames, "key")
 		if err != nil {
 			k.bad("timestamp", "cannot compile %q: %v", o.Timestamp, err)
 		} else {
