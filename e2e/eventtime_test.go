@@ -1,18 +1,15 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
@@ -65,26 +62,14 @@ func referenceWindows(t *testing.T, count int) map[string]e2eWindow {
 // committedWindows reads a file sink's finished files: each window once.
 func committedWindows(t *testing.T, dir string) map[string]e2eWindow {
 	out := map[string]e2eWindow{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			var w e2eWindow
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &w), sc.Text())
-			id := fmt.Sprintf("%s@%d", w.Key, w.WindowStart)
-			_, dup := out[id]
-			require.False(t, dup, "window %s committed twice", id)
-			out[id] = w
-		}
-		return sc.Err()
-	}))
+	for _, line := range runtimetest.FinishedLines(t, dir) {
+		var w e2eWindow
+		require.NoError(t, json.Unmarshal([]byte(line), &w), line)
+		id := fmt.Sprintf("%s@%d", w.Key, w.WindowStart)
+		_, dup := out[id]
+		require.False(t, dup, "window %s committed twice", id)
+		out[id] = w
+	}
 	return out
 }
 

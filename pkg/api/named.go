@@ -20,13 +20,8 @@ type NamedString struct {
 var namedStringsType = reflect.TypeOf(NamedStrings(nil))
 
 func (d *Decoder) decodeNamedStrings(n ast.Node, path string, v reflect.Value) {
-	var values []*ast.MappingValueNode
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		values = m.Values
-	case *ast.MappingValueNode:
-		values = []*ast.MappingValueNode{m}
-	default:
+	values, ok := mappingValues(n)
+	if !ok {
 		d.typeError(n, path, "a mapping of names to strings")
 		return
 	}

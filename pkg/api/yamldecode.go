@@ -404,14 +404,21 @@ func (d *Decoder) decodeSlice(n ast.Node, path string, v reflect.Value) {
 	v.Set(s)
 }
 
-func (d *Decoder) decodeMap(n ast.Node, path string, v reflect.Value) {
-	var values []*ast.MappingValueNode
+// mappingValues are the entries of a mapping node (a one-entry mapping
+// parses as its MappingValueNode); false: n is not a mapping.
+func mappingValues(n ast.Node) ([]*ast.MappingValueNode, bool) {
 	switch m := n.(type) {
 	case *ast.MappingNode:
-		values = m.Values
+		return m.Values, true
 	case *ast.MappingValueNode:
-		values = []*ast.MappingValueNode{m}
-	default:
+		return []*ast.MappingValueNode{m}, true
+	}
+	return nil, false
+}
+
+func (d *Decoder) decodeMap(n ast.Node, path string, v reflect.Value) {
+	values, ok := mappingValues(n)
+	if !ok {
 		d.typeError(n, path, "a mapping")
 		return
 	}

@@ -1,13 +1,8 @@
 package window_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,25 +46,13 @@ operators:
 func fileResults(t *testing.T, dir string) map[string]result {
 	t.Helper()
 	out := map[string]result{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			var r result
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
-			_, dup := out[r.id()]
-			require.False(t, dup, "window %s committed twice", r.id())
-			out[r.id()] = r
-		}
-		return sc.Err()
-	}))
+	for _, line := range runtimetest.FinishedLines(t, dir) {
+		var r result
+		require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+		_, dup := out[r.id()]
+		require.False(t, dup, "window %s committed twice", r.id())
+		out[r.id()] = r
+	}
 	return out
 }
 
