@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,7 @@ type options struct {
 	gcFloor            string
 	rss                bool
 	rssEvents, rssRate int64
+	runs               int
 }
 
 func main() {
@@ -55,6 +57,7 @@ func main() {
 	flag.IntVar(&o.procs, "procs", 1, "GOMAXPROCS of the daemon and of the hand-written programs (cores used)")
 	flag.StringVar(&o.gogc, "gogc", "", "GOGC of the daemon and the hand-written programs (default: Go's)")
 	flag.StringVar(&o.gcFloor, "gc-heap-floor", "64MiB", "the daemon's daemon.gc-heap-floor (0: none, the daemon's default)")
+	flag.IntVar(&o.runs, "runs", 3, "rounds over the queries (each figure is the median of the rounds; the range is printed beside it)")
 	flag.BoolVar(&o.rss, "rss", false, "run q5, q7 and q8 long and sample the daemon's RSS instead")
 	flag.Int64Var(&o.rssEvents, "rss-events", 100_000_000, "events of each -rss run")
 	flag.Int64Var(&o.rssRate, "rss-event-rate", 100_000, "event-time rate of the -rss runs")
@@ -108,70 +111,146 @@ func spec(o options, work, q string, events, eventRate int64) (string, error) {
 	return path, os.WriteFile(path, []byte(s), 0o600)
 }
 
+// throughput runs the queries o.runs rounds over (a round runs every
+// query once, so a noisy minute on a shared machine spreads over the
+// queries instead of spoiling one) and prints each query's median with the
+// range of the rounds, then the hand-written programs' comparison.
 func throughput(o options, d *daemon, work string) error {
 	fmt.Printf("Nexmark on flinkgo: %d events per query, event time at %d events/s, exactly-once checkpoints every 10 s,\n", o.events, o.eventRate)
-	fmt.Printf("daemon GOMAXPROCS=%d%s; CPU time of the daemon process (generator included).\n\n", o.procs, gogcNote(o.gogc))
-	fmt.Println("| query | events/s | events per CPU-s | Flink 1.13 per core | ratio | goal (10x) | results | checkpoints |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
-	results := map[string]jobRun{}
-	for _, q := range o.queries {
-		path, err := spec(o, work, q, o.events, o.eventRate)
+	fmt.Printf("daemon GOMAXPROCS=%d%s; CPU time of the daemon process (generator included); median of %d rounds (range).\n\n",
+		o.procs, gogcNote(o.gogc), o.runs)
+	runs := map[string][]jobRun{}
+	hands := map[string][]handRun{}
+	for round := 0; round < o.runs; round++ {
+		for _, q := range o.queries {
+			path, err := spec(o, work, q, o.events, o.eventRate)
+			if err != nil {
+				return err
+			}
+			r, err := d.job(path, 0)
+			if err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+			runs[q] = append(runs[q], r)
+		}
+		h, err := hand(o, runs)
 		if err != nil {
 			return err
 		}
-		r, err := d.job(path, 0)
-		if err != nil {
-			return fmt.Errorf("%s: %w", q, err)
+		for q, r := range h {
+			hands[q] = append(hands[q], r)
 		}
-		results[q] = r
-		perCPU := float64(o.events) / r.cpu.Seconds()
+	}
+	fmt.Println("| query | events/s | events per CPU-s | Flink 1.13 per core | ratio | goal (10x) | results | checkpoints |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, q := range o.queries {
+		rs := runs[q]
+		wall := rates(rs, o.events, func(r jobRun) time.Duration { return r.wall })
+		cpu := rates(rs, o.events, func(r jobRun) time.Duration { return r.cpu })
 		flink := flinkPerCore[q]
 		met := "met"
-		if perCPU < 10*flink {
-			met = fmt.Sprintf("missed (%.1fx)", perCPU/flink)
+		if median(cpu) < 10*flink {
+			met = fmt.Sprintf("missed (%.1fx)", median(cpu)/flink)
 		}
-		fmt.Printf("| %s | %s | %s | %s | %.1fx | %s | %d | %d |\n", q, si(float64(o.events)/r.wall.Seconds()), si(perCPU), si(flink),
-			perCPU/flink, met, r.results, r.checkpoints)
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %d | %d |\n", q, spread(wall, si), spread(cpu, si), si(flink),
+			spread(scale(cpu, 1/flink), ratio), met, rs[0].results, rs[0].checkpoints)
 	}
-	return hand(o, results)
+	if len(hands) == 0 {
+		return nil
+	}
+	fmt.Println("\n| query | hand-written Go, events per CPU-s | flinkgo events per CPU-s | ratio (goal >= 0.5) | results (hand / flinkgo) |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, q := range []string{"q5", "q7"} {
+		hs, ok := hands[q]
+		if !ok {
+			continue
+		}
+		// The ratio of each round (the program and the query ran minutes
+		// apart at most), then their median.
+		var handRate, flinkRate, ratios []float64
+		for i, h := range hs {
+			hr, fr := float64(o.events)/h.cpu.Seconds(), float64(o.events)/runs[q][i].cpu.Seconds()
+			handRate, flinkRate, ratios = append(handRate, hr), append(flinkRate, fr), append(ratios, fr/hr)
+		}
+		fmt.Printf("| %s | %s | %s | %s | %d / %d |\n", q, spread(handRate, si), spread(flinkRate, si), spread(ratios, ratio2),
+			hs[0].results, runs[q][0].results)
+	}
+	return nil
 }
 
-// hand runs the hand-written q5 and q7 over the same generator.
-func hand(o options, results map[string]jobRun) error {
+type handRun struct {
+	cpu     time.Duration
+	results int64
+}
+
+// hand runs the hand-written q5 and q7 over the same generator, for the
+// queries of the latest round in results.
+func hand(o options, results map[string][]jobRun) (map[string]handRun, error) {
 	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(o.procs))
 	c := nexmark.DefaultConfig()
 	c.EventRate = o.eventRate
 	g, err := nexmark.New(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	progs := []struct {
 		q  string
 		fn func(*nexmark.Generator, int64) int64
 	}{{"q5", handQ5}, {"q7", handQ7}}
-	printed := false
+	out := map[string]handRun{}
 	for _, p := range progs {
-		f, ok := results[p.q]
+		rs, ok := results[p.q]
 		if !ok {
 			continue
-		}
-		if !printed {
-			fmt.Println("\n| query | hand-written Go, events per CPU-s | flinkgo events per CPU-s | ratio (goal >= 0.5) | results (hand / flinkgo) |")
-			fmt.Println("|---|---|---|---|---|")
-			printed = true
 		}
 		goruntime.GC()
 		c0 := selfCPU()
 		n := p.fn(g, o.events)
-		cpu := selfCPU() - c0
-		handRate, flinkRate := float64(o.events)/cpu.Seconds(), float64(o.events)/f.cpu.Seconds()
-		fmt.Printf("| %s | %s | %s | %.2f | %d / %d |\n", p.q, si(handRate), si(flinkRate), flinkRate/handRate, n, f.results)
-		if n != f.results {
-			return fmt.Errorf("%s: the hand-written program found %d results, flinkgo %d", p.q, n, f.results)
+		out[p.q] = handRun{cpu: selfCPU() - c0, results: n}
+		if f := rs[len(rs)-1].results; n != f {
+			return nil, fmt.Errorf("%s: the hand-written program found %d results, flinkgo %d", p.q, n, f)
 		}
 	}
-	return nil
+	return out, nil
 }
+
+// rates are events per unit of each run's duration d.
+func rates(rs []jobRun, events int64, d func(jobRun) time.Duration) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = float64(events) / d(r).Seconds()
+	}
+	return out
+}
+
+func scale(v []float64, f float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * f
+	}
+	return out
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread is the median of v, then its range in parentheses when there
+// are several.
+func spread(v []float64, format func(float64) string) string {
+	if len(v) == 1 {
+		return format(v[0])
+	}
+	return fmt.Sprintf("%s (%s–%s)", format(median(v)), format(slices.Min(v)), format(slices.Max(v)))
+}
+
+func ratio(v float64) string  { return fmt.Sprintf("%.1fx", v) }
+func ratio2(v float64) string { return fmt.Sprintf("%.2f", v) }
 
 func rssRuns(o options, d *daemon, work string) error {
 	fmt.Printf("RSS of the daemon over %d events per query, event time at %d events/s (GOMAXPROCS=%d%s):\n", o.rssEvents, o.rssRate, o.procs, gogcNote(o.gogc))
