@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -47,9 +48,16 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 	}
 	node := prog.Node()
 	covered := map[*ast.IdentifierNode]bool{}
+	named := map[string]bool{} // let names and called functions
 	var idents []*ast.IdentifierNode
 	ast.Walk(&node, visitor(func(n *ast.Node) {
 		switch x := (*n).(type) {
+		case *ast.VariableDeclaratorNode:
+			named[x.Name] = true
+		case *ast.CallNode:
+			if id, ok := x.Callee.(*ast.IdentifierNode); ok {
+				named[id.Value] = true
+			}
 		case *ast.MemberNode:
 			id, ok := x.Node.(*ast.IdentifierNode)
 			prop, isStr := x.Property.(*ast.StringNode)
@@ -70,6 +78,9 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 			e.vars[id.Value] = true
 		}
 	}
+	if err := undeclared(e.vars, named, rows, vars); err != nil {
+		return nil, err
+	}
 	if m, ok := node.(*ast.MemberNode); ok && res == Any && !m.Optional {
 		id, isID := m.Node.(*ast.IdentifierNode)
 		prop, isStr := m.Property.(*ast.StringNode)
@@ -78,6 +89,31 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 		}
 	}
 	return e, nil
+}
+
+// undeclared refuses a name that is neither a row, a variable the caller
+// binds, a let name nor a function: over rows a bare member name (idx
+// for left.idx) would read as nothing at run time, every time.
+func undeclared(used, named map[string]bool, rows, vars []string) error {
+	var bad []string
+	for v := range used {
+		if !named[v] && v != "$env" && !slices.Contains(vars, v) {
+			bad = append(bad, v)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	qualified := make([]string, len(rows))
+	for i, r := range rows {
+		qualified[i] = r + "." + bad[0]
+	}
+	known := "the rows " + strings.Join(rows, ", ")
+	if len(vars) > 0 {
+		known += " and " + strings.Join(vars, ", ")
+	}
+	return fmt.Errorf("unknown name %q: an expression here reads %s; write %s", bad[0], known, strings.Join(qualified, " or "))
 }
 
 func idOf(id *ast.IdentifierNode, ok bool) string {

@@ -35,6 +35,11 @@ func TestCompileRowExprWith(t *testing.T) {
 	}
 	_, err := CompileRowExprWith(schemas, `left.idx`, Bool, bidRows)
 	require.ErrorContains(t, err, "expected bool, but got int")
+	_, err = CompileRowExprWith(schemas, `left.idx + price`, Any, bidRows, "key")
+	require.EqualError(t, err, `unknown name "price": an expression here reads the rows left, right and key; write left.price or right.price`,
+		"a bare member name would read nothing, with or without a schema")
+	_, err = CompileRowExpr(`idx`, Any, bidRows)
+	require.ErrorContains(t, err, `unknown name "idx"`)
 	_, err = CompileRowExprWith([]*api.Schema{nil, bids}, `left.idz`, Any, bidRows)
 	require.NoError(t, err, "the left row is untyped")
 }

@@ -63,6 +63,13 @@ func TestBadJoinSpecs(t *testing.T) {
     right: {from: a, key: user}
     window: {type: tumbling, size: 1s}
     select: {x: left.idx}`, `operators[2].left.key: cannot compile "user +"`},
+		{"bare member name", `
+  - uid: j
+    type: windowJoin
+    left: {from: p, key: user}
+    right: {from: a, key: user}
+    window: {type: tumbling, size: 1s}
+    select: {x: idx}`, `operators[2].select.x: cannot compile "idx": unknown name "idx": an expression here reads the rows left, right and key, windowStart, windowEnd; write left.idx or right.idx`},
 		{"upper below lower", `
   - uid: j
     type: intervalJoin
