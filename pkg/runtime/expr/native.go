@@ -32,6 +32,11 @@ import (
 // values are three words, so they stay in registers.
 type native struct {
 	extra []string // variables the caller binds: never native (plain mode)
+	// acc, in plain mode, is a bound variable whose members are read as
+	// row accRow (reduce's accumulator, fold.go); "": none.
+	acc string
+	// fold: the values become an accumulator kept as its JSON (fold.go).
+	fold bool
 	// Row mode (a RowSet): the rows' names, whose members the expressions
 	// read as row.member, and the variables the caller binds.
 	rows   []string
@@ -161,6 +166,14 @@ func (n *native) fieldOf(node ast.Node) (int, bool) {
 		}
 		return 0, false
 	}
+	if m, ok := node.(*ast.MemberNode); ok && n.acc != "" {
+		id, isID := m.Node.(*ast.IdentifierNode)
+		prop, isStr := m.Property.(*ast.StringNode)
+		if isID && isStr && id.Value == n.acc && !m.Method && !m.Optional {
+			return n.field(accRow, prop.Value), true
+		}
+		return 0, false
+	}
 	id, ok := node.(*ast.IdentifierNode)
 	if !ok || id.Value == VarValue || id.Value == VarTimestamp || id.Value == VarKey {
 		return 0, false
@@ -211,6 +224,9 @@ func (n *native) operand(node ast.Node) nexpr {
 		return func(*nctx) (nval, bool) { return v, true }
 	}
 	if i, ok := n.fieldOf(node); ok {
+		if n.fields[i].row == accRow && n.acc != "" {
+			return func(c *nctx) (nval, bool) { return decodeAcc(c.raw[i]) }
+		}
 		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
 	}
 	switch x := node.(type) {
@@ -225,6 +241,9 @@ func (n *native) operand(node ast.Node) nexpr {
 		}
 		switch x.Value {
 		case VarTimestamp:
+			if n.fold {
+				return nil // the VM's is an int64: an accumulator must keep it (fold.go)
+			}
 			return func(c *nctx) (nval, bool) { return nval{k: nInt, i: int(c.rec.Timestamp)}, true }
 		case VarKey:
 			return func(c *nctx) (nval, bool) { return nval{k: nStr, s: view(c.rec.Key)}, true }
@@ -234,6 +253,12 @@ func (n *native) operand(node ast.Node) nexpr {
 		if x.Name == "int" && len(x.Arguments) == 1 {
 			if in := n.compile(x.Arguments[0]); in != nil {
 				return toInt(in)
+			}
+		}
+		if (x.Name == "max" || x.Name == "min") && len(x.Arguments) == 2 {
+			l, r := n.compile(x.Arguments[0]), n.compile(x.Arguments[1])
+			if l != nil && r != nil {
+				return minMax(x.Name == "max", l, r)
 			}
 		}
 		return nil
@@ -364,8 +389,8 @@ func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
 		return nil
 	}
 	i, ok := n.fieldOf(f)
-	if !ok {
-		return nil
+	if !ok || (n.acc != "" && n.fields[i].row == accRow) {
+		return nil // an accumulator's numbers decode as decodeAcc says
 	}
 	if v.k == nInt {
 		return func(c *nctx) (bool, bool) {
@@ -670,24 +695,7 @@ func nativeOf(v any) nval {
 // appendValue appends the record bytes of the result (AppendValue).
 func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 	if n.object != nil {
-		dst = append(dst, '{')
-		for i, e := range n.object.values {
-			dst = append(dst, n.object.prefixes[i]...)
-			if f := n.object.members[i]; f >= 0 {
-				if raw := c.raw[f]; canonical(raw) {
-					dst = append(dst, raw...) // a member as AppendJSON would write it
-					continue
-				}
-			}
-			v, ok := e(c)
-			if !ok {
-				return dst, false
-			}
-			if dst, ok = appendNative(dst, v); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
+		return n.appendObject(dst, c, false)
 	}
 	if n.value == nil {
 		return dst, false
@@ -700,6 +708,30 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 		return append(dst, v.s...), true // strings as they are
 	}
 	return appendNative(dst, v)
+}
+
+// appendObject appends the object literal's JSON (AppendJSON of the VM's
+// map). exact: only values that decode back from it as what the VM gave
+// (exactNative, fold.go); !ok otherwise.
+func (n *native) appendObject(dst []byte, c *nctx, exact bool) ([]byte, bool) {
+	dst = append(dst, '{')
+	for i, e := range n.object.values {
+		dst = append(dst, n.object.prefixes[i]...)
+		if f := n.object.members[i]; f >= 0 {
+			if raw := c.raw[f]; canonical(raw) && (!exact || exactRaw(raw)) {
+				dst = append(dst, raw...) // a member as AppendJSON would write it
+				continue
+			}
+		}
+		v, ok := e(c)
+		if !ok || (exact && !exactNative(v)) {
+			return dst, false
+		}
+		if dst, ok = appendNative(dst, v); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
 }
 
 // appendNative appends v as AppendJSON would (!ok: a string AppendJSON
@@ -837,6 +869,30 @@ func toInt(x nexpr) nexpr {
 			return nval{k: nInt, i: i}, err == nil
 		}
 		return nval{}, false
+	}
+}
+
+// minMax is the VM's max (min) of two numbers: the first unless the
+// second is greater (smaller); anything else goes to the VM.
+func minMax(max bool, l, r nexpr) nexpr {
+	op := opGT
+	if max {
+		op = opLT
+	}
+	return func(c *nctx) (nval, bool) {
+		a, ok := l(c)
+		if !ok {
+			return nval{}, false
+		}
+		b, ok := r(c)
+		if !ok || !numeric(a) || !numeric(b) {
+			return nval{}, false
+		}
+		less, ok := ordered(op, a, b)
+		if less {
+			return b, ok
+		}
+		return a, ok
 	}
 }
 
