@@ -26,8 +26,12 @@ const accRow = 1
 // the caller evaluates that record with the VM.
 type Fold struct {
 	step, init *native
-	sc, ic     nctx
-	initBuf    []byte
+	// places[i]: the accumulator field (an index of step.perRow[accRow])
+	// that member i of the step's object is, or -1.
+	places  []int
+	sc, ic  nctx
+	initBuf []byte
+	at      []int32 // Places
 }
 
 // NewFold returns the fold of a reduce expression p reading variable acc
@@ -39,13 +43,20 @@ func NewFold(p, init *Program, acc string) *Fold {
 		return nil
 	}
 	f := &Fold{step: step}
-	f.sc = step.newCtx()
-	if init != nil {
-		if f.init = compileFold(init, ""); f.init != nil {
-			f.ic = f.init.newCtx()
+	accFields := step.perRow[accRow]
+	for _, key := range step.object.keys {
+		k := -1
+		for j, fi := range accFields {
+			if step.fields[fi].name == key {
+				k = j
+			}
 		}
+		f.places = append(f.places, k)
 	}
-	return f
+	if init != nil {
+		f.init = compileFold(init, "")
+	}
+	return f.Clone()
 }
 
 func compileFold(p *Program, acc string) *native {
@@ -64,7 +75,8 @@ func compileFold(p *Program, acc string) *native {
 
 // Clone returns an independent copy for another subtask.
 func (f *Fold) Clone() *Fold {
-	c := &Fold{step: f.step, init: f.init, sc: f.step.newCtx()}
+	c := &Fold{step: f.step, init: f.init, places: f.places, sc: f.step.newCtx(),
+		at: make([]int32, 2*len(f.step.perRow[accRow]))}
 	if f.init != nil {
 		c.ic = f.init.newCtx()
 	}
@@ -73,9 +85,10 @@ func (f *Fold) Clone() *Fold {
 
 // Append appends the JSON of the accumulator after r: the expression over
 // r and acc, the current accumulator's JSON (nil: none yet, the init's
-// value). !ok: evaluate this record with the VM (dst may hold a partial
-// result).
-func (f *Fold) Append(dst []byte, r *runtime.Record, acc []byte) ([]byte, bool) {
+// value). at is where acc's members are (Places of the Append that wrote
+// acc; empty: unknown, acc is scanned). !ok: evaluate this record with
+// the VM (dst may hold a partial result).
+func (f *Fold) Append(dst []byte, r *runtime.Record, acc []byte, at []int32) ([]byte, bool) {
 	if acc == nil {
 		if f.init == nil {
 			return dst, false
@@ -86,18 +99,34 @@ func (f *Fold) Append(dst []byte, r *runtime.Record, acc []byte) ([]byte, bool) 
 		}
 		c.rec = r
 		var ok bool
-		if f.initBuf, ok = f.init.appendObject(f.initBuf[:0], c, true); !ok {
+		if f.initBuf, ok = f.init.appendObject(f.initBuf[:0], c, true, nil, nil); !ok {
 			return dst, false
 		}
-		acc = f.initBuf
+		acc, at = f.initBuf, nil
 	}
 	c := &f.sc
-	if !f.step.scan(r.Value, c) || !f.step.scanRow(acc, accRow, c) {
+	if !f.step.scan(r.Value, c) {
+		return dst, false
+	}
+	if accFields := f.step.perRow[accRow]; len(at) == 2*len(accFields) && len(at) > 0 {
+		for k, fi := range accFields {
+			if s := at[2*k]; s >= 0 {
+				c.raw[fi] = acc[s:at[2*k+1]]
+			}
+		}
+	} else if !f.step.scanRow(acc, accRow, c) {
 		return dst, false
 	}
 	c.rec = r
-	return f.step.appendObject(dst, c, true)
+	for i := range f.at {
+		f.at[i] = -1 // a field no member writes is absent from the result
+	}
+	return f.step.appendObject(dst, c, true, f.places, f.at)
 }
+
+// Places is where the accumulator's members are in the last result of
+// Append, for the next Append over it (valid until the next Append).
+func (f *Fold) Places() []int32 { return f.at }
 
 // decodeAcc reads an accumulator member's raw JSON as the JSON codec does
 // (a number is a float64, an int when whole and within ±1e15: Normalize).

@@ -446,6 +446,7 @@ func (n *native) inSet(x *ast.BinaryNode) npred {
 // nobject is an object literal: its members in the order AppendJSON
 // writes a map (sorted keys), each with its `"key":` prefix encoded.
 type nobject struct {
+	keys     []string
 	prefixes [][]byte
 	values   []nexpr
 	members  []int // the field a value just reads (raw copy), or -1
@@ -487,6 +488,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 			p = append(p, ',')
 		}
 		p = append(appendString(p, m.key), ':')
+		o.keys = append(o.keys, m.key)
 		o.prefixes = append(o.prefixes, p)
 		o.values = append(o.values, m.val)
 		o.members = append(o.members, m.field)
@@ -695,7 +697,7 @@ func nativeOf(v any) nval {
 // appendValue appends the record bytes of the result (AppendValue).
 func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 	if n.object != nil {
-		return n.appendObject(dst, c, false)
+		return n.appendObject(dst, c, false, nil, nil)
 	}
 	if n.value == nil {
 		return dst, false
@@ -712,23 +714,30 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 
 // appendObject appends the object literal's JSON (AppendJSON of the VM's
 // map). exact: only values that decode back from it as what the VM gave
-// (exactNative, fold.go); !ok otherwise.
-func (n *native) appendObject(dst []byte, c *nctx, exact bool) ([]byte, bool) {
+// (exactNative, fold.go); !ok otherwise. With places (a fold's: for each
+// member, the accumulator field it is, or -1), at[2k:2k+2] is set to where
+// accumulator field k's value is in the object.
+func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at []int32) ([]byte, bool) {
+	start := len(dst)
 	dst = append(dst, '{')
 	for i, e := range n.object.values {
 		dst = append(dst, n.object.prefixes[i]...)
-		if f := n.object.members[i]; f >= 0 {
-			if raw := c.raw[f]; canonical(raw) && (!exact || exactRaw(raw)) {
-				dst = append(dst, raw...) // a member as AppendJSON would write it
-				continue
+		from := len(dst)
+		if f := n.object.members[i]; f >= 0 && canonical(c.raw[f]) && (!exact || exactRaw(c.raw[f])) {
+			dst = append(dst, c.raw[f]...) // a member as AppendJSON would write it
+		} else {
+			v, ok := e(c)
+			if !ok || (exact && !exactNative(v)) {
+				return dst, false
+			}
+			if dst, ok = appendNative(dst, v); !ok {
+				return dst, false
 			}
 		}
-		v, ok := e(c)
-		if !ok || (exact && !exactNative(v)) {
-			return dst, false
-		}
-		if dst, ok = appendNative(dst, v); !ok {
-			return dst, false
+		if places != nil {
+			if k := places[i]; k >= 0 {
+				at[2*k], at[2*k+1] = int32(from-start), int32(len(dst)-start)
+			}
 		}
 	}
 	return append(dst, '}'), true

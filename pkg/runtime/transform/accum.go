@@ -5,8 +5,9 @@ package transform
 // VM's value. Either way a snapshot holds the JSON the JSON codec writes,
 // so the two forms and older snapshots restore alike.
 type accum struct {
-	json []byte // the accumulator, when !vm; owned by the state
-	v    any    // the accumulator, when vm
+	json []byte  // the accumulator, when !vm; owned by the state
+	at   []int32 // where a Fold's members are in json (expr.Fold.Places); empty: unknown
+	v    any     // the accumulator, when vm
 	vm   bool
 }
 
@@ -18,12 +19,13 @@ func (a *accum) value() (any, error) {
 	return jsonCodec{}.Decode(a.json)
 }
 
-// setJSON keeps b (copied into the accumulator's own buffer).
-func (a *accum) setJSON(b []byte) {
-	a.json, a.v, a.vm = append(a.json[:0], b...), nil, false
+// setJSON keeps b (copied into the accumulator's own buffer) with the
+// places of its members (nil: unknown).
+func (a *accum) setJSON(b []byte, at []int32) {
+	a.json, a.at, a.v, a.vm = append(a.json[:0], b...), append(a.at[:0], at...), nil, false
 }
 
-func (a *accum) setValue(v any) { a.json, a.v, a.vm = a.json[:0], v, true }
+func (a *accum) setValue(v any) { a.json, a.at, a.v, a.vm = a.json[:0], a.at[:0], v, true }
 
 // accumCodec writes an accumulator as jsonCodec does.
 type accumCodec struct{}

@@ -146,17 +146,18 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 	a, ok := o.acc.Get()
 	if o.fold != nil && (ok && !a.vm || !ok && o.init != nil) {
 		var cur []byte // nil: the init's
+		var at []int32
 		if ok {
-			cur = a.json
+			cur, at = a.json, a.at
 		}
 		dst := o.arena.Alloc(len(r.Value) + len(cur) + 64)
-		if v, done := o.fold.Append(dst, &r, cur); done {
+		if v, done := o.fold.Append(dst, &r, cur, at); done {
 			v = o.arena.Keep(dst, v)
 			if !ok {
 				a = &accum{}
 				o.acc.Put(a)
 			}
-			a.setJSON(v)
+			a.setJSON(v, o.fold.Places())
 			if out != nil {
 				r.Value = v
 				out.Emit(r)
@@ -193,7 +194,7 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 		o.acc.Put(a)
 	}
 	if o.fold != nil && expr.ExactJSON(acc) {
-		a.setJSON(v) // an object: v is its JSON
+		a.setJSON(v, nil) // an object: v is its JSON
 	} else {
 		a.setValue(acc)
 	}

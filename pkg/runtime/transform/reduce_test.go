@@ -153,9 +153,9 @@ func feed(t *testing.T, what string, m *mainReduce, o *reduceOp, recs []string, 
 			o.acc.SetKey(r.Key)
 			a, ok := o.acc.Get()
 			if ok && !a.vm {
-				_, ok = o.fold.Append(nil, &r, a.json)
+				_, ok = o.fold.Append(nil, &r, a.json, a.at)
 			} else if !ok {
-				_, ok = o.fold.Append(nil, &r, nil)
+				_, ok = o.fold.Append(nil, &r, nil, nil)
 			} else {
 				ok = false
 			}
