@@ -32,6 +32,11 @@ import (
 // values are three words, so they stay in registers.
 type native struct {
 	extra []string // variables the caller binds: never native (plain mode)
+	// acc, in plain mode, is a bound variable whose members are read as
+	// row accRow (reduce's accumulator, fold.go); "": none.
+	acc string
+	// fold: the values become an accumulator kept as its JSON (fold.go).
+	fold bool
 	// Row mode (a RowSet): the rows' names, whose members the expressions
 	// read as row.member, and the variables the caller binds.
 	rows   []string
@@ -161,6 +166,14 @@ func (n *native) fieldOf(node ast.Node) (int, bool) {
 		}
 		return 0, false
 	}
+	if m, ok := node.(*ast.MemberNode); ok && n.acc != "" {
+		id, isID := m.Node.(*ast.IdentifierNode)
+		prop, isStr := m.Property.(*ast.StringNode)
+		if isID && isStr && id.Value == n.acc && !m.Method && !m.Optional {
+			return n.field(accRow, prop.Value), true
+		}
+		return 0, false
+	}
 	id, ok := node.(*ast.IdentifierNode)
 	if !ok || id.Value == VarValue || id.Value == VarTimestamp || id.Value == VarKey {
 		return 0, false
@@ -211,6 +224,9 @@ func (n *native) operand(node ast.Node) nexpr {
 		return func(*nctx) (nval, bool) { return v, true }
 	}
 	if i, ok := n.fieldOf(node); ok {
+		if n.fields[i].row == accRow && n.acc != "" {
+			return func(c *nctx) (nval, bool) { return decodeAcc(c.raw[i]) }
+		}
 		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
 	}
 	switch x := node.(type) {
@@ -225,6 +241,9 @@ func (n *native) operand(node ast.Node) nexpr {
 		}
 		switch x.Value {
 		case VarTimestamp:
+			if n.fold {
+				return nil // the VM's is an int64: an accumulator must keep it (fold.go)
+			}
 			return func(c *nctx) (nval, bool) { return nval{k: nInt, i: int(c.rec.Timestamp)}, true }
 		case VarKey:
 			return func(c *nctx) (nval, bool) { return nval{k: nStr, s: view(c.rec.Key)}, true }
@@ -234,6 +253,12 @@ func (n *native) operand(node ast.Node) nexpr {
 		if x.Name == "int" && len(x.Arguments) == 1 {
 			if in := n.compile(x.Arguments[0]); in != nil {
 				return toInt(in)
+			}
+		}
+		if (x.Name == "max" || x.Name == "min") && len(x.Arguments) == 2 {
+			l, r := n.compile(x.Arguments[0]), n.compile(x.Arguments[1])
+			if l != nil && r != nil {
+				return minMax(x.Name == "max", l, r)
 			}
 		}
 		return nil
@@ -364,8 +389,8 @@ func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
 		return nil
 	}
 	i, ok := n.fieldOf(f)
-	if !ok {
-		return nil
+	if !ok || (n.acc != "" && n.fields[i].row == accRow) {
+		return nil // an accumulator's numbers decode as decodeAcc says
 	}
 	if v.k == nInt {
 		return func(c *nctx) (bool, bool) {
@@ -421,6 +446,7 @@ func (n *native) inSet(x *ast.BinaryNode) npred {
 // nobject is an object literal: its members in the order AppendJSON
 // writes a map (sorted keys), each with its `"key":` prefix encoded.
 type nobject struct {
+	keys     []string
 	prefixes [][]byte
 	values   []nexpr
 	members  []int // the field a value just reads (raw copy), or -1
@@ -462,6 +488,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 			p = append(p, ',')
 		}
 		p = append(appendString(p, m.key), ':')
+		o.keys = append(o.keys, m.key)
 		o.prefixes = append(o.prefixes, p)
 		o.values = append(o.values, m.val)
 		o.members = append(o.members, m.field)
@@ -670,24 +697,7 @@ func nativeOf(v any) nval {
 // appendValue appends the record bytes of the result (AppendValue).
 func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 	if n.object != nil {
-		dst = append(dst, '{')
-		for i, e := range n.object.values {
-			dst = append(dst, n.object.prefixes[i]...)
-			if f := n.object.members[i]; f >= 0 {
-				if raw := c.raw[f]; canonical(raw) {
-					dst = append(dst, raw...) // a member as AppendJSON would write it
-					continue
-				}
-			}
-			v, ok := e(c)
-			if !ok {
-				return dst, false
-			}
-			if dst, ok = appendNative(dst, v); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
+		return n.appendObject(dst, c, false, nil, nil)
 	}
 	if n.value == nil {
 		return dst, false
@@ -700,6 +710,37 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 		return append(dst, v.s...), true // strings as they are
 	}
 	return appendNative(dst, v)
+}
+
+// appendObject appends the object literal's JSON (AppendJSON of the VM's
+// map). exact: only values that decode back from it as what the VM gave
+// (exactNative, fold.go); !ok otherwise. With places (a fold's: for each
+// member, the accumulator field it is, or -1), at[2k:2k+2] is set to where
+// accumulator field k's value is in the object.
+func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at []int32) ([]byte, bool) {
+	start := len(dst)
+	dst = append(dst, '{')
+	for i, e := range n.object.values {
+		dst = append(dst, n.object.prefixes[i]...)
+		from := len(dst)
+		if f := n.object.members[i]; f >= 0 && canonical(c.raw[f]) && (!exact || exactRaw(c.raw[f])) {
+			dst = append(dst, c.raw[f]...) // a member as AppendJSON would write it
+		} else {
+			v, ok := e(c)
+			if !ok || (exact && !exactNative(v)) {
+				return dst, false
+			}
+			if dst, ok = appendNative(dst, v); !ok {
+				return dst, false
+			}
+		}
+		if places != nil {
+			if k := places[i]; k >= 0 {
+				at[2*k], at[2*k+1] = int32(from-start), int32(len(dst)-start)
+			}
+		}
+	}
+	return append(dst, '}'), true
 }
 
 // appendNative appends v as AppendJSON would (!ok: a string AppendJSON
@@ -837,6 +878,30 @@ func toInt(x nexpr) nexpr {
 			return nval{k: nInt, i: i}, err == nil
 		}
 		return nval{}, false
+	}
+}
+
+// minMax is the VM's max (min) of two numbers: the first unless the
+// second is greater (smaller); anything else goes to the VM.
+func minMax(max bool, l, r nexpr) nexpr {
+	op := opGT
+	if max {
+		op = opLT
+	}
+	return func(c *nctx) (nval, bool) {
+		a, ok := l(c)
+		if !ok {
+			return nval{}, false
+		}
+		b, ok := r(c)
+		if !ok || !numeric(a) || !numeric(b) {
+			return nval{}, false
+		}
+		less, ok := ordered(op, a, b)
+		if less {
+			return b, ok
+		}
+		return a, ok
 	}
 }
 

@@ -56,6 +56,7 @@ var nativeExprs = []string{
 	`{x: a, y: s, z: 0.908 * b}`, `{auction: auction, price: price, extra: extra}`, `{b: b, a: a}`,
 	`{s: s, t: t, n: n}`, `timestamp > 5`, `key == "k1"`, `{k: key, ts: timestamp}`, `a > 1 && s == "x"`,
 	`a == "12"`, `s + s`, `a ** 2`, `value == "x"`, `a == b || f < 0`, `(a + 1) * 2 > b`,
+	`max(a, b)`, `min(a, f)`, `max(f, a) > 1`, `max(s, a)`, `min(n, 1)`, `{m: max(a, b), n: min(b, f)}`,
 }
 
 // The native form gives the VM's answer for every expression and record

@@ -92,10 +92,14 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
+	fold := expr.NewFold(p, init, "acc")
 	return &runtime.Plan{KeyedInput: true, OnError: true, NewOperator: func() runtime.Operator {
 		op := &reduceOp{prog: p.Clone()}
 		if init != nil {
 			op.init = init.Clone()
+		}
+		if fold != nil {
+			op.fold = fold.Clone()
 		}
 		return op
 	}}
@@ -103,19 +107,22 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 
 // reduceOp folds each key's records into an accumulator: acc starts as the
 // init expression's value (or the first record's value) and becomes expr
-// evaluated with acc bound; every update is emitted.
+// evaluated with acc bound; every update is emitted. With a fold (the
+// expression's VM-free form) a record is folded into the accumulator's
+// JSON; a record the fold cannot take goes to the VM.
 type reduceOp struct {
 	ctx     *runtime.Context
 	prog    *expr.Program
 	init    *expr.Program
-	acc     *state.Value[any]
+	fold    *expr.Fold // nil: none
+	acc     *state.Value[*accum]
 	arena   runtime.Arena
 	scratch []byte
 }
 
 func (o *reduceOp) Open(ctx *runtime.Context) (err error) {
 	o.ctx = ctx
-	o.acc, err = runtime.NewValue[any](ctx, "acc", jsonCodec{})
+	o.acc, err = runtime.NewValue[*accum](ctx, "acc", accumCodec{})
 	return err
 }
 
@@ -136,15 +143,42 @@ func (o *reduceOp) Process(b *runtime.Batch, out runtime.Output) error {
 // value. A failed record leaves the accumulator as it was.
 func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 	o.acc.SetKey(r.Key)
-	acc, ok := o.acc.Get()
-	if !ok && o.init == nil {
-		acc = decodeValue(r.Value)
-	} else {
-		var err error
-		if !ok {
-			if acc, err = o.init.Eval(&r); err != nil {
-				return err
+	a, ok := o.acc.Get()
+	if o.fold != nil && (ok && !a.vm || !ok && o.init != nil) {
+		var cur []byte // nil: the init's
+		var at []int32
+		if ok {
+			cur, at = a.json, a.at
+		}
+		dst := o.arena.Alloc(len(r.Value) + len(cur) + 64)
+		if v, done := o.fold.Append(dst, &r, cur, at); done {
+			v = o.arena.Keep(dst, v)
+			if !ok {
+				a = &accum{}
+				o.acc.Put(a)
 			}
+			a.setJSON(v, o.fold.Places())
+			if out != nil {
+				r.Value = v
+				out.Emit(r)
+			}
+			return nil
+		}
+		o.arena.Keep(dst, nil) // all of dst goes back
+	}
+	var acc any
+	var err error
+	switch {
+	case !ok && o.init == nil:
+		acc = decodeValue(r.Value)
+	default:
+		if ok {
+			acc, err = a.value()
+		} else {
+			acc, err = o.init.Eval(&r)
+		}
+		if err != nil {
+			return err
 		}
 		o.prog.Bind("acc", acc)
 		if acc, err = o.prog.Eval(&r); err != nil {
@@ -155,7 +189,15 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 	if err != nil {
 		return err
 	}
-	o.acc.Put(acc)
+	if !ok {
+		a = &accum{}
+		o.acc.Put(a)
+	}
+	if o.fold != nil && expr.ExactJSON(acc) {
+		a.setJSON(v, nil) // an object: v is its JSON
+	} else {
+		a.setValue(acc)
+	}
 	if out != nil {
 		r.Value = v
 		out.Emit(r)
