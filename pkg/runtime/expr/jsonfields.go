@@ -148,8 +148,11 @@ func scanValue(b []byte, i int) (int, error) {
 	}
 	switch b[i] {
 	case '"':
-		// Values are longer than names: straight to IndexByte.
-		if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 && bytes.IndexByte(b[i+1:i+1+q], '\\') < 0 {
+		// Values are longer than names: straight to IndexByte. A quote
+		// not right after a backslash is the end whatever escapes come
+		// before it (an escaped quote is preceded by one); callers that
+		// read the string check it for escapes themselves.
+		if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 && (q == 0 || b[i+q] != '\\') {
 			return i + 2 + q, nil
 		}
 		end, _, err := scanString(b, i)
@@ -184,6 +187,13 @@ func scanValue(b []byte, i int) (int, error) {
 		}
 		return j, nil
 	}
+}
+
+// digits8 reports whether the eight bytes of x are all ASCII digits: each
+// byte's high nibble is 3 and adding 6 to it does not carry into it.
+func digits8(x uint64) bool {
+	const hi, six = 0xF0F0F0F0F0F0F0F0, 0x0606060606060606
+	return x&hi == 0x3030303030303030 && (x+six)&hi == 0x3030303030303030
 }
 
 func decodeValue(raw []byte) (any, error) {

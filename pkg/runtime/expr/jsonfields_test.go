@@ -106,3 +106,18 @@ func requireSameJSON(t *testing.T, want, got any, data []byte) {
 		require.Equal(t, want, got, "%q", data)
 	}
 }
+
+// digits8 is eight digits, exhaustively over one byte at each place among
+// seven digits.
+func TestDigits8(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("01234567")
+			b[pos] = byte(c)
+			want := c >= '0' && c <= '9'
+			if got := digits8(le64(b)); got != want {
+				t.Fatalf("%q: digits8 %v, want %v", b, got, want)
+			}
+		}
+	}
+}
