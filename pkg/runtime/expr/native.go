@@ -566,9 +566,23 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 		if i++; i < len(data) && data[i] <= ' ' {
 			i = skipSpace(data, i)
 		}
-		vEnd, err := scanValue(data, i)
-		if err != nil {
-			return false
+		// An integer is scanned here: a call (to scanValue) would cost
+		// this loop its registers, and most members are numbers.
+		vEnd := 0
+		if i < len(data) && data[i]-'0' < 10 {
+			j := i + 1
+			for j < len(data) && data[j]-'0' < 10 {
+				j++
+			}
+			if j < len(data) && (data[j] == ',' || data[j] == '}') {
+				vEnd = j
+			}
+		}
+		if vEnd == 0 {
+			var err error
+			if vEnd, err = scanValue(data, i); err != nil {
+				return false
+			}
 		}
 		if f >= 0 {
 			if c.raw[f] != nil {
