@@ -98,11 +98,28 @@ type nctx struct {
 	// share their members' order.
 	shapes   [][]memberShape
 	interned map[string]string // see keyString
+	// gen counts the scans (every change of raw: newRecord); dec[i] is
+	// member i decoded, valid while its gen is the current one.
+	gen uint64
+	dec []decoded
+}
+
+type decoded struct {
+	gen uint64
+	v   nval
+	ok  bool
+}
+
+// newRecord empties raw for the members of the next record (and so
+// invalidates what was decoded from the last one).
+func (c *nctx) newRecord() {
+	clear(c.raw)
+	c.gen++
 }
 
 func (n *native) newCtx() nctx {
 	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
-		shapes: make([][]memberShape, len(n.perRow))}
+		shapes: make([][]memberShape, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields))}
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -225,10 +242,20 @@ func (n *native) operand(node ast.Node) nexpr {
 		return func(*nctx) (nval, bool) { return v, true }
 	}
 	if i, ok := n.fieldOf(node); ok {
+		decode := decodeRaw
 		if n.fields[i].row == accRow && n.acc != "" {
-			return func(c *nctx) (nval, bool) { return decodeAcc(c.raw[i]) }
+			decode = decodeAcc
 		}
-		return func(c *nctx) (nval, bool) { return decodeRaw(c.raw[i]) }
+		// A member read twice (dateTime - dateTime % 10000) is decoded
+		// once per record: the value is kept for this scan's generation.
+		return func(c *nctx) (nval, bool) {
+			d := &c.dec[i]
+			if d.gen != c.gen {
+				d.v, d.ok = decode(c.raw[i])
+				d.gen = c.gen
+			}
+			return d.v, d.ok
+		}
 	}
 	switch x := node.(type) {
 	case *ast.IdentifierNode:
@@ -501,7 +528,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 // !ok: the value is not a JSON object the fast path reads (the VM reports
 // what is wrong), a member appears twice or a key is escaped.
 func (n *native) scan(data []byte, c *nctx) bool {
-	clear(c.raw)
+	c.newRecord()
 	if len(n.fields) == 0 {
 		return true
 	}

@@ -210,7 +210,7 @@ func (s *RowSet) Bind(name string, v any) {
 func (s *RowSet) Load(rows ...[]byte) error {
 	s.data = append(s.data[:0], rows...)
 	s.decode = true
-	clear(s.nc.raw)
+	s.nc.newRecord()
 	s.natOK = true
 	for i, data := range rows {
 		if data != nil && !s.nat.scanRow(data, i, &s.nc) {
