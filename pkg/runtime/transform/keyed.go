@@ -118,6 +118,9 @@ type reduceOp struct {
 	acc     *state.Value[*accum]
 	arena   runtime.Arena
 	scratch []byte
+	// rec is the record being reduced: the expressions take its address,
+	// which would move a parameter to the heap, once per record.
+	rec runtime.Record
 }
 
 func (o *reduceOp) Open(ctx *runtime.Context) (err error) {
@@ -130,7 +133,8 @@ func (o *reduceOp) Close() error { return nil }
 
 func (o *reduceOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
-		if err := o.reduce(b.Records[i], out); err != nil {
+		o.rec = b.Records[i]
+		if err := o.reduce(&o.rec, out); err != nil {
 			if err := o.ctx.RecordError(b, i, out, err); err != nil {
 				return err
 			}
@@ -141,7 +145,7 @@ func (o *reduceOp) Process(b *runtime.Batch, out runtime.Output) error {
 
 // reduce folds one record into its key's accumulator and emits the new
 // value. A failed record leaves the accumulator as it was.
-func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
+func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	o.acc.SetKey(r.Key)
 	a, ok := o.acc.Get()
 	if o.fold != nil && (ok && !a.vm || !ok && o.init != nil) {
@@ -151,7 +155,7 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 			cur, at = a.json, a.at
 		}
 		dst := o.arena.Alloc(len(r.Value) + len(cur) + 64)
-		if v, done := o.fold.Append(dst, &r, cur, at); done {
+		if v, done := o.fold.Append(dst, r, cur, at); done {
 			v = o.arena.Keep(dst, v)
 			if !ok {
 				a = &accum{}
@@ -160,7 +164,7 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 			a.setJSON(v, o.fold.Places())
 			if out != nil {
 				r.Value = v
-				out.Emit(r)
+				out.Emit(*r)
 			}
 			return nil
 		}
@@ -175,13 +179,13 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 		if ok {
 			acc, err = a.value()
 		} else {
-			acc, err = o.init.Eval(&r)
+			acc, err = o.init.Eval(r)
 		}
 		if err != nil {
 			return err
 		}
 		o.prog.Bind("acc", acc)
-		if acc, err = o.prog.Eval(&r); err != nil {
+		if acc, err = o.prog.Eval(r); err != nil {
 			return err
 		}
 	}
@@ -200,7 +204,7 @@ func (o *reduceOp) reduce(r runtime.Record, out runtime.Output) error {
 	}
 	if out != nil {
 		r.Value = v
-		out.Emit(r)
+		out.Emit(*r)
 	}
 	return nil
 }

@@ -165,7 +165,7 @@ func feed(t *testing.T, what string, m *mainReduce, o *reduceOp, recs []string, 
 		}
 		want, werr := m.reduce(r)
 		out := &collector{}
-		gerr := o.reduce(r, out)
+		gerr := o.reduce(&r, out)
 		at := fmt.Sprintf("%s, record %d %s", what, i, rec)
 		require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", at, werr, gerr)
 		if werr == nil {
