@@ -47,6 +47,13 @@ func (b *KeyedBackend) SetCurrentKey(key []byte) {
 	b.keyGen++
 }
 
+// setCurrent is SetCurrentKey for a key whose group index (kg, into the
+// range) is known: a timer's.
+func (b *KeyedBackend) setCurrent(key []byte, kg int) {
+	b.curKey, b.curKG = key, kg
+	b.keyGen++
+}
+
 // CurrentKey returns the key set by SetCurrentKey.
 func (b *KeyedBackend) CurrentKey() []byte { return b.curKey }
 
