@@ -379,6 +379,28 @@ func (a *Acc) Result(ag Aggregate, k int) any {
 	return s.V
 }
 
+// appendResult appends aggregate k's result as JSON: appendValue of
+// Result, without boxing the integer results.
+func (a *Acc) appendResult(b []byte, ag Aggregate, k int) []byte {
+	s := &a.Slots[k]
+	switch {
+	case ag.Func == Count && len(ag.Args) == 0:
+		return strconv.AppendInt(b, a.Records, 10)
+	case ag.Func == Count:
+		return strconv.AppendInt(b, s.N, 10)
+	case ag.Func == Sum && s.N > 0 && !s.Float:
+		return strconv.AppendInt(b, s.ISum, 10)
+	}
+	return appendValue(b, a.Result(ag, k))
+}
+
+// reset empties a (as newAcc; no aggregate of a running result holds a
+// set).
+func (a *Acc) reset() {
+	a.Records = 0
+	clear(a.Slots)
+}
+
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int:

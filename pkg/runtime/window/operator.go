@@ -46,6 +46,8 @@ type operator struct {
 	// running caches, per key, the result of the last sliding window fired
 	// (see slidingResult); it is derived from the panes, not state.
 	running map[string]*runningWindow
+	freeRW  []*runningWindow // dropped from running, for reuse
+	arena   runtime.Arena    // results' keys and values
 }
 
 // runningWindow is a key's running sliding result: the merge of its panes
@@ -191,7 +193,9 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
 		return runtime.BadRecord(err) // before any state changed: the record can be skipped
 	}
-	o.panes.Put(p, acc)
+	if !ok {
+		o.panes.Put(p, acc) // an existing pane is updated in place
+	}
 	if first-1 <= wm { // late for a fired window: the running result may cover its pane
 		o.touchRunning(p, o.vals, ts)
 	}
@@ -264,12 +268,14 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	from, to := o.a.PanesOf(e)
 	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
 	var acc *Acc
+	var rw *runningWindow
 	switch {
 	case o.a.Kind == Tumbling:
 		acc, _ = o.panes.Get(from)
 		_, next = o.panes.Get(nextFrom)
 	case o.cfg.invertible:
-		acc, next = o.slidingResult(e)
+		rw, next = o.slidingResult(e)
+		acc = rw.acc
 	default:
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
@@ -285,8 +291,8 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	if acc != nil && acc.Records > 0 {
 		o.emit(e-o.a.Size, e, acc, out)
 	}
-	if o.cfg.invertible && o.a.Kind == Sliding {
-		o.slideOn(e, next)
+	if rw != nil {
+		o.slideOn(rw, e, next)
 	}
 	return next
 }
@@ -299,23 +305,27 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 // from the panes when it is not the window just before (a key's first
 // window, a gap, a restore, a re-fired late window) or a float made the sum
 // inexact. next reports whether the window after e holds a pane.
-func (o *operator) slidingResult(e int64) (acc *Acc, next bool) {
+func (o *operator) slidingResult(e int64) (rw *runningWindow, next bool) {
 	if o.running == nil {
 		o.running = map[string]*runningWindow{}
 	}
-	key := string(o.ctx.CurrentKey())
+	key := o.ctx.CurrentKey()
 	step, pane := o.a.Step(), o.a.Pane()
 	from, to := o.a.PanesOf(e)
-	rw := o.running[key]
+	rw = o.running[string(key)]
 	if rw == nil || rw.end != e-step || !rw.acc.exactSums() {
-		rw = &runningWindow{acc: newAcc(o.cfg.aggs)}
+		if rw == nil {
+			rw = o.newRunning()
+			o.running[string(key)] = rw
+		} else {
+			rw.acc.reset()
+		}
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
 				rw.acc.Merge(o.cfg.aggs, pa)
 			}
 			return true
 		})
-		o.running[key] = rw
 	} else {
 		for p := rw.to + pane; p <= to; p += pane { // the panes that entered
 			if pa, ok := o.panes.Get(p); ok {
@@ -327,20 +337,29 @@ func (o *operator) slidingResult(e int64) (acc *Acc, next bool) {
 	for p := to + step; p >= from+step && !next; p -= pane {
 		_, next = o.panes.Get(p)
 	}
-	return rw.acc, next
+	return rw, next
+}
+
+// newRunning is an empty running result, reusing a dropped one.
+func (o *operator) newRunning() *runningWindow {
+	if n := len(o.freeRW); n > 0 {
+		rw := o.freeRW[n-1]
+		o.freeRW = o.freeRW[:n-1]
+		return rw
+	}
+	return &runningWindow{acc: newAcc(o.cfg.aggs)}
 }
 
 // slideOn takes the panes that leave before the key's next window out of
-// its running result, once the window ending at e was emitted and before
-// the panes are dropped.
-func (o *operator) slideOn(e int64, next bool) {
-	key := string(o.ctx.CurrentKey())
-	rw := o.running[key]
-	if rw == nil || rw.end != e {
-		return
-	}
+// its running result rw (the current key's, see slidingResult), once the
+// window ending at e was emitted and before the panes are dropped.
+func (o *operator) slideOn(rw *runningWindow, e int64, next bool) {
 	if !next {
-		delete(o.running, key) // the key's windows end here
+		delete(o.running, string(o.ctx.CurrentKey())) // the key's windows end here
+		rw.acc.reset()
+		if len(o.freeRW) < 1024 {
+			o.freeRW = append(o.freeRW, rw)
+		}
 		return
 	}
 	nextFrom := e + o.a.Step() - o.a.Size
@@ -368,6 +387,9 @@ func (o *operator) touchRunning(p int64, vals []any, ts int64) {
 
 func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) error {
 	wm := o.watermark()
+	if done, err := o.extendSession(r, ts, wm, out); done {
+		return err
+	}
 	w := SessionWindow{Start: ts, End: ts + o.a.Gap}
 	o.sessBuf, o.sessKeys = o.sessBuf[:0], o.sessKeys[:0]
 	o.sessions.Range(func(start int64, s *session) bool {
@@ -453,11 +475,11 @@ func (o *operator) emit(start, end int64, acc *Acc, out runtime.Output) {
 		b = append(b, ',')
 		b = appendString(b, []byte(ag.Name))
 		b = append(b, ':')
-		b = appendValue(b, acc.Result(ag, k))
+		b = acc.appendResult(b, ag, k)
 	}
 	b = append(b, '}')
 	o.buf = b
-	out.Emit(runtime.Record{Key: append([]byte(nil), key...), Value: append([]byte(nil), b...), Timestamp: end - 1})
+	out.Emit(runtime.Record{Key: o.arena.Copy(key), Value: o.arena.Copy(b), Timestamp: end - 1})
 }
 
 func appendString(b, s []byte) []byte {
