@@ -13,10 +13,9 @@ import "slices"
 // (keyTimers); queue entries point at it, so popping a timer checks and
 // removes it without hashing the key, and the current key's set is looked
 // up once per SetCurrentKey (an operator registering the next window's
-// timer from OnTimer finds the set of the timer that fired). The queue is a
-// heap of plain entries (container/heap boxed each one) that carry the
-// first 8 bytes of the key, so equal timestamps mostly order without
-// reading the key.
+// timer from OnTimer finds the set of the timer that fired). The queue
+// (timerQueue) holds a bucket of entries per timestamp; entries carry the
+// first 8 bytes of the key, so sorting a bucket mostly reads no key.
 type Timers struct {
 	b      *KeyedBackend
 	groups []map[string]*keyTimers
@@ -88,7 +87,7 @@ func (t *Timers) Register(ts int64) {
 	}
 	s.ts = slices.Insert(s.ts, i, ts)
 	t.n++
-	t.q.push(timerEntry{ts: ts, pfx: s.pfx, set: s})
+	t.q.push(ts, s)
 }
 
 // Delete removes the current key's timer at ts, if any.
@@ -104,7 +103,7 @@ func (t *Timers) Delete(ts int64) {
 	t.removeAt(s, i)
 	// The queue entry stays and is skipped when it comes up; compact when
 	// stale entries dominate.
-	if len(t.q) > 64 && len(t.q) > 4*t.n {
+	if t.q.len() > 64 && t.q.len() > 4*t.n {
 		t.compact()
 	}
 }
@@ -144,11 +143,11 @@ func (t *Timers) Len() int { return t.n }
 
 // Next returns the earliest timer's timestamp (ok false when none).
 func (t *Timers) Next() (ts int64, ok bool) {
-	t.dropStale()
-	if len(t.q) == 0 {
+	b := t.dropStale()
+	if b == nil {
 		return 0, false
 	}
-	return t.q[0].ts, true
+	return b.ts, true
 }
 
 // Pop removes and returns the earliest timer if its timestamp is at most
@@ -177,47 +176,49 @@ func (t *Timers) PopCurrent(limit int64) (ts int64, ok bool) {
 }
 
 func (t *Timers) pop(limit int64) (*keyTimers, int64, bool) {
-	for len(t.q) > 0 {
-		e := &t.q[0]
-		if e.ts > limit {
+	for {
+		b := t.q.front()
+		if b == nil || b.ts > limit {
 			return nil, 0, false
 		}
-		s, ts := e.set, e.ts
-		t.q.pop()
+		t.q.take(b)
+		s, ts := b.es[b.next].set, b.ts
+		t.q.popFront(b)
 		if i, found := slices.BinarySearch(s.ts, ts); found {
 			t.removeAt(s, i)
 			return s, ts, true
 		}
 		// a deleted timer's entry
 	}
-	return nil, 0, false
 }
 
-// live reports whether e is a registered timer.
-func (e timerEntry) live() bool {
-	_, found := slices.BinarySearch(e.set.ts, e.ts)
-	return found
-}
-
-// dropStale pops queue entries of deleted timers.
-func (t *Timers) dropStale() {
-	for len(t.q) > 0 && !t.q[0].live() {
-		t.q.pop()
+// dropStale drops queue entries of deleted timers until the front bucket
+// holds a live one, and returns that bucket (nil when no timer is left).
+func (t *Timers) dropStale() *timerBucket {
+	for {
+		b := t.q.front()
+		if b == nil {
+			return nil
+		}
+		// Any live entry will do (sorted or not, the bucket's timestamp is
+		// the next timer's); each stale one is dropped once.
+		if _, found := slices.BinarySearch(b.es[b.next].set.ts, b.ts); found {
+			return b
+		}
+		t.q.popFront(b)
 	}
 }
 
 // compact rebuilds the queue from the live timers.
 func (t *Timers) compact() {
-	q := make(timerQueue, 0, t.n)
+	t.q.reset()
 	for _, g := range t.groups {
 		for _, s := range g {
 			for _, ts := range s.ts {
-				q = append(q, timerEntry{ts: ts, pfx: s.pfx, set: s})
+				t.q.push(ts, s)
 			}
 		}
 	}
-	q.init()
-	t.q = q
 }
 
 func (t *Timers) kind() Kind { return KindTimers }
@@ -280,21 +281,13 @@ func (t *Timers) decodeEntry(g int, key, value []byte) error {
 	s.ts = set
 	t.n += len(set)
 	for _, ts := range set {
-		t.q.push(timerEntry{ts: ts, pfx: s.pfx, set: s})
+		t.q.push(ts, s)
 	}
 	if len(set) == 0 && !s.pending { // an empty set in an old snapshot
 		s.pending = true
 		t.empty = append(t.empty, s)
 	}
 	return nil
-}
-
-// timerEntry is one queued timer. An entry whose set no longer holds ts is
-// stale (the timer was deleted, or fired from an earlier entry).
-type timerEntry struct {
-	ts  int64
-	pfx uint64 // set.pfx
-	set *keyTimers
 }
 
 // keyPrefix is the first 8 bytes of key, big-endian, zero-padded: prefixes
@@ -308,68 +301,4 @@ func keyPrefix(key string) uint64 {
 		}
 	}
 	return p
-}
-
-// timerQueue is a binary min-heap of entries by timestamp, then key (a
-// deterministic order among equal timestamps).
-type timerQueue []timerEntry
-
-func (q timerQueue) less(i, j int) bool {
-	a, b := &q[i], &q[j]
-	if a.ts != b.ts {
-		return a.ts < b.ts
-	}
-	if a.pfx != b.pfx {
-		return a.pfx < b.pfx
-	}
-	return a.set.key < b.set.key
-}
-
-func (q *timerQueue) push(e timerEntry) {
-	*q = append(*q, e)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *timerQueue) pop() timerEntry {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = timerEntry{}
-	h = h[:last]
-	h.down(0)
-	*q = h
-	return top
-}
-
-func (q timerQueue) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(q) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(q) && q.less(r, l) {
-			m = r
-		}
-		if !q.less(m, i) {
-			return
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-}
-
-func (q timerQueue) init() {
-	for i := len(q)/2 - 1; i >= 0; i-- {
-		q.down(i)
-	}
 }

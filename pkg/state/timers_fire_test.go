@@ -101,3 +101,72 @@ func TestTimersFireRegisterNextAndEmptyKeys(t *testing.T) {
 	}
 	require.Equal(t, 25, n)
 }
+
+// Random registers, deletes and pops (some registering timers at the
+// timestamp being fired, or before it) against a plain model: timers fire
+// in (timestamp, key) order, each once, and Len, Next agree.
+func TestTimersQueueMatchesModel(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		b := NewKeyedBackend(16, AllKeyGroups(16))
+		tm, err := NewTimers(b, "t")
+		require.NoError(t, err)
+		type timer struct {
+			ts  int64
+			key string
+		}
+		model := map[timer]bool{}
+		first := func() (timer, bool) {
+			var best timer
+			ok := false
+			for m := range model {
+				if !ok || m.ts < best.ts || (m.ts == best.ts && m.key < best.key) {
+					best, ok = m, true
+				}
+			}
+			return best, ok
+		}
+		key := func() string { return "k" + itoa(int64(r.Intn(40))) + string(make([]byte, r.Intn(9))) }
+		for step := 0; step < 3000; step++ {
+			switch op := r.Intn(10); {
+			case op < 5:
+				k, ts := key(), int64(r.Intn(60))
+				b.SetCurrentKey([]byte(k))
+				tm.Register(ts)
+				model[timer{ts, k}] = true
+			case op < 7:
+				k, ts := key(), int64(r.Intn(60))
+				b.SetCurrentKey([]byte(k))
+				tm.Delete(ts)
+				delete(model, timer{ts, k})
+			default:
+				limit := int64(r.Intn(60))
+				for {
+					want, ok := first()
+					if ok && want.ts > limit {
+						ok = false
+					}
+					ts, got := tm.PopCurrent(limit)
+					require.Equal(t, ok, got, "seed %d step %d", seed, step)
+					if !ok {
+						break
+					}
+					require.Equal(t, want, timer{ts, string(b.CurrentKey())}, "seed %d step %d", seed, step)
+					delete(model, want)
+					if r.Intn(4) == 0 { // from the firing: another timer at or before ts
+						at := ts - int64(r.Intn(2))
+						tm.Register(at)
+						model[timer{at, want.key}] = true
+					}
+				}
+			}
+			require.Equal(t, len(model), tm.Len())
+			want, ok := first()
+			next, got := tm.Next()
+			require.Equal(t, ok, got)
+			if ok {
+				require.Equal(t, want.ts, next)
+			}
+		}
+	}
+}
