@@ -43,11 +43,10 @@ type operator struct {
 	keys     *atomic.Int64
 	sessBuf  []SessionWindow
 	sessKeys []int64
-	// running caches, per key, the result of the last sliding window fired
-	// (see slidingResult); it is derived from the panes, not state.
-	running map[string]*runningWindow
-	freeRW  []*runningWindow // dropped from running, for reuse
-	arena   runtime.Arena    // results' keys and values
+	// A key's running sliding result (see slidingResult) is derived from
+	// its panes, not state: it is the panes' Aux.
+	freeRW []*runningWindow // dropped running results, for reuse
+	arena  runtime.Arena    // results' keys and values
 }
 
 // runningWindow is a key's running sliding result: the merge of its panes
@@ -306,17 +305,13 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 // window, a gap, a restore, a re-fired late window) or a float made the sum
 // inexact. next reports whether the window after e holds a pane.
 func (o *operator) slidingResult(e int64) (rw *runningWindow, next bool) {
-	if o.running == nil {
-		o.running = map[string]*runningWindow{}
-	}
-	key := o.ctx.CurrentKey()
 	step, pane := o.a.Step(), o.a.Pane()
 	from, to := o.a.PanesOf(e)
-	rw = o.running[string(key)]
+	rw, _ = o.panes.Aux().(*runningWindow)
 	if rw == nil || rw.end != e-step || !rw.acc.exactSums() {
 		if rw == nil {
 			rw = o.newRunning()
-			o.running[string(key)] = rw
+			o.panes.SetAux(rw) // nothing kept when the key has no pane
 		} else {
 			rw.acc.reset()
 		}
@@ -355,7 +350,7 @@ func (o *operator) newRunning() *runningWindow {
 // window ending at e was emitted and before the panes are dropped.
 func (o *operator) slideOn(rw *runningWindow, e int64, next bool) {
 	if !next {
-		delete(o.running, string(o.ctx.CurrentKey())) // the key's windows end here
+		o.panes.SetAux(nil) // the key's windows end here
 		rw.acc.reset()
 		if len(o.freeRW) < 1024 {
 			o.freeRW = append(o.freeRW, rw)
@@ -374,13 +369,12 @@ func (o *operator) slideOn(rw *runningWindow, e int64, next bool) {
 // touchRunning keeps a key's running result right when a late record lands
 // in a pane it covers.
 func (o *operator) touchRunning(p int64, vals []any, ts int64) {
-	if !o.cfg.invertible || o.running == nil {
+	if !o.cfg.invertible {
 		return
 	}
-	key := string(o.ctx.CurrentKey())
-	if rw := o.running[key]; rw != nil && p >= rw.from && p <= rw.to {
+	if rw, _ := o.panes.Aux().(*runningWindow); rw != nil && p >= rw.from && p <= rw.to {
 		if err := rw.acc.Add(o.cfg.aggs, vals, ts); err != nil {
-			delete(o.running, key)
+			o.panes.SetAux(nil)
 		}
 	}
 }
