@@ -46,6 +46,7 @@ type operator struct {
 	// A key's running sliding result (see slidingResult) is derived from
 	// its panes, not state: it is the panes' Aux.
 	freeRW []*runningWindow // dropped running results, for reuse
+	rec    runtime.Record   // the record being evaluated
 	arena  runtime.Arena    // results' keys and values
 }
 
@@ -158,8 +159,15 @@ func (o *operator) ProcessElement(r runtime.Record, out runtime.Output) error {
 	if o.cfg.global {
 		o.ctx.SetCurrentKey(nil)
 	}
-	if err := o.cfg.args.Eval(&r, o.vals); err != nil {
-		return runtime.BadRecord(err)
+	if o.cfg.nargs > 0 { // no expression (count()): nothing to read
+		// Evaluated from a field, not &r: the evaluator keeps the pointer
+		// for the call, which moved every record to the heap.
+		o.rec = r
+		err := o.cfg.args.Eval(&o.rec, o.vals)
+		o.rec = runtime.Record{}
+		if err != nil {
+			return runtime.BadRecord(err)
+		}
 	}
 	ts := o.now(&r)
 	if o.a.Kind == Session {
