@@ -60,3 +60,29 @@ func TestMapSmallAndLargeMatchModel(t *testing.T) {
 		require.Equal(t, len(model[k]), rm.Len())
 	}
 }
+
+// Setting the current key again (another slice, same bytes) keeps the
+// states' lookups; a buffer reused for another key is looked up anew.
+func TestSetCurrentKeySameAndReusedBuffer(t *testing.T) {
+	b := NewKeyedBackend(16, AllKeyGroups(16))
+	m, err := NewMap[int64, string](b, "m", Int64Codec{}, StringCodec{})
+	require.NoError(t, err)
+	b.SetCurrentKey([]byte("a"))
+	m.Put(1, "a1")
+	gen := b.keyGen
+	b.SetCurrentKey([]byte("a"))
+	require.Equal(t, gen, b.keyGen, "same key: lookups kept")
+	v, _ := m.Get(1)
+	require.Equal(t, "a1", v)
+	buf := []byte("b")
+	b.SetCurrentKey(buf)
+	m.Put(1, "b1")
+	buf[0] = 'c'
+	b.SetCurrentKey(buf)
+	_, ok := m.Get(1)
+	require.False(t, ok, "c has no entry")
+	require.Equal(t, KeyGroup([]byte("c"), 16)-b.rng.Start, b.curKG)
+	b.SetCurrentKey([]byte("b"))
+	v, _ = m.Get(1)
+	require.Equal(t, "b1", v)
+}

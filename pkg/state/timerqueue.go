@@ -126,7 +126,7 @@ func (q *timerQueue) release(b *timerBucket) {
 	}
 	clear(b.es)
 	b.es, b.next, b.sorted = b.es[:0], 0, false
-	if len(q.free) < 4 && cap(b.es) <= 1<<16 {
+	if len(q.free) < 2 && cap(b.es) <= 1<<18 { // at most 8 MiB kept
 		q.free = append(q.free, b)
 	}
 }
