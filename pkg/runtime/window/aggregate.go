@@ -118,7 +118,13 @@ func splitArgs(s string) []string {
 type Acc struct {
 	Records int64
 	Slots   []Slot
-	inline  [3]Slot // Slots for up to 3 aggregates: one allocation, no hop
+}
+
+// accWith holds an Acc and its n slots in one allocation of their size
+// (a pane of a count() is a third of one with room for three slots).
+type accWith[S any] struct {
+	acc   Acc
+	slots S
 }
 
 // Slot is one aggregate's state. Which fields are used depends on the
@@ -139,13 +145,23 @@ type Slot struct {
 
 // newAcc is an empty accumulator for aggs.
 func newAcc(aggs []Aggregate) *Acc {
-	a := &Acc{}
-	if len(aggs) <= len(a.inline) {
-		a.Slots = a.inline[:len(aggs)]
-	} else {
-		a.Slots = make([]Slot, len(aggs))
+	switch len(aggs) {
+	case 0:
+		return &Acc{}
+	case 1:
+		x := &accWith[[1]Slot]{}
+		x.acc.Slots = x.slots[:]
+		return &x.acc
+	case 2:
+		x := &accWith[[2]Slot]{}
+		x.acc.Slots = x.slots[:]
+		return &x.acc
+	case 3:
+		x := &accWith[[3]Slot]{}
+		x.acc.Slots = x.slots[:]
+		return &x.acc
 	}
-	return a
+	return &Acc{Slots: make([]Slot, len(aggs))}
 }
 
 // Add folds one record's values into a: vals holds each aggregate's

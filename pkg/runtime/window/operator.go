@@ -41,6 +41,7 @@ type operator struct {
 	open     *atomic.Int64
 	openN    int64 // panes or sessions of the subtask
 	keys     *atomic.Int64
+	keysN    int64 // keys with panes or sessions
 	sessBuf  []SessionWindow
 	sessKeys []int64
 	// A key's running sliding result (see slidingResult) is derived from
@@ -97,10 +98,19 @@ func (o *operator) Close() error { return nil }
 
 func (o *operator) publishKeys() {
 	if o.sessions != nil {
-		o.keys.Store(int64(o.sessions.NumKeys()))
+		o.keysN = int64(o.sessions.NumKeys())
 	} else if o.panes != nil {
-		o.keys.Store(int64(o.panes.NumKeys()))
+		o.keysN = int64(o.panes.NumKeys())
 	}
+	o.keys.Store(o.keysN)
+}
+
+// keysDelta counts a key that got its first pane or session (+1) or lost
+// its last (-1): counting the keys of every key group per change cost a
+// pass over the groups per key.
+func (o *operator) keysDelta(d int64) {
+	o.keysN += d
+	o.keys.Store(o.keysN)
 }
 
 // now is the time a record or timer is assigned by: its event time, or the
@@ -209,7 +219,7 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 	if !ok {
 		o.open.Store(o.openDelta(1))
 		if o.panes.Len() == 1 {
-			o.publishKeys()
+			o.keysDelta(1)
 		}
 		// One timer: the pane's first window still to fire. Each firing
 		// schedules the next window of the key (see OnTimer), so a pane
@@ -262,7 +272,7 @@ func (o *operator) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) e
 			}
 		}
 		if dropped && o.panes.Len() == 0 {
-			o.publishKeys()
+			o.keysDelta(-1)
 		}
 	}
 	return nil
@@ -418,7 +428,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		}
 	}
 	if len(o.sessBuf) == 0 {
-		o.publishKeys()
+		o.keysDelta(1)
 	}
 	o.sessions.Put(merged.Start, &session{End: merged.End, Acc: acc})
 	o.open.Store(o.openDelta(int64(1 - len(absorbed))))
@@ -450,7 +460,7 @@ func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
 		o.open.Store(o.openDelta(-1))
 	}
 	if len(drop) > 0 && o.sessions.Len() == 0 {
-		o.publishKeys()
+		o.keysDelta(-1)
 	}
 	return nil
 }

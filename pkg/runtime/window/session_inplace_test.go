@@ -30,6 +30,12 @@ func TestSessionInPlaceMatchesReference(t *testing.T) {
 		spec := strings.Replace(windowJob(name, "{type: session, gap: 60ms}", "", 2), aggregates, orderFree, 1)
 		j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes})
 		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
+		for _, op := range j.Info().Operators {
+			if op.UID == "win" { // every session fired and was dropped
+				require.Equal(t, int64(0), op.Metrics["keys"], "keys gauge")
+				require.Equal(t, int64(0), op.Metrics["openWindows"], "open windows gauge")
+			}
+		}
 		want, got := referenceSessions(exactGen.all(), 60), collected(t, name)
 		require.Equal(t, len(want), len(got), "sessions")
 		for id, w := range want {
