@@ -44,18 +44,8 @@ type operator struct {
 	keysN    int64 // keys with panes or sessions
 	sessBuf  []SessionWindow
 	sessKeys []int64
-	// A key's running sliding result (see slidingResult) is derived from
-	// its panes, not state: it is the panes' Aux.
-	freeRW []*runningWindow // dropped running results, for reuse
-	rec    runtime.Record   // the record being evaluated
-	arena  runtime.Arena    // results' keys and values
-}
-
-// runningWindow is a key's running sliding result: the merge of its panes
-// from..to, for the window ending at end.
-type runningWindow struct {
-	end, from, to int64
-	acc           *Acc
+	rec   runtime.Record // the record being evaluated
+	arena runtime.Arena  // results' keys and values
 }
 
 // session is a session's window end and partial aggregate.
@@ -203,7 +193,17 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 		o.dropLate(r, out)
 		return nil
 	}
-	acc, ok := o.panes.Get(p)
+	var aux *keyAux
+	if o.a.Kind == Sliding {
+		aux = o.aux()
+	}
+	var acc *Acc
+	ok := false
+	if aux != nil && aux.last != nil && aux.lastP == p {
+		acc, ok = aux.last, true
+	} else {
+		acc, ok = o.panes.Get(p)
+	}
 	if !ok {
 		acc = newAcc(o.cfg.aggs)
 	}
@@ -212,6 +212,13 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 	}
 	if !ok {
 		o.panes.Put(p, acc) // an existing pane is updated in place
+	}
+	if o.a.Kind == Sliding {
+		if aux == nil {
+			aux = &keyAux{}
+			o.panes.SetAux(aux)
+		}
+		aux.lastP, aux.last = p, acc
 	}
 	if first-1 <= wm { // late for a fired window: the running result may cover its pane
 		o.touchRunning(p, o.vals, ts)
@@ -264,8 +271,12 @@ func (o *operator) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) e
 	if end := e - o.cfg.lateness; o.a.IsWindowEnd(end) {
 		from, to := o.a.PanesEndingAt(end)
 		dropped := false
+		aux := o.aux()
 		for p := from; p <= to; p += o.a.Pane() {
 			if _, ok := o.panes.Get(p); ok {
+				if aux != nil && aux.lastP == p {
+					aux.last = nil
+				}
 				o.panes.Remove(p)
 				o.open.Store(o.openDelta(-1))
 				dropped = true
@@ -285,14 +296,14 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	from, to := o.a.PanesOf(e)
 	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
 	var acc *Acc
-	var rw *runningWindow
+	var rw *keyAux
 	switch {
 	case o.a.Kind == Tumbling:
 		acc, _ = o.panes.Get(from)
 		_, next = o.panes.Get(nextFrom)
 	case o.cfg.invertible:
 		rw, next = o.slidingResult(e)
-		acc = rw.acc
+		acc = rw.run
 	default:
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
@@ -322,27 +333,30 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 // from the panes when it is not the window just before (a key's first
 // window, a gap, a restore, a re-fired late window) or a float made the sum
 // inexact. next reports whether the window after e holds a pane.
-func (o *operator) slidingResult(e int64) (rw *runningWindow, next bool) {
+func (o *operator) slidingResult(e int64) (rw *keyAux, next bool) {
 	step, pane := o.a.Step(), o.a.Pane()
 	from, to := o.a.PanesOf(e)
-	rw, _ = o.panes.Aux().(*runningWindow)
-	if rw == nil || rw.end != e-step || !rw.acc.exactSums() {
-		if rw == nil {
-			rw = o.newRunning()
-			o.panes.SetAux(rw) // nothing kept when the key has no pane
+	rw = o.aux()
+	if rw == nil {
+		rw = &keyAux{}
+		o.panes.SetAux(rw) // nothing kept when the key has no pane
+	}
+	if rw.run == nil || rw.end != e-step || !rw.run.exactSums() {
+		if rw.run == nil {
+			rw.run = newAcc(o.cfg.aggs)
 		} else {
-			rw.acc.reset()
+			rw.run.reset()
 		}
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
-				rw.acc.Merge(o.cfg.aggs, pa)
+				rw.run.Merge(o.cfg.aggs, pa)
 			}
 			return true
 		})
 	} else {
 		for p := rw.to + pane; p <= to; p += pane { // the panes that entered
 			if pa, ok := o.panes.Get(p); ok {
-				rw.acc.Merge(o.cfg.aggs, pa)
+				rw.run.Merge(o.cfg.aggs, pa)
 			}
 		}
 	}
@@ -353,32 +367,18 @@ func (o *operator) slidingResult(e int64) (rw *runningWindow, next bool) {
 	return rw, next
 }
 
-// newRunning is an empty running result, reusing a dropped one.
-func (o *operator) newRunning() *runningWindow {
-	if n := len(o.freeRW); n > 0 {
-		rw := o.freeRW[n-1]
-		o.freeRW = o.freeRW[:n-1]
-		return rw
-	}
-	return &runningWindow{acc: newAcc(o.cfg.aggs)}
-}
-
 // slideOn takes the panes that leave before the key's next window out of
-// its running result rw (the current key's, see slidingResult), once the
+// its running result (rw, the current key's, see slidingResult), once the
 // window ending at e was emitted and before the panes are dropped.
-func (o *operator) slideOn(rw *runningWindow, e int64, next bool) {
+func (o *operator) slideOn(rw *keyAux, e int64, next bool) {
 	if !next {
-		o.panes.SetAux(nil) // the key's windows end here
-		rw.acc.reset()
-		if len(o.freeRW) < 1024 {
-			o.freeRW = append(o.freeRW, rw)
-		}
+		rw.run = nil // the key's windows end here
 		return
 	}
 	nextFrom := e + o.a.Step() - o.a.Size
 	for p := rw.from; p < nextFrom; p += o.a.Pane() {
 		if pa, ok := o.panes.Get(p); ok {
-			rw.acc.subtract(o.cfg.aggs, pa)
+			rw.run.subtract(o.cfg.aggs, pa)
 		}
 	}
 	rw.from = nextFrom
@@ -390,9 +390,9 @@ func (o *operator) touchRunning(p int64, vals []any, ts int64) {
 	if !o.cfg.invertible {
 		return
 	}
-	if rw, _ := o.panes.Aux().(*runningWindow); rw != nil && p >= rw.from && p <= rw.to {
-		if err := rw.acc.Add(o.cfg.aggs, vals, ts); err != nil {
-			o.panes.SetAux(nil)
+	if rw := o.aux(); rw != nil && rw.run != nil && p >= rw.from && p <= rw.to {
+		if err := rw.run.Add(o.cfg.aggs, vals, ts); err != nil {
+			rw.run = nil
 		}
 	}
 }
