@@ -44,8 +44,8 @@ type operator struct {
 	keysN    int64 // keys with panes or sessions
 	sessBuf  []SessionWindow
 	sessKeys []int64
-	rec   runtime.Record // the record being evaluated
-	arena runtime.Arena  // results' keys and values
+	rec      runtime.Record // the record being evaluated
+	arena    runtime.Arena  // results' keys and values
 }
 
 // session is a session's window end and partial aggregate.
