@@ -1,7 +1,6 @@
 package window_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,7 +36,7 @@ func TestRestoresSavepointOfMain(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			copyTree(t, filepath.Join("testdata", "mainsavepoint", c.name), dir)
+			runtimetest.CopyTree(t, filepath.Join("testdata", "mainsavepoint", c.name), dir)
 			out := filepath.Join(dir, "out")
 			spec := restoreSpec(c.window, out, 3)
 			if c.aggs != "" {
@@ -60,23 +59,4 @@ func TestRestoresSavepointOfMain(t *testing.T) {
 			}
 		})
 	}
-}
-
-// copyTree copies the regular files under src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	}))
 }
