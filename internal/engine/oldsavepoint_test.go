@@ -3,7 +3,6 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -26,8 +25,8 @@ import (
 // uninterrupted run over idx 1..10,000.
 func TestRestoresSavepointOfOlderVersion(t *testing.T) {
 	dir := t.TempDir()
-	copyTree(t, "testdata/oldsavepoint/savepoint", filepath.Join(dir, "savepoint"))
-	copyTree(t, "testdata/oldsavepoint/out", filepath.Join(dir, "out"))
+	runtimetest.CopyTree(t, "testdata/oldsavepoint/savepoint", filepath.Join(dir, "savepoint"))
+	runtimetest.CopyTree(t, "testdata/oldsavepoint/out", filepath.Join(dir, "out"))
 	name := runtimetest.UniqueName(t)
 	spec := fmt.Sprintf(`
 name: old-savepoint-keyed
@@ -67,23 +66,4 @@ operators:
 		sums[strconv.Itoa(rec.Mod)] = max(sums[strconv.Itoa(rec.Mod)], rec.Sum)
 	}
 	require.Equal(t, wantSums, sums)
-}
-
-// copyTree copies the regular files under src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	}))
 }

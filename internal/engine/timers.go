@@ -53,11 +53,10 @@ func (s *timerService) fire(d runtime.TimeDomain, limit int64, fn func(ts int64)
 		t = s.proc
 	}
 	for {
-		key, ts, ok := t.Pop(limit)
+		ts, ok := t.PopCurrent(limit)
 		if !ok {
 			return nil
 		}
-		s.kb.SetCurrentKey([]byte(key))
 		if err := fn(ts); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 )
@@ -37,13 +38,40 @@ func (b *KeyedBackend) MaxParallelism() int { return b.maxParallelism }
 // SetCurrentKey selects the key the states read and write. The key must
 // belong to this backend's key groups (the hash partitioner guarantees it);
 // a key of another subtask is a bug.
+//
+// Setting the key that is current already (consecutive records of a hot
+// key) keeps the states' lookups of it (keyGen) and does not hash it again;
+// the same slice again is looked up anew (a caller may reuse a buffer). A
+// key's bytes must not change while it is current.
 func (b *KeyedBackend) SetCurrentKey(key []byte) {
+	if b.sameKey(key) {
+		b.curKey = key
+		return
+	}
 	kg := KeyGroup(key, b.maxParallelism)
 	if !b.rng.Contains(kg) {
 		panic(fmt.Sprintf("state: key group %d of key %q is outside %s (bug: record routed to the wrong subtask)", kg, key, b.rng))
 	}
 	b.curKey = key
 	b.curKG = kg - b.rng.Start
+	b.keyGen++
+}
+
+// sameKey reports whether key equals the current key and is another slice.
+func (b *KeyedBackend) sameKey(key []byte) bool {
+	if b.keyGen == 0 || len(key) != len(b.curKey) {
+		return false
+	}
+	if len(key) == 0 {
+		return true
+	}
+	return &key[0] != &b.curKey[0] && bytes.Equal(key, b.curKey)
+}
+
+// setCurrent is SetCurrentKey for a key whose group index (kg, into the
+// range) is known: a timer's.
+func (b *KeyedBackend) setCurrent(key []byte, kg int) {
+	b.curKey, b.curKG = key, kg
 	b.keyGen++
 }
 

@@ -53,7 +53,7 @@ func TestTimersCompactAfterChurn(t *testing.T) {
 		tm.Delete(i)
 	}
 	tm.Register(5)
-	require.Less(t, len(tm.q), 1000, "deleted entries do not pile up")
+	require.Less(t, tm.q.len(), 1000, "deleted entries do not pile up")
 	_, ts, ok := tm.Pop(100)
 	require.True(t, ok)
 	require.Equal(t, int64(5), ts)

@@ -118,7 +118,13 @@ func splitArgs(s string) []string {
 type Acc struct {
 	Records int64
 	Slots   []Slot
-	inline  [3]Slot // Slots for up to 3 aggregates: one allocation, no hop
+}
+
+// accWith holds an Acc and its n slots in one allocation of their size
+// (a pane of a count() is a third of one with room for three slots).
+type accWith[S any] struct {
+	acc   Acc
+	slots S
 }
 
 // Slot is one aggregate's state. Which fields are used depends on the
@@ -139,13 +145,23 @@ type Slot struct {
 
 // newAcc is an empty accumulator for aggs.
 func newAcc(aggs []Aggregate) *Acc {
-	a := &Acc{}
-	if len(aggs) <= len(a.inline) {
-		a.Slots = a.inline[:len(aggs)]
-	} else {
-		a.Slots = make([]Slot, len(aggs))
+	switch len(aggs) {
+	case 0:
+		return &Acc{}
+	case 1:
+		x := &accWith[[1]Slot]{}
+		x.acc.Slots = x.slots[:]
+		return &x.acc
+	case 2:
+		x := &accWith[[2]Slot]{}
+		x.acc.Slots = x.slots[:]
+		return &x.acc
+	case 3:
+		x := &accWith[[3]Slot]{}
+		x.acc.Slots = x.slots[:]
+		return &x.acc
 	}
-	return a
+	return &Acc{Slots: make([]Slot, len(aggs))}
 }
 
 // Add folds one record's values into a: vals holds each aggregate's
@@ -377,6 +393,28 @@ func (a *Acc) Result(ag Aggregate, k int) any {
 		return nil
 	}
 	return s.V
+}
+
+// appendResult appends aggregate k's result as JSON: appendValue of
+// Result, without boxing the integer results.
+func (a *Acc) appendResult(b []byte, ag Aggregate, k int) []byte {
+	s := &a.Slots[k]
+	switch {
+	case ag.Func == Count && len(ag.Args) == 0:
+		return strconv.AppendInt(b, a.Records, 10)
+	case ag.Func == Count:
+		return strconv.AppendInt(b, s.N, 10)
+	case ag.Func == Sum && s.N > 0 && !s.Float:
+		return strconv.AppendInt(b, s.ISum, 10)
+	}
+	return appendValue(b, a.Result(ag, k))
+}
+
+// reset empties a (as newAcc; no aggregate of a running result holds a
+// set).
+func (a *Acc) reset() {
+	a.Records = 0
+	clear(a.Slots)
 }
 
 func number(v any) (float64, bool) {

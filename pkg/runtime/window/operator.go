@@ -41,18 +41,11 @@ type operator struct {
 	open     *atomic.Int64
 	openN    int64 // panes or sessions of the subtask
 	keys     *atomic.Int64
+	keysN    int64 // keys with panes or sessions
 	sessBuf  []SessionWindow
 	sessKeys []int64
-	// running caches, per key, the result of the last sliding window fired
-	// (see slidingResult); it is derived from the panes, not state.
-	running map[string]*runningWindow
-}
-
-// runningWindow is a key's running sliding result: the merge of its panes
-// from..to, for the window ending at end.
-type runningWindow struct {
-	end, from, to int64
-	acc           *Acc
+	rec      runtime.Record // the record being evaluated
+	arena    runtime.Arena  // results' keys and values
 }
 
 // session is a session's window end and partial aggregate.
@@ -95,10 +88,19 @@ func (o *operator) Close() error { return nil }
 
 func (o *operator) publishKeys() {
 	if o.sessions != nil {
-		o.keys.Store(int64(o.sessions.NumKeys()))
+		o.keysN = int64(o.sessions.NumKeys())
 	} else if o.panes != nil {
-		o.keys.Store(int64(o.panes.NumKeys()))
+		o.keysN = int64(o.panes.NumKeys())
 	}
+	o.keys.Store(o.keysN)
+}
+
+// keysDelta counts a key that got its first pane or session (+1) or lost
+// its last (-1): counting the keys of every key group per change cost a
+// pass over the groups per key.
+func (o *operator) keysDelta(d int64) {
+	o.keysN += d
+	o.keys.Store(o.keysN)
 }
 
 // now is the time a record or timer is assigned by: its event time, or the
@@ -157,8 +159,15 @@ func (o *operator) ProcessElement(r runtime.Record, out runtime.Output) error {
 	if o.cfg.global {
 		o.ctx.SetCurrentKey(nil)
 	}
-	if err := o.cfg.args.Eval(&r, o.vals); err != nil {
-		return runtime.BadRecord(err)
+	if o.cfg.nargs > 0 { // no expression (count()): nothing to read
+		// Evaluated from a field, not &r: the evaluator keeps the pointer
+		// for the call, which moved every record to the heap.
+		o.rec = r
+		err := o.cfg.args.Eval(&o.rec, o.vals)
+		o.rec = runtime.Record{}
+		if err != nil {
+			return runtime.BadRecord(err)
+		}
 	}
 	ts := o.now(&r)
 	if o.a.Kind == Session {
@@ -184,21 +193,40 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 		o.dropLate(r, out)
 		return nil
 	}
-	acc, ok := o.panes.Get(p)
+	var aux *keyAux
+	if o.a.Kind == Sliding {
+		aux = o.aux()
+	}
+	var acc *Acc
+	ok := false
+	if aux != nil && aux.last != nil && aux.lastP == p {
+		acc, ok = aux.last, true
+	} else {
+		acc, ok = o.panes.Get(p)
+	}
 	if !ok {
 		acc = newAcc(o.cfg.aggs)
 	}
 	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
 		return runtime.BadRecord(err) // before any state changed: the record can be skipped
 	}
-	o.panes.Put(p, acc)
+	if !ok {
+		o.panes.Put(p, acc) // an existing pane is updated in place
+	}
+	if o.a.Kind == Sliding {
+		if aux == nil {
+			aux = &keyAux{}
+			o.panes.SetAux(aux)
+		}
+		aux.lastP, aux.last = p, acc
+	}
 	if first-1 <= wm { // late for a fired window: the running result may cover its pane
 		o.touchRunning(p, o.vals, ts)
 	}
 	if !ok {
 		o.open.Store(o.openDelta(1))
 		if o.panes.Len() == 1 {
-			o.publishKeys()
+			o.keysDelta(1)
 		}
 		// One timer: the pane's first window still to fire. Each firing
 		// schedules the next window of the key (see OnTimer), so a pane
@@ -243,15 +271,19 @@ func (o *operator) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) e
 	if end := e - o.cfg.lateness; o.a.IsWindowEnd(end) {
 		from, to := o.a.PanesEndingAt(end)
 		dropped := false
+		aux := o.aux()
 		for p := from; p <= to; p += o.a.Pane() {
 			if _, ok := o.panes.Get(p); ok {
+				if aux != nil && aux.lastP == p {
+					aux.last = nil
+				}
 				o.panes.Remove(p)
 				o.open.Store(o.openDelta(-1))
 				dropped = true
 			}
 		}
 		if dropped && o.panes.Len() == 0 {
-			o.publishKeys()
+			o.keysDelta(-1)
 		}
 	}
 	return nil
@@ -264,12 +296,14 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	from, to := o.a.PanesOf(e)
 	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
 	var acc *Acc
+	var rw *keyAux
 	switch {
 	case o.a.Kind == Tumbling:
 		acc, _ = o.panes.Get(from)
 		_, next = o.panes.Get(nextFrom)
 	case o.cfg.invertible:
-		acc, next = o.slidingResult(e)
+		rw, next = o.slidingResult(e)
+		acc = rw.run
 	default:
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
@@ -285,8 +319,8 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 	if acc != nil && acc.Records > 0 {
 		o.emit(e-o.a.Size, e, acc, out)
 	}
-	if o.cfg.invertible && o.a.Kind == Sliding {
-		o.slideOn(e, next)
+	if rw != nil {
+		o.slideOn(rw, e, next)
 	}
 	return next
 }
@@ -299,27 +333,30 @@ func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
 // from the panes when it is not the window just before (a key's first
 // window, a gap, a restore, a re-fired late window) or a float made the sum
 // inexact. next reports whether the window after e holds a pane.
-func (o *operator) slidingResult(e int64) (acc *Acc, next bool) {
-	if o.running == nil {
-		o.running = map[string]*runningWindow{}
-	}
-	key := string(o.ctx.CurrentKey())
+func (o *operator) slidingResult(e int64) (rw *keyAux, next bool) {
 	step, pane := o.a.Step(), o.a.Pane()
 	from, to := o.a.PanesOf(e)
-	rw := o.running[key]
-	if rw == nil || rw.end != e-step || !rw.acc.exactSums() {
-		rw = &runningWindow{acc: newAcc(o.cfg.aggs)}
+	rw = o.aux()
+	if rw == nil {
+		rw = &keyAux{}
+		o.panes.SetAux(rw) // nothing kept when the key has no pane
+	}
+	if rw.run == nil || rw.end != e-step || !rw.run.exactSums() {
+		if rw.run == nil {
+			rw.run = newAcc(o.cfg.aggs)
+		} else {
+			rw.run.reset()
+		}
 		o.panes.Range(func(p int64, pa *Acc) bool {
 			if p >= from && p <= to {
-				rw.acc.Merge(o.cfg.aggs, pa)
+				rw.run.Merge(o.cfg.aggs, pa)
 			}
 			return true
 		})
-		o.running[key] = rw
 	} else {
 		for p := rw.to + pane; p <= to; p += pane { // the panes that entered
 			if pa, ok := o.panes.Get(p); ok {
-				rw.acc.Merge(o.cfg.aggs, pa)
+				rw.run.Merge(o.cfg.aggs, pa)
 			}
 		}
 	}
@@ -327,26 +364,21 @@ func (o *operator) slidingResult(e int64) (acc *Acc, next bool) {
 	for p := to + step; p >= from+step && !next; p -= pane {
 		_, next = o.panes.Get(p)
 	}
-	return rw.acc, next
+	return rw, next
 }
 
 // slideOn takes the panes that leave before the key's next window out of
-// its running result, once the window ending at e was emitted and before
-// the panes are dropped.
-func (o *operator) slideOn(e int64, next bool) {
-	key := string(o.ctx.CurrentKey())
-	rw := o.running[key]
-	if rw == nil || rw.end != e {
-		return
-	}
+// its running result (rw, the current key's, see slidingResult), once the
+// window ending at e was emitted and before the panes are dropped.
+func (o *operator) slideOn(rw *keyAux, e int64, next bool) {
 	if !next {
-		delete(o.running, key) // the key's windows end here
+		rw.run = nil // the key's windows end here
 		return
 	}
 	nextFrom := e + o.a.Step() - o.a.Size
 	for p := rw.from; p < nextFrom; p += o.a.Pane() {
 		if pa, ok := o.panes.Get(p); ok {
-			rw.acc.subtract(o.cfg.aggs, pa)
+			rw.run.subtract(o.cfg.aggs, pa)
 		}
 	}
 	rw.from = nextFrom
@@ -355,19 +387,21 @@ func (o *operator) slideOn(e int64, next bool) {
 // touchRunning keeps a key's running result right when a late record lands
 // in a pane it covers.
 func (o *operator) touchRunning(p int64, vals []any, ts int64) {
-	if !o.cfg.invertible || o.running == nil {
+	if !o.cfg.invertible {
 		return
 	}
-	key := string(o.ctx.CurrentKey())
-	if rw := o.running[key]; rw != nil && p >= rw.from && p <= rw.to {
-		if err := rw.acc.Add(o.cfg.aggs, vals, ts); err != nil {
-			delete(o.running, key)
+	if rw := o.aux(); rw != nil && rw.run != nil && p >= rw.from && p <= rw.to {
+		if err := rw.run.Add(o.cfg.aggs, vals, ts); err != nil {
+			rw.run = nil
 		}
 	}
 }
 
 func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) error {
 	wm := o.watermark()
+	if done, err := o.extendSession(r, ts, wm, out); done {
+		return err
+	}
 	w := SessionWindow{Start: ts, End: ts + o.a.Gap}
 	o.sessBuf, o.sessKeys = o.sessBuf[:0], o.sessKeys[:0]
 	o.sessions.Range(func(start int64, s *session) bool {
@@ -394,7 +428,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		}
 	}
 	if len(o.sessBuf) == 0 {
-		o.publishKeys()
+		o.keysDelta(1)
 	}
 	o.sessions.Put(merged.Start, &session{End: merged.End, Acc: acc})
 	o.open.Store(o.openDelta(int64(1 - len(absorbed))))
@@ -426,7 +460,7 @@ func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
 		o.open.Store(o.openDelta(-1))
 	}
 	if len(drop) > 0 && o.sessions.Len() == 0 {
-		o.publishKeys()
+		o.keysDelta(-1)
 	}
 	return nil
 }
@@ -453,11 +487,11 @@ func (o *operator) emit(start, end int64, acc *Acc, out runtime.Output) {
 		b = append(b, ',')
 		b = appendString(b, []byte(ag.Name))
 		b = append(b, ':')
-		b = appendValue(b, acc.Result(ag, k))
+		b = acc.appendResult(b, ag, k)
 	}
 	b = append(b, '}')
 	o.buf = b
-	out.Emit(runtime.Record{Key: append([]byte(nil), key...), Value: append([]byte(nil), b...), Timestamp: end - 1})
+	out.Emit(runtime.Record{Key: o.arena.Copy(key), Value: o.arena.Copy(b), Timestamp: end - 1})
 }
 
 func appendString(b, s []byte) []byte {

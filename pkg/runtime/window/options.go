@@ -47,6 +47,7 @@ type config struct {
 	nargs      int
 	global     bool
 	invertible bool // every aggregate can be subtracted: sliding windows keep a running result
+	orderFree  bool // no aggregate depends on fold order: a session grows in place
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
@@ -125,6 +126,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	cfg.args = expr.NewMulti(progs...)
 	cfg.nargs = len(progs)
 	cfg.invertible = invertible(cfg.aggs)
+	cfg.orderFree = orderFree(cfg.aggs)
 	return cfg, true
 }
 
