@@ -128,7 +128,9 @@ func (o *output) emit(edges []*edge, r runtime.Record) {
 		var t int
 		switch e.part {
 		case Hash:
-			t = state.SubtaskForKeyGroup(e.maxPar, len(e.targets), state.KeyGroup(rec.Key, e.maxPar))
+			if len(e.targets) > 1 { // one target: every key group is its
+				t = state.SubtaskForKeyGroup(e.maxPar, len(e.targets), state.KeyGroup(rec.Key, e.maxPar))
+			}
 		case Rebalance:
 			t = e.rr
 		}
