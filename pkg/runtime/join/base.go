@@ -25,8 +25,11 @@ type base struct {
 	gauges  [2]*atomic.Int64
 	em      emitter
 	scratch []byte
-	// whole[s]: side s's rows are kept as they came (see newRow).
-	whole [2]bool
+	// whole[s]: side s's rows are kept as they came (see newRow), their
+	// values carved out of wholeValues: rows that all go once the
+	// watermark passes them share its blocks for that long.
+	whole       [2]bool
+	wholeValues runtime.Arena
 }
 
 var (
@@ -88,7 +91,7 @@ func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
 // few milliseconds.
 func (b *base) newRow(s int, slot int64, r runtime.Record) row {
 	if b.whole[s] {
-		return row{slot: slot, ts: r.Timestamp, value: append([]byte(nil), r.Value...)}
+		return row{slot: slot, ts: r.Timestamp, value: b.wholeValues.Copy(r.Value)}
 	}
 	v, ok := b.cfg.exprs.Project(s, b.scratch[:0], r.Value)
 	if !ok {
