@@ -25,11 +25,6 @@ type base struct {
 	gauges  [2]*atomic.Int64
 	em      emitter
 	scratch []byte
-	// whole[s]: side s's rows are kept as they came (see newRow), their
-	// values carved out of wholeValues: rows that all go once the
-	// watermark passes them share its blocks for that long.
-	whole       [2]bool
-	wholeValues runtime.Arena
 }
 
 var (
@@ -83,16 +78,8 @@ func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
 }
 
 // newRow is a row of side s at slot holding a copy of r: of its value,
-// only the members the join's expressions read, unless the side keeps
-// its rows whole: rows that live only until the watermark passes their
-// own time (an interval join's right rows when lower >= 0, its left rows
-// when upper <= 0; q4's bids), whose projecting would cost a scan of the
-// record on top of the one matching it costs anyway, to save memory for a
-// few milliseconds.
+// only the members the join's expressions read.
 func (b *base) newRow(s int, slot int64, r runtime.Record) row {
-	if b.whole[s] {
-		return row{slot: slot, ts: r.Timestamp, value: b.wholeValues.Copy(r.Value)}
-	}
 	v, ok := b.cfg.exprs.Project(s, b.scratch[:0], r.Value)
 	if !ok {
 		v = r.Value

@@ -98,8 +98,7 @@ func TestWindowJoinEqualsReference(t *testing.T) {
 }
 
 // Interval joins equal the reference, inner and left outer, for a window
-// around the left row, one entirely after it (right rows kept whole) and
-// one ending at it (left rows kept whole).
+// around the left row, one entirely after it and one ending at it.
 func TestIntervalJoinEqualsReference(t *testing.T) {
 	ls, rs := leftStream.Events(), rightStream.Events()
 	for _, b := range []struct{ lower, upper int64 }{{-40, 25}, {100, 400}, {-200, 0}} {

@@ -27,10 +27,7 @@ var (
 )
 
 func newIntervalJoin(cfg config, lower, upper int64) *intervalJoin {
-	// A left row is kept until the watermark reaches l.ts+upper, a right
-	// row until r.ts-lower: at most until it passes the row's own time.
-	whole := [2]bool{upper <= 0, lower >= 0}
-	return &intervalJoin{base: base{cfg: cfg, whole: whole}, lower: lower, upper: upper}
+	return &intervalJoin{base: base{cfg: cfg}, lower: lower, upper: upper}
 }
 
 func (o *intervalJoin) Open(ctx *runtime.Context) error { return o.open(ctx) }
