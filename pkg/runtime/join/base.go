@@ -95,16 +95,16 @@ func (b *base) store(k *keyState, s int, rw row) int {
 	return k.insert(s, rw)
 }
 
-// cut removes side s's rows [from, to) of k. The slice keeps its
-// capacity: a key whose rows come and go (q4: an auction's bids, each gone
-// at the next watermark) reuses it instead of growing a new one each time.
+// cut removes side s's rows [from, to) of k.
 func (b *base) cut(k *keyState, s, from, to int) {
 	rs := k.sides[s]
 	for _, r := range rs[from:to] {
 		b.stats[s].remove(r)
 	}
 	k.sides[s] = append(rs[:from], rs[to:]...)
-	clear(rs[len(k.sides[s]):]) // the cut rows' values go to the GC
+	if len(k.sides[s]) == 0 {
+		k.sides[s] = nil
+	}
 	b.gauges[s].Store(b.stats[s].rows)
 }
 
