@@ -108,18 +108,31 @@ func (b *base) cut(k *keyState, s, from, to int) {
 	b.gauges[s].Store(b.stats[s].rows)
 }
 
-// schedule makes next the key's one timer (MinWatermark: none), deleting
-// the one it replaces; with nothing left the key's state goes.
-func (b *base) schedule(k *keyState, next int64) {
-	if k.timer != next {
-		if k.timer != runtime.MinWatermark {
-			b.timers.DeleteEventTime(k.timer)
+// schedule makes next the key's timer in slot (see setTimer); with
+// nothing left the key's state goes.
+func (b *base) schedule(k *keyState, slot int, next int64) {
+	b.setTimer(k, slot, next)
+	b.dropIfEmpty(k)
+}
+
+// setTimer makes next the key's timer in slot (MinWatermark: none),
+// deleting the one it replaces unless the other slot holds it too (the
+// timer service keeps one timer per key and time).
+func (b *base) setTimer(k *keyState, slot int, next int64) {
+	if cur := k.timers[slot]; cur != next {
+		if cur != runtime.MinWatermark && cur != k.timers[1-slot] {
+			b.timers.DeleteEventTime(cur)
 		}
 		if next != runtime.MinWatermark {
 			b.timers.RegisterEventTime(next)
 		}
-		k.timer = next
+		k.timers[slot] = next
 	}
+}
+
+// dropIfEmpty deletes the current key's state once it holds nothing (its
+// timers are gone by then).
+func (b *base) dropIfEmpty(k *keyState) {
 	if k.empty() && len(k.sessions) == 0 {
 		b.keys.Delete()
 	}

@@ -98,10 +98,10 @@ func TestWindowJoinEqualsReference(t *testing.T) {
 }
 
 // Interval joins equal the reference, inner and left outer, for a window
-// around the left row and for one entirely after it.
+// around the left row, one entirely after it and one ending at it.
 func TestIntervalJoinEqualsReference(t *testing.T) {
 	ls, rs := leftStream.Events(), rightStream.Events()
-	for _, b := range []struct{ lower, upper int64 }{{-40, 25}, {100, 400}} {
+	for _, b := range []struct{ lower, upper int64 }{{-40, 25}, {100, 400}, {-200, 0}} {
 		for _, how := range []string{"inner", "left"} {
 			t.Run(fmt.Sprintf("%d..%d/%s", b.lower, b.upper, how), func(t *testing.T) {
 				spec := fmt.Sprintf(`type: intervalJoin

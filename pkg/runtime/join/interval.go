@@ -11,8 +11,8 @@ import (
 // long as a row still to come could match it: a left row until the
 // watermark reaches l.ts+upper, a right row until it reaches r.ts-lower
 // (rows at or behind the watermark are late, so none can come after that).
-// The key's one timer is at its earliest such time; it drops what expired
-// and schedules the next. In a left outer join a left row that matched
+// Each side of a key has one timer, at its first row's such time (rows
+// are sorted by it); a firing drops what expired and schedules the next. In a left outer join a left row that matched
 // nothing is then emitted with an empty right side, stamped l.ts+upper. A
 // match is stamped with the later of its rows' times (or the timestamp
 // expression).
@@ -77,16 +77,33 @@ func (o *intervalJoin) match(l, r *row, out runtime.Output) error {
 	return err
 }
 
-// reschedule sets the key's timer to its earliest expiry.
+// reschedule sets each side's timer to the side's earliest expiry: a left
+// row's at l.ts+upper, a right row's at r.ts-lower. A side's timer is
+// moved only when its first row changes, so the other side's rows coming
+// and going cost no timer (q4: each bid's expiry would otherwise move the
+// key's one timer off its auction's and back). A side's timer earlier than
+// its expiry (one restored from a state with one timer per key) is kept:
+// its firing reschedules.
 func (o *intervalJoin) reschedule(k *keyState) {
-	next := runtime.MinWatermark
-	if l := k.sides[left]; len(l) > 0 {
-		next = l[0].ts + o.upper
+	for s, rs := range k.sides {
+		want := runtime.MinWatermark
+		if len(rs) > 0 {
+			want = o.expiry(s, rs[0].ts)
+		}
+		if cur := k.timers[s]; want == runtime.MinWatermark || cur == runtime.MinWatermark || want < cur {
+			o.setTimer(k, s, want)
+		}
 	}
-	if r := k.sides[right]; len(r) > 0 && (next == runtime.MinWatermark || r[0].ts-o.lower < next) {
-		next = r[0].ts - o.lower
+	o.dropIfEmpty(k)
+}
+
+// expiry is the time from which a row of side s at ts can match no row to
+// come: the watermark at it, the rows it could match are late.
+func (o *intervalJoin) expiry(s int, ts int64) int64 {
+	if s == left {
+		return ts + o.upper
 	}
-	o.schedule(k, next)
+	return ts - o.lower
 }
 
 // OnTimer drops the current key's rows whose time to match is over (left
@@ -94,10 +111,14 @@ func (o *intervalJoin) reschedule(k *keyState) {
 // unmatched left rows of a left outer join.
 func (o *intervalJoin) OnTimer(t int64, _ runtime.TimeDomain, out runtime.Output) error {
 	k, ok := o.keys.Get()
-	if !ok || k.timer != t {
+	if !ok || (k.timers[left] != t && k.timers[right] != t) {
 		return nil // not the key's timer (none is left behind; a guard)
 	}
-	k.timer = runtime.MinWatermark // it fired
+	for s := range k.timers {
+		if k.timers[s] == t {
+			k.timers[s] = runtime.MinWatermark // it fired
+		}
+	}
 	ls := k.sides[left]
 	n := 0
 	for n < len(ls) && ls[n].ts+o.upper <= t {

@@ -23,15 +23,19 @@ type session struct{ start, end int64 }
 // keyState is everything a join keeps for one key, in one keyed value
 // (one lookup per record; a map per key would cost more than the rows):
 // each side's rows sorted by slot (in arrival order within a slot), the
-// key's sessions sorted by start (session windows), and the one event-time
-// timer scheduled for the key, at its next window end or next expiry.
+// key's sessions sorted by start (session windows), and the event-time
+// timers scheduled for the key: a window join's one, at its next window
+// end, in timers[0]; an interval join's per side, at the side's next
+// expiry (a side's rows expire in order, so one each; see intervalJoin).
 type keyState struct {
 	sides    [2][]row
 	sessions []session
-	timer    int64 // runtime.MinWatermark: none
+	timers   [2]int64 // runtime.MinWatermark: none
 }
 
-func newKeyState() *keyState { return &keyState{timer: runtime.MinWatermark} }
+func newKeyState() *keyState {
+	return &keyState{timers: [2]int64{runtime.MinWatermark, runtime.MinWatermark}}
+}
 
 func (k *keyState) empty() bool { return len(k.sides[left]) == 0 && len(k.sides[right]) == 0 }
 
@@ -66,18 +70,22 @@ type sideStats struct {
 func (s *sideStats) add(r row)    { s.rows++; s.bytes += int64(len(r.value)) }
 func (s *sideStats) remove(r row) { s.rows--; s.bytes -= int64(len(r.value)) }
 
-// stateCodec encodes a keyState: version 1, the timer, then per side a
+// stateCodec encodes a keyState: version 2, the two timers, then per side a
 // count and its rows (slot, timestamp, value, matched), then the sessions.
+// Version 1 (before 2026-12) had one timer, the key's earliest: it reads
+// as timers[0] (an interval join whose timer that was finds at its firing
+// that the timers of both sides are to be set; see intervalJoin.OnTimer).
 // Decoding happens only when restored state is declared, so the codec
 // counts what it decodes into stats: a restored operator knows its state's
 // size without walking every key.
 type stateCodec struct{ stats *[2]sideStats }
 
-const stateVersion = 1
+const stateVersion = 2
 
 func (c stateCodec) Append(dst []byte, k *keyState) []byte {
 	e := state.NewEncoder(stateVersion)
-	e.Varint(k.timer)
+	e.Varint(k.timers[0])
+	e.Varint(k.timers[1])
 	for s := range k.sides {
 		e.Uvarint(uint64(len(k.sides[s])))
 		for _, r := range k.sides[s] {
@@ -97,7 +105,11 @@ func (c stateCodec) Append(dst []byte, k *keyState) []byte {
 
 func (c stateCodec) Decode(b []byte) (*keyState, error) {
 	d := state.NewDecoder("join key state", b, stateVersion)
-	k := &keyState{timer: d.Varint()}
+	k := newKeyState()
+	k.timers[0] = d.Varint()
+	if d.Version() >= 2 {
+		k.timers[1] = d.Varint()
+	}
 	for s := range k.sides {
 		n := d.Uvarint()
 		rs := make([]row, 0, min(n, uint64(len(b))))

@@ -67,18 +67,18 @@ func (o *windowJoin) add(s int, r runtime.Record, out runtime.Output) error {
 	for e-1 <= wm { // windows of the pane that fired already
 		e += o.a.Step()
 	}
-	if k.timer == runtime.MinWatermark || e-1 < k.timer {
-		o.schedule(k, e-1)
+	if k.timers[0] == runtime.MinWatermark || e-1 < k.timers[0] {
+		o.schedule(k, 0, e-1)
 	}
 	return nil
 }
 
 func (o *windowJoin) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) error {
 	k, ok := o.keys.Get()
-	if !ok || k.timer != ts {
+	if !ok || k.timers[0] != ts {
 		return nil // not the key's timer (none is left behind; a guard)
 	}
-	k.timer = runtime.MinWatermark // it fired
+	k.timers[0] = runtime.MinWatermark // it fired
 	e := ts + 1
 	if o.a.Kind == window.Session {
 		return o.fireSession(k, e, out)
@@ -104,7 +104,7 @@ func (o *windowJoin) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output)
 		first, _ := o.a.WindowEnds(p)
 		next = max(first, e+o.a.Step()) - 1
 	}
-	o.schedule(k, next)
+	o.schedule(k, 0, next)
 	return nil
 }
 
@@ -199,7 +199,7 @@ func (o *windowJoin) addToSession(s int, r runtime.Record, wm int64, out runtime
 	k.sessions = append(k.sessions, session{merged.Start, merged.End})
 	sort.Slice(k.sessions, func(i, j int) bool { return k.sessions[i].start < k.sessions[j].start })
 	o.store(k, s, o.newRow(s, merged.Start, r))
-	o.schedule(k, k.firstEnd()-1)
+	o.schedule(k, 0, k.firstEnd()-1)
 	return nil
 }
 
@@ -261,6 +261,6 @@ func (o *windowJoin) fireSession(k *keyState, e int64, out runtime.Output) error
 		k.sessions = append(k.sessions[:i], k.sessions[i+1:]...)
 		break
 	}
-	o.schedule(k, k.firstEnd()-1)
+	o.schedule(k, 0, k.firstEnd()-1)
 	return nil
 }
