@@ -348,9 +348,13 @@ func (t *subtask) handleEvent(ev Event, ch int) (done bool, err error) {
 	case EventEndOfData:
 		return false, t.channelDataEnded(ch)
 	case EventEndOfPartition:
-		if err := t.channelDataEnded(ch); err != nil {
-			return false, err
-		}
+		// After end of data (the input ended, or stop --drain) this only
+		// closes the channel. Without it the job was stopped with a
+		// savepoint: the input did not end, so no timer fires and nothing
+		// finishes (Flink emits no final watermark on stop without
+		// drain); what would fire is in the savepoint, for the job that
+		// resumes from it.
+		t.channelStopped(ch)
 		if err := t.apply(t.aligner.OnEndOfPartition(ch)); err != nil {
 			return false, err
 		}
@@ -359,6 +363,15 @@ func (t *subtask) handleEvent(ev Event, ch int) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// channelStopped marks a channel that ends without end of data: it holds
+// nothing back any more, and ends nothing.
+func (t *subtask) channelStopped(ch int) {
+	if !t.dataEnded[ch] {
+		t.dataEnded[ch] = true
+		t.dataEndedN++
+	}
 }
 
 func (t *subtask) channelDataEnded(ch int) error {

@@ -3,6 +3,7 @@ package window_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +97,38 @@ func TestSavepointAmongOpenWindowsRestoresAtAnotherParallelism(t *testing.T) {
 			requireSameResults(t, c.want, fileResults(t, out))
 		})
 	}
+}
+
+// stop without --drain is a savepoint and an end, not an end of input: no
+// window fires after the savepoint (Flink emits no final watermark then),
+// so a sink that cannot take output back (here one that collects every
+// record it gets) sees each window once across the stop and the run -s.
+// (stop --drain fires them at the stop: for a job that is not resumed.)
+func TestStopWithoutDrainFiresNothingAfterTheSavepoint(t *testing.T) {
+	want := referenceWindows(exactGen.all(), 1000, 1000)
+	name := runtimetest.UniqueName(t)
+	spec := func(par int) string {
+		return strings.Replace(restoreSpec("{type: tumbling, size: 1s}", "unused", par),
+			"{uid: files, type: file, from: [win], path: unused, bucket: none, rolling: {onCheckpoint: true}}",
+			"{uid: files, type: test-collect, from: [win], name: "+name+"}", 1)
+	}
+	sp, chk := t.TempDir(), t.TempDir()
+	j := runtimetest.Start(t, spec(2), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
+	runtimetest.WaitCheckpoint(t, 20*time.Second, j)
+	time.Sleep(150 * time.Millisecond)
+	path, _, err := j.Stop("", false)
+	require.NoError(t, err)
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
+	require.Less(t, len(runtimetest.Values(name)), len(want), "the stop came among open windows")
+	j = runtimetest.Start(t, spec(3), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, Restore: path})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
+	got := map[string]result{}
+	for _, v := range runtimetest.Values(name) {
+		var r result
+		require.NoError(t, json.Unmarshal([]byte(v), &r), v)
+		_, dup := got[r.id()]
+		require.False(t, dup, "window %s emitted twice", r.id())
+		got[r.id()] = r
+	}
+	requireSameResults(t, want, got)
 }
