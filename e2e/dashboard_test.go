@@ -175,16 +175,13 @@ func (b *browser) waitTrue(what, expr string) {
 	})
 }
 
+// text is the text of the element sel, read in one evaluation in the page:
+// the page re-renders itself every second, so a node looked up first and
+// read after ("No node with given id found") may be gone in between.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		b.failShot("read " + sel)
-		b.t.Fatalf("read %s: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
+	b.waitTrue("the element "+sel, fmt.Sprintf(`!!document.querySelector(%s)`, js(sel)))
+	return strings.TrimSpace(eval[string](b, fmt.Sprintf(`document.querySelector(%s)?.textContent || ''`, js(sel))))
 }
 
 func js(v any) string {
