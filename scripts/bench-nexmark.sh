@@ -3,8 +3,8 @@
 # (configs/jobs/nexmark, exactly-once checkpoints on) beside Flink 1.13's
 # published per-core figures, and q5 and q7 against hand-written Go
 # programs over the same generator, in the same run. Options go to
-# scripts/nexmarkbench (-events, -queries, -procs, -gogc; -rss for the
-# long runs that sample the daemon's memory).
+# scripts/nexmarkbench (-events, -queries, -runs, -procs, -gogc; -rss for
+# the long runs that sample the daemon's memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build

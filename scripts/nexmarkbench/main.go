@@ -160,7 +160,8 @@ func throughput(o options, d *daemon, work string) error {
 	}
 	fmt.Println("\n| query | hand-written Go, events per CPU-s | flinkgo events per CPU-s | ratio (goal >= 0.5) | results (hand / flinkgo) |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, q := range []string{"q5", "q7"} {
+	for _, p := range handPrograms {
+		q := p.q
 		hs, ok := hands[q]
 		if !ok {
 			continue
@@ -178,6 +179,12 @@ func throughput(o options, d *daemon, work string) error {
 	return nil
 }
 
+// handPrograms are the queries with a hand-written program (hand.go).
+var handPrograms = []struct {
+	q  string
+	fn func(*nexmark.Generator, int64) int64
+}{{"q5", handQ5}, {"q7", handQ7}}
+
 type handRun struct {
 	cpu     time.Duration
 	results int64
@@ -193,12 +200,8 @@ func hand(o options, results map[string][]jobRun) (map[string]handRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	progs := []struct {
-		q  string
-		fn func(*nexmark.Generator, int64) int64
-	}{{"q5", handQ5}, {"q7", handQ7}}
 	out := map[string]handRun{}
-	for _, p := range progs {
+	for _, p := range handPrograms {
 		rs, ok := results[p.q]
 		if !ok {
 			continue

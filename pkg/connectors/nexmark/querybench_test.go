@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,21 +29,14 @@ func BenchmarkQuery(b *testing.B) {
 			}
 			s := strings.Replace(string(raw), "events: 10000000", fmt.Sprintf("events: %d", b.N), 1)
 			b.ResetTimer()
-			c0 := processCPU()
+			c0 := runtimetest.CPUTime()
 			j := runtimetest.Start(b, s, runtimetest.Options{Types: testTypes, CheckpointsDir: b.TempDir()})
 			if st := runtimetest.Wait(b, j, 10*time.Minute); st != api.StateFinished {
 				b.Fatal(st, j.Info().Error)
 			}
 			// CPU time, not wall time, is the figure that survives a busy
 			// machine (and it is what the Nexmark figures count).
-			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/event")
+			b.ReportMetric(float64(runtimetest.CPUTime()-c0)/float64(b.N), "cpu-ns/event")
 		})
 	}
-}
-
-// processCPU is this process's CPU time so far (user and system).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

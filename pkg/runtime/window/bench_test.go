@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -97,21 +96,12 @@ func (s *replaySource) Poll(b *runtime.Batch) error {
 
 var benchTypes = append(append([]runtime.Definition(nil), testTypes...), replayDef())
 
-// cpuTime is the CPU time the process used so far (user + system). The
-// benchmarks compare CPU time, not wall time: on a shared, loaded machine
-// the wall clock measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // measure runs fn and returns the CPU time it took.
 func measure(fn func()) time.Duration {
 	goruntime.GC()
-	start := cpuTime()
+	start := runtimetest.CPUTime()
 	fn()
-	return cpuTime() - start
+	return runtimetest.CPUTime() - start
 }
 
 // runWindowJob runs bench-replay → keyBy(user) → window → discard.
