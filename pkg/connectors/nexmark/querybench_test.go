@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
 )
 
 // BenchmarkQuery runs each query spec of configs/jobs/nexmark in process,
@@ -38,5 +39,19 @@ func BenchmarkQuery(b *testing.B) {
 			// machine (and it is what the Nexmark figures count).
 			b.ReportMetric(float64(runtimetest.CPUTime()-c0)/float64(b.N), "cpu-ns/event")
 		})
+	}
+}
+
+// BenchmarkGenerator is the generator's share of every query: Next and
+// AppendJSON over b.N consecutive events, as the source and the
+// hand-written programs run them.
+func BenchmarkGenerator(b *testing.B) {
+	g := newGen(b, nexmark.DefaultConfig())
+	var e nexmark.Event
+	buf := make([]byte, 0, g.MaxLen())
+	b.ResetTimer()
+	for n := int64(0); n < int64(b.N); n++ {
+		g.Next(n, &e)
+		buf = nexmark.AppendJSON(buf[:0], &e)
 	}
 }

@@ -101,6 +101,9 @@ type nctx struct {
 	// member i decoded, valid while its gen is the current one.
 	gen uint64
 	dec []decoded
+	// canon[i] == gen: scanRow saw member i to be canonical (see
+	// canonical) while it scanned it, so appendObject need not look again.
+	canon []uint64
 }
 
 type decoded struct {
@@ -118,7 +121,8 @@ func (c *nctx) newRecord() {
 
 func (n *native) newCtx() nctx {
 	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
-		shapes: make([][]memberShape, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields))}
+		shapes: make([][]memberShape, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields)),
+		canon: make([]uint64, len(n.fields))}
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -601,15 +605,20 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 		}
 		// An integer is scanned here: a call (to scanValue) would cost
 		// this loop its registers, and most members are numbers.
-		vEnd := 0
+		// Both fast paths also tell whether the member is canonical, so
+		// that copying it into an object (appendObject) costs no second
+		// pass over it.
+		vEnd, canon := 0, false
 		if i < len(data) && data[i]-'0' < 10 {
 			j := i + 1
 			for j < len(data) && data[j]-'0' < 10 {
 				j++
 			}
 			if j < len(data) && (data[j] == ',' || data[j] == '}') {
-				vEnd = j
+				vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
 			}
+		} else if f >= 0 && i < len(data) && data[i] == '"' {
+			vEnd, canon = plainString(data, i)
 		}
 		if vEnd == 0 {
 			var err error
@@ -622,6 +631,9 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 				return false
 			}
 			c.raw[f] = data[i:vEnd]
+			if canon {
+				c.canon[f] = c.gen
+			}
 			if found++; found == len(fields) {
 				return true
 			}
@@ -821,7 +833,7 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 	for i, e := range n.object.values {
 		dst = append(dst, n.object.prefixes[i]...)
 		from := len(dst)
-		if f := n.object.members[i]; f >= 0 && canonical(c.raw[f]) && (!exact || exactRaw(c.raw[f])) {
+		if f := n.object.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.raw[f])) && (!exact || exactRaw(c.raw[f])) {
 			dst = append(dst, c.raw[f]...) // a member as AppendJSON would write it
 		} else {
 			v, ok := e(c)
@@ -919,6 +931,34 @@ func plain(s string) bool {
 		}
 	}
 	return true
+}
+
+// plainString is the end of the JSON string at b[i] (its opening quote)
+// if plain (see plain) holds for its contents; 0 otherwise, or when it
+// does not end in b. It finds the closing quote and checks the bytes
+// before it in one pass, eight at a time.
+func plainString(b []byte, i int) (int, bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	j := i + 1
+	for ; j+8 <= len(b); j += 8 {
+		w := b[j : j+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q, s := x^(lo*'"'), x^(lo*'\\')
+		bad := (x - lo*0x20) | (x + lo*0x01) | (q-lo)&^q | (s-lo)&^s
+		if (bad|x)&hi != 0 { // a quote, or a byte plain refuses, or a false alarm
+			break
+		}
+	}
+	for ; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // view is b as a string without copying (b must not change while the

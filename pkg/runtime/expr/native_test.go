@@ -35,6 +35,12 @@ var nativeRecords = []string{
 	`{"event_type": 2, "auction": 1107, "price": 347556, "extra": "abc"}`,
 	`{"event_type": 0, "state": "OR", "id": 1000}`,
 	`{"a": tru, "b": 1}`,
+	// Long strings (plainString's words), plain or not at every distance
+	// from the quotes, and integers at the edges of the canonical ones.
+	`{"a": 0, "b": 10, "s": "abcdefghijklmnopqrstuvwxyz0123456789", "extra": "abcdefgh\u0041ijklmnop"}`,
+	`{"a": 123456789012345678, "b": 1234567890123456789, "s": "ééééééééé", "extra": "tab\there, long enough"}`,
+	`{"a": -0, "b": 01, "s": "abcdefg\"hijklmnop", "extra": "abcdefghijklmno\\"}`,
+	`{"auction":1000,"price":347556,"extra":"ihdjiifmwvbeffdgwsvuvubqyyrplwndfjdaonbwmayssiwhrxyd","s":"12345678"}`,
 	// Shapes against the one remembered from the records before (scanRow):
 	// the same again, a longer key, an escaped key, a repeat past it.
 	`{"a": 1, "b": 2, "s": "x", "t": true, "f": 1.5, "n": null}`,
@@ -274,6 +280,32 @@ func TestPlainStrings(t *testing.T) {
 			b[i] = c
 		}
 		require.Equal(t, slow(string(b)), plain(string(b)), "%q", b)
+	}
+}
+
+// plainString finds the end of a plain string in one pass, as scanString
+// and plain would in two, and refuses every other string.
+func TestPlainStringAgreesWithScanning(t *testing.T) {
+	x := uint64(7)
+	for n := 0; n < 20000; n++ {
+		b := []byte{'"'}
+		for range n % 40 {
+			x = x*6364136223846793005 + 1442695040888963407
+			c := byte(x >> 56)
+			if x>>40&7 != 0 {
+				c = 0x20 + c%0x5f // mostly printable, '"' and '\\' included
+			}
+			b = append(b, c)
+		}
+		b = append(b, `", "x": 1}`[:n%11]...) // the end may be missing
+		end, ok := plainString(b, 0)
+		wantEnd, escaped, err := scanString(b, 0)
+		if err != nil || escaped || !plain(string(b[1:wantEnd-1])) {
+			require.False(t, ok, "%q", b)
+			continue
+		}
+		require.True(t, ok, "%q", b)
+		require.Equal(t, wantEnd, end, "%q", b)
 	}
 }
 
