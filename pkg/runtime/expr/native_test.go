@@ -1,9 +1,11 @@
 package expr
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -234,6 +236,56 @@ func TestRowSetProject(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = NewRowSet([]string{"left", "right"}, w).Project(0, nil, []byte(`{"a": 1}`))
 	require.False(t, ok, "the whole row is read")
+}
+
+// Project keeps exactly the members read, as they are and in their order,
+// over records of changing shapes (its remembered member order).
+func TestRowSetProjectAcrossShapes(t *testing.T) {
+	a, err := CompileRowExpr(`{x: left.a, y: left.s, z: left.extra, w: left.auction}`, Any, []string{"left", "right"})
+	require.NoError(t, err)
+	s := NewRowSet([]string{"left", "right"}, a)
+	want := map[string]bool{"a": true, "s": true, "extra": true, "auction": true}
+	recs := append(slices.Clone(nativeRecords), reversed(nativeRecords)...)
+	recs = append(recs, nativeRecords...)
+	kept := 0
+	for _, rec := range recs {
+		var in map[string]json.RawMessage
+		if json.Unmarshal([]byte(rec), &in) != nil || strings.Count(rec, `"a"`) > 1 || strings.Count(rec, `"b"`) > 1 {
+			continue // not an object, or one with a member twice
+		}
+		out, ok := s.Project(0, nil, []byte(rec))
+		if !ok {
+			require.Contains(t, rec, `\`, "only keys with escapes are refused: %s", rec)
+			continue
+		}
+		kept++
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(out, &got), "%s -> %s", rec, out)
+		exp := map[string]json.RawMessage{}
+		for k, v := range in {
+			if want[k] {
+				exp[k] = v
+			}
+		}
+		require.Equal(t, exp, got, "%s -> %s", rec, out)
+		var order []string
+		for k := range in {
+			if want[k] {
+				order = append(order, k)
+			}
+		}
+		slices.SortFunc(order, func(x, y string) int { return strings.Index(rec, `"`+x+`"`) - strings.Index(rec, `"`+y+`"`) })
+		var gotOrder []string
+		for _, k := range order {
+			gotOrder = append(gotOrder, k)
+			require.Contains(t, string(out), `"`+k+`":`)
+		}
+		slices.SortFunc(gotOrder, func(x, y string) int {
+			return strings.Index(string(out), `"`+x+`":`) - strings.Index(string(out), `"`+y+`":`)
+		})
+		require.Equal(t, order, gotOrder, "members in the record's order: %s -> %s", rec, out)
+	}
+	require.Greater(t, kept, 30)
 }
 
 // Multi's native path gives the VM's values.
