@@ -84,6 +84,10 @@ type Event struct {
 	Auction  Auction
 	Bid      Bid
 	buf      []byte
+	// timeText[:timeLen] is timeOf in decimal (appendTime).
+	timeOf   int64
+	timeText [20]byte
+	timeLen  int
 }
 
 // Generator makes the events of one timeline. Event n is a pure function of

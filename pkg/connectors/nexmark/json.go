@@ -38,7 +38,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = appendStr(b, `","creditCard":"`, p.CreditCard)
 		b = appendStr(b, `","city":"`, p.City)
 		b = appendStr(b, `","state":"`, p.State)
-		b = strconv.AppendInt(append(b, `","dateTime":`...), e.DateTime, 10)
+		b = e.appendTime(append(b, `","dateTime":`...))
 		b = appendStr(b, `,"extra":"`, p.Extra)
 	case KindAuction:
 		a := &e.Auction
@@ -47,7 +47,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = appendStr(b, `","description":"`, a.Description)
 		b = strconv.AppendInt(append(b, `","initialBid":`...), a.InitialBid, 10)
 		b = strconv.AppendInt(append(b, `,"reserve":`...), a.Reserve, 10)
-		b = strconv.AppendInt(append(b, `,"dateTime":`...), e.DateTime, 10)
+		b = e.appendTime(append(b, `,"dateTime":`...))
 		b = strconv.AppendInt(append(b, `,"expires":`...), a.Expires, 10)
 		b = strconv.AppendInt(append(b, `,"seller":`...), a.Seller, 10)
 		b = strconv.AppendInt(append(b, `,"category":`...), a.Category, 10)
@@ -59,10 +59,21 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = strconv.AppendInt(append(b, `,"price":`...), d.Price, 10)
 		b = appendStr(b, `,"channel":"`, d.Channel)
 		b = appendStr(b, `","url":"`, d.URL)
-		b = strconv.AppendInt(append(b, `","dateTime":`...), e.DateTime, 10)
+		b = e.appendTime(append(b, `","dateTime":`...))
 		b = appendStr(b, `,"extra":"`, d.Extra)
 	}
 	return append(b, `"}`...)
+}
+
+// appendTime appends e.DateTime in decimal. Consecutive events mostly
+// share their millisecond (ten thousand of them at the published event
+// rate), so the digits of the last one are kept in the Event: formatting a
+// 13-digit time was a third of formatting an event's integers.
+func (e *Event) appendTime(b []byte) []byte {
+	if e.timeLen == 0 || e.timeOf != e.DateTime {
+		e.timeOf, e.timeLen = e.DateTime, len(strconv.AppendInt(e.timeText[:0], e.DateTime, 10))
+	}
+	return append(b, e.timeText[:e.timeLen]...)
 }
 
 func appendStr(b []byte, prefix string, s []byte) []byte { return append(append(b, prefix...), s...) }
