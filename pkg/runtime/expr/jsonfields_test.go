@@ -3,6 +3,8 @@ package expr
 import (
 	"encoding/json"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -118,6 +120,39 @@ func TestDigits8(t *testing.T) {
 			if got := digits8(le64(b)); got != want {
 				t.Fatalf("%q: digits8 %v, want %v", b, got, want)
 			}
+		}
+	}
+}
+
+// parseInt reads what strconv.Atoi reads, for up to 18 digits, and refuses
+// the rest: every length, digits and non-digits at every place.
+func TestParseIntIsAtoi(t *testing.T) {
+	cases := []string{"", "-", "0", "-0", "7", "12345678", "123456789", "1767225600000", "999999999999999999",
+		"1000000000000000000", "-999999999999999999", "01", "1.5", "1e3", " 1", "1 ", "+1", "--1"}
+	x := uint64(3)
+	for n := range 20 {
+		for range 200 {
+			b := []byte{}
+			for range n {
+				x = x*6364136223846793005 + 1442695040888963407
+				c := byte('0' + x>>60%10)
+				if x>>40%16 == 0 {
+					c = byte(x >> 48) // now and then not a digit
+				}
+				b = append(b, c)
+			}
+			cases = append(cases, string(b), "-"+string(b))
+		}
+	}
+	for _, s := range cases {
+		got, ok := parseInt([]byte(s))
+		digits := strings.TrimPrefix(s, "-")
+		want, err := strconv.Atoi(s)
+		wantOK := err == nil && len(digits) <= 18 && !strings.HasPrefix(s, "+") && digits != "" &&
+			strings.Trim(digits, "0123456789") == ""
+		require.Equal(t, wantOK, ok, "%q", s)
+		if ok {
+			require.Equal(t, want, got, "%q", s)
 		}
 	}
 }
