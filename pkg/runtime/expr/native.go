@@ -46,6 +46,11 @@ type native struct {
 	value  nexpr      // nil: no value form
 	pred   npred      // nil: no predicate form
 	object *nobject   // the root is an object literal (map's values)
+	// bare is 1 + the field the root is when it is a bare member of the
+	// record (0: it is not): appendValue copies its raw JSON when that is
+	// what the general path would write (keyBy auction: no decoding and
+	// formatting of the number).
+	bare int
 }
 
 // fieldRef is a member of a row (0, the record, in plain mode).
@@ -150,6 +155,9 @@ func (n *native) compileRoot(node ast.Node) bool {
 	}
 	n.pred = n.predicate(node)
 	n.value = n.compile(node)
+	if i, ok := n.fieldOf(node); ok && n.fields[i].row == 0 && n.rows == nil {
+		n.bare = 1 + i
+	}
 	return n.pred != nil || n.value != nil
 }
 
@@ -811,6 +819,18 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 	}
 	if n.value == nil {
 		return dst, false
+	}
+	if n.bare > 0 {
+		f := n.bare - 1
+		switch raw := c.raw[f]; {
+		case raw == nil: // absent: null, below
+		case raw[0] == '"':
+			if bytes.IndexByte(raw, '\\') < 0 {
+				return append(dst, raw[1:len(raw)-1]...), true // strings as they are
+			}
+		case c.canon[f] == c.gen || canonical(raw):
+			return append(dst, raw...), true
+		}
 	}
 	v, ok := n.value(c)
 	if !ok {
