@@ -39,7 +39,7 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return append(dst, "null"...), nil
 		}
-		return strconv.AppendFloat(dst, x, 'g', -1, 64), nil
+		return appendFloat(dst, x), nil
 	case string:
 		return appendString(dst, x), nil
 	case map[string]any:

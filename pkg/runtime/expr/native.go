@@ -888,7 +888,7 @@ func appendNative(dst []byte, v nval) ([]byte, bool) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return append(dst, "null"...), true
 		}
-		return strconv.AppendFloat(dst, f, 'g', -1, 64), true
+		return appendFloat(dst, f), true
 	}
 	if !plain(v.s) {
 		return dst, false
