@@ -57,6 +57,9 @@ type native struct {
 type fieldRef struct {
 	row  int
 	name string
+	// num: an operand decodes it (arithmetic, comparisons), so scanRow
+	// computes an integer's value as it scans its digits, into dec.
+	num bool
 }
 
 // Kinds of native values; nVM is a bound variable the fast path cannot
@@ -167,7 +170,7 @@ func (n *native) field(row int, name string) int {
 			return i
 		}
 	}
-	n.fields = append(n.fields, fieldRef{row, name})
+	n.fields = append(n.fields, fieldRef{row: row, name: name})
 	for len(n.perRow) <= row {
 		n.perRow = append(n.perRow, nil)
 	}
@@ -246,6 +249,25 @@ func (n *native) compile(node ast.Node) nexpr {
 	return nil
 }
 
+// fieldValue is the value form of field i: its member decoded.
+func (n *native) fieldValue(i int) nexpr {
+	decode := decodeRaw
+	if n.fields[i].row == accRow && n.acc != "" {
+		decode = decodeAcc
+	}
+	// A member read twice (dateTime - dateTime % 10000) is decoded once
+	// per record: the value is kept for this scan's generation (scanRow
+	// fills it already for the integers of num fields).
+	return func(c *nctx) (nval, bool) {
+		d := &c.dec[i]
+		if d.gen != c.gen {
+			d.v, d.ok = decode(c.raw[i])
+			d.gen = c.gen
+		}
+		return d.v, d.ok
+	}
+}
+
 // operand returns the value form of a node that is not a boolean
 // operation (nil: none).
 func (n *native) operand(node ast.Node) nexpr {
@@ -253,20 +275,9 @@ func (n *native) operand(node ast.Node) nexpr {
 		return func(*nctx) (nval, bool) { return v, true }
 	}
 	if i, ok := n.fieldOf(node); ok {
-		decode := decodeRaw
-		if n.fields[i].row == accRow && n.acc != "" {
-			decode = decodeAcc
-		}
-		// A member read twice (dateTime - dateTime % 10000) is decoded
-		// once per record: the value is kept for this scan's generation.
-		return func(c *nctx) (nval, bool) {
-			d := &c.dec[i]
-			if d.gen != c.gen {
-				d.v, d.ok = decode(c.raw[i])
-				d.gen = c.gen
-			}
-			return d.v, d.ok
-		}
+		// (An accumulator's members decode as decodeAcc says.)
+		n.fields[i].num = n.fields[i].row != accRow || n.acc == ""
+		return n.fieldValue(i)
 	}
 	switch x := node.(type) {
 	case *ast.IdentifierNode:
@@ -509,13 +520,14 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 			return nil
 		}
 		seen[k.Value] = true
-		v := n.compile(pair.Value)
-		if v == nil {
-			return nil
-		}
+		// A member that is a field is copied raw (appendObject); its
+		// decoded value is only the fallback, and does not make it num.
+		var v nexpr
 		f, ok := n.fieldOf(pair.Value)
-		if !ok {
-			f = -1
+		if ok {
+			v = n.fieldValue(f)
+		} else if f, v = -1, n.compile(pair.Value); v == nil {
+			return nil
 		}
 		ms = append(ms, member{k.Value, v, f})
 	}
@@ -619,11 +631,27 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 		vEnd, canon := 0, false
 		if i < len(data) && data[i]-'0' < 10 {
 			j := i + 1
-			for j < len(data) && data[j]-'0' < 10 {
-				j++
-			}
-			if j < len(data) && (data[j] == ',' || data[j] == '}') {
-				vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
+			if f >= 0 && n.fields[f].num {
+				// Its value too, as parseInt would read it: the operand
+				// finds it decoded.
+				v := int(data[i] - '0')
+				for j < len(data) && data[j]-'0' < 10 {
+					v = v*10 + int(data[j]-'0')
+					j++
+				}
+				if j < len(data) && (data[j] == ',' || data[j] == '}') {
+					vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
+					if canon {
+						c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: v}, ok: true}
+					}
+				}
+			} else {
+				for j < len(data) && data[j]-'0' < 10 {
+					j++
+				}
+				if j < len(data) && (data[j] == ',' || data[j] == '}') {
+					vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
+				}
 			}
 		} else if f >= 0 && i < len(data) && data[i] == '"' {
 			vEnd, canon = plainString(data, i)
