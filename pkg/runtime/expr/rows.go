@@ -371,13 +371,17 @@ func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
 			}
 			i++
 			name := key[1 : len(key)-1]
-			keep = want[string(name)]
-			f := -1
-			if keep {
-				f = 1
+			if pos < len(shape) && shape[pos].key == string(name) {
+				keep = shape[pos].field > 0 // near the end: too close for the words
+			} else {
+				keep = want[string(name)]
+				f := -1
+				if keep {
+					f = 1
+				}
+				shape = setShape(shape, pos, s.nat.keyString(&s.nc, name, -1), f)
+				s.projShapes[row] = shape
 			}
-			shape = setShape(shape, pos, s.nat.keyString(&s.nc, name, -1), f)
-			s.projShapes[row] = shape
 		}
 		if i < len(data) && data[i] <= ' ' {
 			i = skipSpace(data, i)
