@@ -351,6 +351,21 @@ func (n *native) predicate(node ast.Node) npred {
 	case *ast.BinaryNode:
 		return n.binaryPredicate(x)
 	case *ast.IdentifierNode, *ast.MemberNode:
+		if i, ok := n.fieldOf(x); ok && (n.fields[i].row != accRow || n.acc == "") {
+			// A member that is a flag (filter _keep): its raw JSON is the
+			// answer; anything but true or false is decoded (and not a bool).
+			v := n.fieldValue(i)
+			return func(c *nctx) (bool, bool) {
+				switch raw := c.raw[i]; string(raw) {
+				case "true":
+					return true, true
+				case "false":
+					return false, true
+				}
+				r, ok := v(c)
+				return r.b(), ok && r.k == nBool
+			}
+		}
 		v := n.operand(x)
 		if v == nil {
 			return nil
@@ -443,7 +458,11 @@ func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
 		return nil // an accumulator's numbers decode as decodeAcc says
 	}
 	if v.k == nInt {
+		text := strconv.Itoa(v.i)
 		return func(c *nctx) (bool, bool) {
+			if c.canon[i] == c.gen { // a canonical integer is equal if it is the same digits
+				return (string(c.raw[i]) == text) == want, true
+			}
 			if x, ok := parseInt(c.raw[i]); ok {
 				return (x == v.i) == want, true
 			}
@@ -564,11 +583,13 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 	if len(fields) == 0 {
 		return true
 	}
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
+	i := 1
+	if len(data) < 2 || data[0] != '{' || data[1] <= ' ' { // compact JSON is `{"`
+		if i = skipSpace(data, 0); i >= len(data) || data[i] != '{' {
+			return false
+		}
+		i = skipSpace(data, i+1)
 	}
-	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return skipSpace(data, i+1) == len(data)
 	}
