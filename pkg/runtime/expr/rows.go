@@ -386,9 +386,21 @@ func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
 		if i < len(data) && data[i] <= ' ' {
 			i = skipSpace(data, i)
 		}
-		vEnd, err := scanValue(data, i)
-		if err != nil {
-			return dst[:start], false
+		vEnd := 0
+		if i < len(data) && data[i]-'0' < 10 { // an integer, scanned here (as in scanRow)
+			j := i + 1
+			for j < len(data) && data[j]-'0' < 10 {
+				j++
+			}
+			if j < len(data) && (data[j] == ',' || data[j] == '}') {
+				vEnd = j
+			}
+		}
+		if vEnd == 0 {
+			var err error
+			if vEnd, err = scanValue(data, i); err != nil {
+				return dst[:start], false
+			}
 		}
 		if keep {
 			if found > 0 {
