@@ -156,11 +156,15 @@ func (n *native) compileRoot(node ast.Node) bool {
 		n.object = n.compileObject(m)
 		return n.object != nil
 	}
+	if i, ok := n.fieldOf(node); ok && n.fields[i].row == 0 && n.rows == nil {
+		// A bare member: appendValue copies it, so its value is only a
+		// fallback and does not make it num.
+		n.bare = 1 + i
+		n.pred, n.value = n.predicate(node), n.fieldValue(i)
+		return true
+	}
 	n.pred = n.predicate(node)
 	n.value = n.compile(node)
-	if i, ok := n.fieldOf(node); ok && n.fields[i].row == 0 && n.rows == nil {
-		n.bare = 1 + i
-	}
 	return n.pred != nil || n.value != nil
 }
 
