@@ -112,6 +112,18 @@ type nctx struct {
 	// canon[i] == gen: scanRow saw member i to be canonical (see
 	// canonical) while it scanned it, so appendObject need not look again.
 	canon []uint64
+	// rawGen[i] == gen: raw[i] is member i of this scan's record; any
+	// other raw[i] is a record before (member). Stamps instead of clearing
+	// raw for every record: clearing slices is a call, with write barriers.
+	rawGen []uint64
+}
+
+// member is the raw JSON of member i of the record scanned (nil: absent).
+func (c *nctx) member(i int) []byte {
+	if c.rawGen[i] != c.gen {
+		return nil
+	}
+	return c.raw[i]
 }
 
 type decoded struct {
@@ -123,14 +135,13 @@ type decoded struct {
 // newRecord empties raw for the members of the next record (and so
 // invalidates what was decoded from the last one).
 func (c *nctx) newRecord() {
-	clear(c.raw)
-	c.gen++
+	c.gen++ // and so every raw member is absent (see member)
 }
 
 func (n *native) newCtx() nctx {
 	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
 		shapes: make([][]memberShape, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields)),
-		canon: make([]uint64, len(n.fields))}
+		canon: make([]uint64, len(n.fields)), rawGen: make([]uint64, len(n.fields))}
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -265,7 +276,7 @@ func (n *native) fieldValue(i int) nexpr {
 	return func(c *nctx) (nval, bool) {
 		d := &c.dec[i]
 		if d.gen != c.gen {
-			d.v, d.ok = decode(c.raw[i])
+			d.v, d.ok = decode(c.member(i))
 			d.gen = c.gen
 		}
 		return d.v, d.ok
@@ -360,7 +371,7 @@ func (n *native) predicate(node ast.Node) npred {
 			// answer; anything but true or false is decoded (and not a bool).
 			v := n.fieldValue(i)
 			return func(c *nctx) (bool, bool) {
-				switch raw := c.raw[i]; string(raw) {
+				switch raw := c.member(i); string(raw) {
 				case "true":
 					return true, true
 				case "false":
@@ -465,16 +476,17 @@ func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
 		text := strconv.Itoa(v.i)
 		return func(c *nctx) (bool, bool) {
 			if c.canon[i] == c.gen { // a canonical integer is equal if it is the same digits
-				return (string(c.raw[i]) == text) == want, true
+				return (string(c.member(i)) == text) == want, true
 			}
-			if x, ok := parseInt(c.raw[i]); ok {
+			raw := c.member(i)
+			if x, ok := parseInt(raw); ok {
 				return (x == v.i) == want, true
 			}
-			return generalEquals(c.raw[i], v, want)
+			return generalEquals(raw, v, want)
 		}
 	}
 	return func(c *nctx) (bool, bool) {
-		raw := c.raw[i]
+		raw := c.member(i)
 		if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
 			return (string(raw[1:len(raw)-1]) == v.s) == want, true
 		}
@@ -570,7 +582,8 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 	return o
 }
 
-// scan fills c.raw with the members' raw JSON (plain mode: the record).
+// scan fills c.raw (read through c.member) with the members' raw JSON
+// (plain mode: the record).
 // !ok: the value is not a JSON object the fast path reads (the VM reports
 // what is wrong), a member appears twice or a key is escaped.
 func (n *native) scan(data []byte, c *nctx) bool {
@@ -688,10 +701,10 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 			}
 		}
 		if f >= 0 {
-			if c.raw[f] != nil {
-				return false
+			if c.rawGen[f] == c.gen {
+				return false // twice
 			}
-			c.raw[f] = data[i:vEnd]
+			c.raw[f], c.rawGen[f] = data[i:vEnd], c.gen
 			if canon {
 				c.canon[f] = c.gen
 			}
@@ -875,7 +888,7 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 	}
 	if n.bare > 0 {
 		f := n.bare - 1
-		switch raw := c.raw[f]; {
+		switch raw := c.member(f); {
 		case raw == nil: // absent: null, below
 		case raw[0] == '"':
 			if bytes.IndexByte(raw, '\\') < 0 {
@@ -906,7 +919,7 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 	for i, e := range n.object.values {
 		dst = append(dst, n.object.prefixes[i]...)
 		from := len(dst)
-		if f := n.object.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.raw[f])) && (!exact || exactRaw(c.raw[f])) {
+		if f := n.object.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.member(f))) && (!exact || exactRaw(c.raw[f])) {
 			dst = append(dst, c.raw[f]...) // a member as AppendJSON would write it
 		} else {
 			v, ok := e(c)
