@@ -27,7 +27,8 @@ func (g *Generator) MaxLen() int {
 	return 256 + bufLen + maxURL + pad + 10*20
 }
 
-// AppendJSON appends e's JSON form.
+// AppendJSON appends e's JSON form. It keeps the digits of e's time in e
+// (appendTime), so it writes to e: an Event is not for goroutines to share.
 func AppendJSON(b []byte, e *Event) []byte {
 	switch e.Kind {
 	case KindPerson:
