@@ -45,7 +45,7 @@ func appendFloat(dst []byte, f float64) []byte {
 const maxPlaces = 8
 
 // pow10f are the scales (exact as float64s).
-var pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+var pow10f = [maxPlaces + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // appendDecimal appends m × 10^-s (m > 0, and m has no trailing zero
 // when s > 0) as strconv's shortest %g writes its digits: %e when the

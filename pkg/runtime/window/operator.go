@@ -62,7 +62,11 @@ type session struct {
 }
 
 func newOperator(cfg config) *operator {
-	return &operator{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs)}
+	o := &operator{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs)}
+	for _, ag := range cfg.aggs {
+		o.names = append(o.names, append(appendString([]byte{','}, []byte(ag.Name)), ':'))
+	}
+	return o
 }
 
 var _ runtime.KeyedProcessFunction = (*operator)(nil)
@@ -494,11 +498,6 @@ func (o *operator) emit(start, end int64, acc *Acc, out runtime.Output) {
 		o.winOf = [2]int64{start, end}
 	}
 	b = append(b, o.win...)
-	if o.names == nil {
-		for _, ag := range o.cfg.aggs {
-			o.names = append(o.names, append(appendString([]byte{','}, []byte(ag.Name)), ':'))
-		}
-	}
 	for k, ag := range o.cfg.aggs {
 		b = append(b, o.names[k]...)
 		b = acc.appendResult(b, ag, k)
