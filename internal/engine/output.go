@@ -77,8 +77,11 @@ type edge struct {
 // to barriers. Emit blocks while downstream is full (backpressure). Used
 // only from the subtask's goroutine.
 type output struct {
-	edges   []*edge // every edge: flushes and control events go to all
-	main    []*edge // the edges of the main output
+	edges []*edge // every edge: flushes and control events go to all
+	main  []*edge // the edges of the main output
+	// direct is main's only edge when it has one target and keys nothing
+	// (what emit does for it, without the loop and the switch).
+	direct  *edge
 	side    map[string][]*edge
 	done    <-chan struct{}
 	err     error
@@ -99,11 +102,29 @@ func newOutput(edges []*edge, done <-chan struct{}, counter *atomic.Int64) *outp
 		}
 		o.side[e.tag] = append(o.side[e.tag], e)
 	}
+	if len(o.main) == 1 && len(o.main[0].targets) == 1 && o.main[0].key == nil {
+		o.direct = o.main[0]
+	}
 	return o
 }
 
 // Emit sends r on the main output.
-func (o *output) Emit(r runtime.Record) { o.emit(o.main, r) }
+func (o *output) Emit(r runtime.Record) {
+	if e := o.direct; e != nil { // most outputs: one edge to one reader
+		o.pending++
+		b := e.bufs[0]
+		if b == nil {
+			b = newBatch()
+			e.bufs[0] = b
+		}
+		b.Records = append(b.Records, r)
+		if len(b.Records) == cap(b.Records) {
+			o.send(e, 0)
+		}
+		return
+	}
+	o.emit(o.main, r)
+}
 
 // EmitTo sends r on side output tag (nowhere when nothing reads it).
 func (o *output) EmitTo(tag string, r runtime.Record) {

@@ -18,6 +18,10 @@ type SourceWatermarks struct {
 	advanceWhenIdle  bool
 	splits           map[uint32]*splitMark
 	current          int64
+	// The split Observe saw last (nil after SetSplits): a source reads
+	// runs of records of one split, and the map lookup was most of Observe.
+	lastID   uint32
+	lastMark *splitMark
 }
 
 type splitMark struct {
@@ -35,6 +39,7 @@ func NewSourceWatermarks(bound, idleAfter int64, advanceWhenIdle bool) *SourceWa
 // SetSplits makes ids the splits read now: new ones start (their idle clock
 // at now), missing ones ended.
 func (g *SourceWatermarks) SetSplits(ids []uint32, now int64) {
+	g.lastMark = nil
 	keep := make(map[uint32]bool, len(ids))
 	for _, id := range ids {
 		keep[id] = true
@@ -52,10 +57,13 @@ func (g *SourceWatermarks) SetSplits(ids []uint32, now int64) {
 // Observe records a record of split at event time ts. A split not set yet
 // is added.
 func (g *SourceWatermarks) Observe(split uint32, ts, now int64) {
-	s := g.splits[split]
-	if s == nil {
-		s = &splitMark{max: runtime.MinWatermark}
-		g.splits[split] = s
+	s := g.lastMark
+	if s == nil || g.lastID != split {
+		if s = g.splits[split]; s == nil {
+			s = &splitMark{max: runtime.MinWatermark}
+			g.splits[split] = s
+		}
+		g.lastID, g.lastMark = split, s
 	}
 	if ts > s.max {
 		s.max = ts

@@ -99,7 +99,7 @@ func (t *subtask) refreshSplits(now time.Time) {
 func (t *subtask) stampRecords(b *runtime.Batch, now time.Time) error {
 	c := &t.clock
 	ms := now.UnixMilli()
-	recs := b.Records[:0]
+	kept := 0 // records before kept stay; a bad one skipped moves the rest up
 	for i := range b.Records {
 		r := &b.Records[i]
 		if err := c.et.stamp(r); err != nil {
@@ -110,10 +110,13 @@ func (t *subtask) stampRecords(b *runtime.Batch, now time.Time) error {
 			continue
 		}
 		c.gen.Observe(r.Split, r.Timestamp, ms)
-		recs = append(recs, *r)
+		if kept != i {
+			b.Records[kept] = *r
+		}
+		kept++
 	}
-	clear(b.Records[len(recs):])
-	b.Records = recs
+	clear(b.Records[kept:])
+	b.Records = b.Records[:kept]
 	return nil
 }
 
