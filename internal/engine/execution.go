@@ -103,6 +103,7 @@ func newExecution(j *Job, attempt int, restore *Restore) (*execution, error) {
 			byVertex[v.Index] = append(byVertex[v.Index], t)
 		}
 	}
+	e.chainTasks(byVertex)
 	e.wire(byVertex)
 	return e, nil
 }
@@ -123,6 +124,9 @@ func (e *execution) wire(byVertex [][]*subtask) {
 				}
 				if in.Part == Forward {
 					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
+					if r := readers[wi]; r.head != nil && in.Side == "" {
+						ed.targets[0].local = r // chainable: its only input
+					}
 				} else {
 					for _, r := range readers {
 						ed.targets = append(ed.targets, target{gate: r.gate, channel: base + wi})
@@ -145,10 +149,16 @@ func (e *execution) wire(byVertex [][]*subtask) {
 
 // start launches every subtask.
 func (e *execution) start() {
+	// Every subtask is counted before any runs: a chain's head reports its
+	// members when it ends, which may be before this loop reached them.
+	e.wg.Add(len(e.tasks))
 	for _, t := range e.tasks {
-		e.wg.Add(1)
 		t.times.started = monoNow()
-		go t.run()
+	}
+	for _, t := range e.tasks {
+		if t.head == nil { // a chain member runs on its head's goroutine
+			go t.run()
+		}
 	}
 }
 
@@ -330,6 +340,9 @@ func (e *execution) trigger(b Barrier, drain bool) {
 func (e *execution) notify(kind ControlKind, id int64) {
 	for i := len(e.tasks) - 1; i >= 0; i-- {
 		t := e.tasks[i]
+		if t.head != nil {
+			continue // its head tells it (notifyChain)
+		}
 		t.gate.PushControl(Control{Kind: kind, ID: id})
 		t.signalWake()
 	}

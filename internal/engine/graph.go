@@ -38,6 +38,9 @@ type Vertex struct {
 	eventTime *eventTime
 	// schema is the fields of the records it emits, when known.
 	schema *api.Schema
+	// chainHead is the vertex whose goroutines run this one's subtasks
+	// (chain.go); nil: they run on their own.
+	chainHead *Vertex
 }
 
 // Input is an edge into a vertex.
@@ -78,6 +81,7 @@ func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) 
 	if err := p.Dec.Errors.Err(); err != nil {
 		return nil, err
 	}
+	g.chain()
 	return g, nil
 }
 

@@ -141,6 +141,9 @@ func (j *Job) Info() api.JobInfo {
 	for i, v := range j.graph.Vertices {
 		oi := api.OperatorInfo{UID: v.Op.UID, Type: v.Op.Type, Parallelism: v.Parallelism,
 			RecordsIn: s.baseIn[i], RecordsOut: s.baseOut[i]}
+		if v.chainHead != nil {
+			oi.ChainedTo = v.chainHead.Op.UID
+		}
 		for _, in := range v.Inputs {
 			oi.Inputs = append(oi.Inputs, api.OperatorInput{UID: in.From.Op.UID, Partitioning: in.Part.String(), SideOutput: in.Side})
 		}

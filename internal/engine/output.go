@@ -36,6 +36,7 @@ func (p Partitioning) String() string {
 type target struct {
 	gate    *Gate
 	channel int
+	local   *subtask // a chained reader: events are handed to it, not pushed (chain.go)
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -188,6 +189,16 @@ func (o *output) send(e *edge, t int) {
 		return
 	}
 	b.Input = e.input
+	if l := e.targets[t].local; l != nil {
+		// A chained reader has no input queue to run dry: it passes its
+		// output on after every batch, as a subtask whose gate is empty.
+		if err := l.deliver(Event{Kind: EventBatch, Batch: b}, e.targets[t].channel); err != nil {
+			o.err = err
+		} else if err := l.out.Flush(); err != nil {
+			o.err = err
+		}
+		return
+	}
 	if err := e.targets[t].gate.Push(e.targets[t].channel, Event{Kind: EventBatch, Batch: b}, o.done); err != nil {
 		o.err = err
 	}
@@ -220,6 +231,13 @@ func (o *output) Broadcast(ev Event) error {
 	}
 	for _, e := range o.edges {
 		for _, t := range e.targets {
+			if t.local != nil {
+				if err := t.local.deliver(ev, t.channel); err != nil {
+					o.err = err
+					return err
+				}
+				continue
+			}
 			if err := t.gate.Push(t.channel, ev, o.done); err != nil {
 				o.err = err
 				return err

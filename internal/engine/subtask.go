@@ -36,6 +36,13 @@ type subtask struct {
 	clock      clock
 	times      taskTimes // busy, backpressured, idle (busytime.go)
 
+	// Chaining (chain.go): head runs this subtask on its goroutine (nil:
+	// its own); chain is what a head runs, each after the one it reads.
+	head     *subtask
+	chain    []*subtask
+	opened   bool // a chain member's operator opened (its head closes it)
+	finished bool // a chain member handled its last event
+
 	dataEnded   []bool // channel delivered end of data
 	dataEndedN  int
 	endOfData   bool  // this subtask sent end of data downstream
@@ -50,6 +57,10 @@ func (t *subtask) run() {
 	err := t.runProtected()
 	t.times.begin(waitInput) // an ended subtask waits for nothing, for good
 	t.exec.taskDone(t, err)
+	for _, m := range t.chain {
+		m.times.begin(waitInput)
+		t.exec.taskDone(m, err) // nil: the chain finished; else it failed with t
+	}
 }
 
 func (t *subtask) runProtected() (err error) {
@@ -91,18 +102,25 @@ func (t *subtask) open() error {
 	} else {
 		err = t.op.Open(t.ctx)
 	}
-	if err == nil {
-		t.exec.opened.Add(1) // see Job.Started
+	if err != nil {
+		return err
 	}
-	return err
+	t.exec.opened.Add(1) // see Job.Started
+	return t.openChain()
 }
 
 func (t *subtask) close() error {
 	t.stopTime()
+	var err error
 	if t.src != nil {
-		return t.src.Close()
+		err = t.src.Close()
+	} else {
+		err = t.op.Close()
 	}
-	return t.op.Close()
+	if cerr := t.closeChain(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (t *subtask) runSource() (err error) {
@@ -234,6 +252,11 @@ func (t *subtask) sendEndOfData() error {
 // handleSourceControl handles a control message in a source subtask; done
 // reports that the subtask has finished.
 func (t *subtask) handleSourceControl(c *Control) (done bool, err error) {
+	if c.Kind != CtrlTrigger {
+		if err := t.notifyChain(c); err != nil {
+			return false, err
+		}
+	}
 	switch c.Kind {
 	case CtrlTrigger:
 		b := c.Barrier
@@ -316,6 +339,9 @@ func (t *subtask) runOperator() (err error) {
 }
 
 func (t *subtask) handleOperatorControl(c *Control) error {
+	if err := t.notifyChain(c); err != nil {
+		return err
+	}
 	switch c.Kind {
 	case CtrlComplete:
 		return t.notifyComplete(c.ID)

@@ -15,8 +15,14 @@ type JobSpec struct {
 	RestartStrategy *RestartSpec    `yaml:"restartStrategy" json:"restartStrategy,omitempty"`
 	// WatermarkInterval is how often sources with event time send their
 	// watermark downstream (Flink's pipeline.auto-watermark-interval).
-	WatermarkInterval *Duration      `yaml:"watermarkInterval" json:"watermarkInterval,omitempty"`
-	Operators         []OperatorSpec `yaml:"operators,required" json:"operators"`
+	WatermarkInterval *Duration `yaml:"watermarkInterval" json:"watermarkInterval,omitempty"`
+	// Chaining runs an operator that reads only its producer, one to one,
+	// and keeps no state (filter, map, keyBy, ...) on its producer's
+	// goroutine (Flink's operator chaining; docs/chaining.md). Off by
+	// default: a chain does in one goroutine what would run on several
+	// cores.
+	Chaining  bool           `yaml:"chaining" json:"chaining,omitempty"`
+	Operators []OperatorSpec `yaml:"operators,required" json:"operators"`
 }
 
 // DefaultWatermarkInterval is Flink's pipeline.auto-watermark-interval.

@@ -132,7 +132,10 @@ type OperatorInfo struct {
 	Type        string `json:"type"`
 	Parallelism int    `json:"parallelism"`
 	// Inputs are the operators it reads from (none for a source).
-	Inputs     []OperatorInput  `json:"inputs,omitempty"`
+	Inputs []OperatorInput `json:"inputs,omitempty"`
+	// ChainedTo is the operator whose goroutines run this one's subtasks
+	// when the job chains operators (JobSpec.Chaining); "": its own.
+	ChainedTo  string           `json:"chainedTo,omitempty"`
 	RecordsIn  int64            `json:"recordsIn"`
 	RecordsOut int64            `json:"recordsOut"`
 	Metrics    map[string]int64 `json:"metrics,omitempty"`

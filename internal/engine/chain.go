@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+)
+
+// Operator chaining (docs/chaining.md), when the job asks for it: a
+// subtask that reads only its producer, one to one, and holds nothing a
+// goroutine of its own is needed for (keyed state, timers, checkpoint
+// callbacks) runs on its producer's goroutine. The producer hands it each
+// batch, barrier and watermark by calling it (target.local) instead of
+// pushing into its gate. It is still a subtask: it opens, snapshots (it has
+// nothing to write), acknowledges, counts and fails as itself.
+
+// chainable reports whether the subtasks of v may run on the goroutines
+// of the subtasks they read: v reads one producer one to one and keeps no
+// keyed state, and its operator (newOp makes one) has no part that needs
+// the subtask's own loop or must not wait on the producer's goroutine.
+func chainable(v *Vertex, newOp func() runtime.Operator) bool {
+	if v.Plan.NewSource != nil || newOp == nil || v.Plan.KeyedInput || v.Plan.GlobalKey || len(v.Inputs) != 1 {
+		return false
+	}
+	if in := v.Inputs[0]; in.Part != Forward || in.Side != "" || in.Key != nil {
+		return false
+	}
+	switch newOp().(type) {
+	case runtime.CheckpointListener, runtime.Snapshotter, runtime.StopPreparer, runtime.TimerListener:
+		return false
+	}
+	return true
+}
+
+// chain gives every chainable vertex its chain's head: the vertex it reads,
+// or that one's head. Vertices are in topological order, so a producer's
+// head is known before its readers.
+func (g *Graph) chain() {
+	if !g.Spec.Chaining {
+		return
+	}
+	for _, v := range g.Vertices {
+		if !chainable(v, v.Plan.NewOperator) {
+			continue
+		}
+		h := v.Inputs[0].From
+		if h.chainHead != nil {
+			h = h.chainHead
+		}
+		v.chainHead = h
+	}
+}
+
+// chainTasks puts each subtask of a chained vertex in the chain of the
+// subtask of its head with the same index (every edge of a chain is
+// forward).
+func (e *execution) chainTasks(byVertex [][]*subtask) {
+	for _, v := range e.g.Vertices {
+		if v.chainHead == nil {
+			continue
+		}
+		for i, t := range byVertex[v.Index] {
+			h := byVertex[v.chainHead.Index][i]
+			t.head = h
+			h.chain = append(h.chain, t)
+		}
+	}
+}
+
+// deliver runs a chained subtask's handling of ev, on its head's
+// goroutine; its errors are its own.
+func (t *subtask) deliver(ev Event, ch int) error {
+	if t.finished {
+		if ev.Kind == EventBatch {
+			releaseBatch(ev.Batch)
+		}
+		return nil
+	}
+	done, err := t.handleEvent(ev, ch)
+	if err != nil {
+		return t.failure(err)
+	}
+	t.finished = done
+	return nil
+}
+
+// failure attributes err to t (a cancellation, or a failure already
+// attributed, stays as it is).
+func (t *subtask) failure(err error) error {
+	var f *Failure
+	if err == nil || errors.Is(err, ErrCanceled) || errors.As(err, &f) {
+		return err
+	}
+	return &Failure{UID: t.v.Op.UID, Subtask: t.index, Err: err}
+}
+
+// openChain opens the subtasks t runs, after t itself.
+func (t *subtask) openChain() error {
+	for _, m := range t.chain {
+		if err := m.open(); err != nil {
+			m.opened = true // close it too
+			return m.failure(err)
+		}
+		m.opened = true
+	}
+	return nil
+}
+
+// closeChain closes the subtasks t runs that opened.
+func (t *subtask) closeChain() error {
+	var err error
+	for _, m := range t.chain {
+		if !m.opened {
+			continue
+		}
+		if cerr := m.close(); err == nil && cerr != nil {
+			err = m.failure(cerr)
+		}
+		m.out.publish()
+	}
+	return err
+}
+
+// notifyChain gives the subtasks t runs a checkpoint's outcome, readers
+// before writers, as execution.notify does for the others.
+func (t *subtask) notifyChain(c *Control) error {
+	for i := len(t.chain) - 1; i >= 0; i-- {
+		if m := t.chain[i]; !m.finished {
+			if err := m.handleOperatorControl(c); err != nil {
+				return m.failure(err)
+			}
+		}
+	}
+	return nil
+}
+
+// chainSpent is where the time of t's goroutine went, for every subtask
+// of a chain: the head's waits, plus what its members waited for room
+// downstream (charged to them, the producers of those channels).
+func (t *subtask) chainSpent() (busy, backPressured, idle int64) {
+	h := t
+	if t.head != nil {
+		h = t.head
+	}
+	busy, backPressured, idle = h.times.spent()
+	for _, m := range h.chain {
+		_, bp, _ := m.times.spent()
+		busy, backPressured = max(busy-bp, 0), backPressured+bp
+	}
+	return busy, backPressured, idle
+}

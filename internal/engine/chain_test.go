@@ -1,0 +1,153 @@
+package engine_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/api"
+)
+
+// chainSpec: a filter, a map and a keyBy that chain to the source, a keyed
+// count that cannot, and a sink at parallelism 1 that reads it rebalanced.
+func chainSpec(name string, par, count int, chaining bool) string {
+	return fmt.Sprintf(`
+name: chained
+parallelism: %d
+chaining: %v
+checkpointing: {interval: 50ms}
+operators:
+  - {uid: gen, type: datagen, count: %d, rate: 60000}
+  - {uid: odd, type: filter, from: [gen], expr: "idx %% 3 != 0"}
+  - {uid: tag, type: map, from: [odd], expr: "{idx: idx, k: idx %% 11}"}
+  - {uid: key, type: keyBy, from: [tag], expr: "k"}
+  - {uid: cnt, type: count, from: [key]}
+  - {uid: out, type: test-collect, from: [cnt], name: %s, parallelism: 1}
+`, par, chaining, count, name)
+}
+
+func chainedTo(info api.JobInfo) map[string]string {
+	m := map[string]string{}
+	for _, op := range info.Operators {
+		m[op.UID] = op.ChainedTo
+	}
+	return m
+}
+
+// A chained job computes what the same job unchained does, operator by
+// operator: the same records in and out, and the same counts. Only the
+// operators that read their producer one to one and keep no state chain.
+func TestChainedJobMatchesUnchained(t *testing.T) {
+	const total = 30000
+	records := map[bool]map[string][2]int64{}
+	for _, chaining := range []bool{false, true} {
+		name := runtimetest.UniqueName(t)
+		j := runtimetest.Start(t, chainSpec(name, 2, total, chaining), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+		info := j.Info()
+		want := map[string]string{"gen": "", "odd": "", "tag": "", "key": "", "cnt": "", "out": ""}
+		if chaining {
+			want["odd"], want["tag"], want["key"] = "gen", "gen", "gen"
+		}
+		require.Equal(t, want, chainedTo(info))
+		records[chaining] = map[string][2]int64{}
+		for _, op := range info.Operators {
+			records[chaining][op.UID] = [2]int64{op.RecordsIn, op.RecordsOut}
+		}
+		sum := 0
+		for _, n := range runtimetest.MaxCounts(t, runtimetest.Values(name)) {
+			sum += n
+		}
+		require.Equal(t, total-total/3, sum)
+		require.NotZero(t, info.Checkpoints.Completed, "checkpoints complete through the chain")
+	}
+	require.Equal(t, records[false], records[true])
+}
+
+// Chaining is not part of a snapshot: a job stopped with a savepoint
+// chained restores unchained at another parallelism and chained again,
+// every record counted once.
+func TestChainingAcrossStopAndRestore(t *testing.T) {
+	const total = 60000
+	name := runtimetest.UniqueName(t)
+	spDir, path := t.TempDir(), ""
+	for i, run := range []struct {
+		par      int
+		chaining bool
+	}{{2, true}, {3, false}, {1, true}} {
+		j := runtimetest.Start(t, chainSpec(name, run.par, total, run.chaining), runtimetest.Options{Types: testTypes,
+			CheckpointsDir: t.TempDir(), SavepointsDir: spDir, Restore: path})
+		if i < 2 {
+			time.Sleep(300 * time.Millisecond)
+			var err error
+			path, _, err = j.Stop("", false)
+			require.NoError(t, err)
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second), j.Info().Error)
+			continue
+		}
+		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+	}
+	sum := 0
+	for _, n := range runtimetest.MaxCounts(t, runtimetest.Values(name)) {
+		sum += n
+	}
+	require.Equal(t, total-total/3, sum)
+}
+
+// A chained operator fails as itself: the poison record is reported for
+// the filter, not for the source whose goroutine ran it, and the error
+// side output of a chained operator reaches its reader.
+func TestChainedOperatorFailsAsItself(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	spec := "chaining: true\n" + poisonSpec(name, "", "")
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, 20*time.Second))
+	info := j.Info()
+	assert.Equal(t, "in", chainedTo(info)["f"])
+	assert.Contains(t, info.Error, "operator f failed on the same record again after a restart")
+
+	name = runtimetest.UniqueName(t)
+	spec = "chaining: true\n" + poisonSpec(name, ", onError: sideOutput",
+		fmt.Sprintf("  - {uid: bad, type: test-collect, from: [f.errors], name: %s-bad}\n", name))
+	j = runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
+	assert.Len(t, runtimetest.Values(name), 99)
+	assert.Len(t, runtimetest.Values(name+"-bad"), 1)
+	assert.Equal(t, map[string]string{"in": "", "f": "in", "out": "in", "bad": ""}, chainedTo(j.Info()))
+}
+
+// openFaults fails the opening of operator uid the first n times.
+type openFaults struct {
+	uid string
+	n   atomic.Int32
+}
+
+func (f *openFaults) Fire(point string, attrs ...any) error {
+	if point == "task.open" && len(attrs) > 0 && attrs[0] == f.uid && f.n.Add(-1) >= 0 {
+		return errors.New("injected: open fails")
+	}
+	return nil
+}
+
+// A chain whose head or member fails to open ends every subtask of the
+// chain, and the restarted job runs to the end: 20 failed openings of the
+// source, then 20 of a chained filter.
+func TestChainFailingToOpenRestarts(t *testing.T) {
+	for _, uid := range []string{"in", "f"} {
+		name := runtimetest.UniqueName(t)
+		spec := "chaining: true\n" + strings.Replace(poisonSpec(name, ", onError: skip", ""), "attempts: 100, delay: 10ms", "attempts: 100, delay: 1ms", 1)
+		faults := &openFaults{uid: uid}
+		faults.n.Store(20)
+		j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: faults})
+		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+		assert.Equal(t, 20, j.Info().Restarts, uid)
+		assert.Len(t, runtimetest.Values(name), 99, uid)
+	}
+}
