@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"runtime/debug"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
@@ -68,8 +70,13 @@ func (e *execution) chainTasks(byVertex [][]*subtask) {
 }
 
 // deliver runs a chained subtask's handling of ev, on its head's
-// goroutine; its errors are its own.
-func (t *subtask) deliver(ev Event, ch int) error {
+// goroutine; its errors, and its panics, are its own.
+func (t *subtask) deliver(ev Event, ch int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Failure{UID: t.v.Op.UID, Subtask: t.index, Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
+		}
+	}()
 	if t.finished {
 		if ev.Kind == EventBatch {
 			releaseBatch(ev.Batch)

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // chainSpec: a filter, a map and a keyBy that chain to the source, a keyed
@@ -150,4 +152,41 @@ func TestChainFailingToOpenRestarts(t *testing.T) {
 		assert.Equal(t, 20, j.Info().Restarts, uid)
 		assert.Len(t, runtimetest.Values(name), 99, uid)
 	}
+}
+
+// panicOp panics on the record with idx 30.
+type panicOp struct{}
+
+func (panicOp) Open(*runtime.Context) error { return nil }
+func (panicOp) Close() error                { return nil }
+func (panicOp) Process(b *runtime.Batch, out runtime.Output) error {
+	for _, r := range b.Records {
+		if string(r.Value) == `{"idx": 30}` {
+			panic("boom at 30")
+		}
+		out.Emit(r)
+	}
+	return nil
+}
+
+// A panic in a chained operator fails the job naming that operator, not
+// the source whose goroutine it ran on.
+func TestChainedOperatorPanicsAsItself(t *testing.T) {
+	def := runtime.Definition{Type: "test-panic", Kind: api.KindOperator, Doc: "test only",
+		Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+			c.Decode(&struct{}{})
+			return &runtime.Plan{NewOperator: func() runtime.Operator { return panicOp{} }}
+		}}
+	j := runtimetest.Start(t, `
+name: panics
+chaining: true
+operators:
+  - {uid: in, type: datagen, count: 100, rate: 2000}
+  - {uid: boom, type: test-panic, from: [in]}
+  - {uid: out, type: discard, from: [boom]}
+`, runtimetest.Options{Types: append(slices.Clone(testTypes), def)})
+	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, 20*time.Second))
+	info := j.Info()
+	assert.Equal(t, "in", chainedTo(info)["boom"])
+	assert.Contains(t, info.Error, "operator boom subtask 0: panic: boom at 30")
 }
