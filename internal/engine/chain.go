@@ -71,24 +71,30 @@ func (e *execution) chainTasks(byVertex [][]*subtask) {
 
 // deliver runs a chained subtask's handling of ev, on its head's
 // goroutine; its errors, and its panics, are its own.
-func (t *subtask) deliver(ev Event, ch int) (err error) {
+func (t *subtask) deliver(ev Event, ch int) error {
+	return t.guard(func() error {
+		if t.finished {
+			if ev.Kind == EventBatch {
+				releaseBatch(ev.Batch)
+			}
+			return nil
+		}
+		done, err := t.handleEvent(ev, ch)
+		t.finished = done
+		return err
+	})
+}
+
+// guard runs fn, a chained subtask's part of its head's work, and makes
+// what goes wrong in it t's failure: an error, or a panic (which would
+// otherwise unwind the head's goroutine in the head's name).
+func (t *subtask) guard(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &Failure{UID: t.v.Op.UID, Subtask: t.index, Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
 		}
 	}()
-	if t.finished {
-		if ev.Kind == EventBatch {
-			releaseBatch(ev.Batch)
-		}
-		return nil
-	}
-	done, err := t.handleEvent(ev, ch)
-	if err != nil {
-		return t.failure(err)
-	}
-	t.finished = done
-	return nil
+	return t.failure(fn())
 }
 
 // failure attributes err to t (a cancellation, or a failure already
@@ -101,27 +107,28 @@ func (t *subtask) failure(err error) error {
 	return &Failure{UID: t.v.Op.UID, Subtask: t.index, Err: err}
 }
 
-// openChain opens the subtasks t runs, after t itself.
+// openChain opens the subtasks t runs, after t itself. One that fails to
+// open is closed all the same, as a subtask of its own would be.
 func (t *subtask) openChain() error {
 	for _, m := range t.chain {
-		if err := m.open(); err != nil {
-			m.opened = true // close it too
-			return m.failure(err)
-		}
 		m.opened = true
+		if err := m.guard(m.open); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// closeChain closes the subtasks t runs that opened.
+// closeChain closes every subtask t runs that it opened, whatever the
+// others' Close does, and returns the first failure.
 func (t *subtask) closeChain() error {
 	var err error
 	for _, m := range t.chain {
 		if !m.opened {
 			continue
 		}
-		if cerr := m.close(); err == nil && cerr != nil {
-			err = m.failure(cerr)
+		if cerr := m.guard(m.close); err == nil {
+			err = cerr
 		}
 		m.out.publish()
 	}
@@ -133,8 +140,8 @@ func (t *subtask) closeChain() error {
 func (t *subtask) notifyChain(c *Control) error {
 	for i := len(t.chain) - 1; i >= 0; i-- {
 		if m := t.chain[i]; !m.finished {
-			if err := m.handleOperatorControl(c); err != nil {
-				return m.failure(err)
+			if err := m.guard(func() error { return m.handleOperatorControl(c) }); err != nil {
+				return err
 			}
 		}
 	}

@@ -154,39 +154,71 @@ func TestChainFailingToOpenRestarts(t *testing.T) {
 	}
 }
 
-// panicOp panics on the record with idx 30.
-type panicOp struct{}
+// panicOp panics in Open, Process (on the record with idx 30) or Close,
+// as where says; closed counts its Close calls.
+type panicOp struct {
+	where  string
+	closed *atomic.Int32
+}
 
-func (panicOp) Open(*runtime.Context) error { return nil }
-func (panicOp) Close() error                { return nil }
-func (panicOp) Process(b *runtime.Batch, out runtime.Output) error {
+func (p panicOp) Open(*runtime.Context) error {
+	if p.where == "open" {
+		panic("boom in open")
+	}
+	return nil
+}
+
+func (p panicOp) Close() error {
+	p.closed.Add(1)
+	if p.where == "close" {
+		panic("boom in close")
+	}
+	return nil
+}
+
+func (p panicOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for _, r := range b.Records {
-		if string(r.Value) == `{"idx": 30}` {
-			panic("boom at 30")
+		if p.where == "process" && string(r.Value) == `{"idx": 30}` {
+			panic("boom in process")
 		}
 		out.Emit(r)
 	}
 	return nil
 }
 
-// A panic in a chained operator fails the job naming that operator, not
-// the source whose goroutine it ran on.
+// A panic in a chained operator, in Open, Process or Close, fails the job
+// naming that operator, not the source whose goroutine it ran on, and
+// every operator of the chain is still closed once (the one after it too).
 func TestChainedOperatorPanicsAsItself(t *testing.T) {
-	def := runtime.Definition{Type: "test-panic", Kind: api.KindOperator, Doc: "test only",
-		Configure: func(c *runtime.ConfigContext) *runtime.Plan {
-			c.Decode(&struct{}{})
-			return &runtime.Plan{NewOperator: func() runtime.Operator { return panicOp{} }}
-		}}
-	j := runtimetest.Start(t, `
+	for _, where := range []string{"open", "process", "close"} {
+		var closedBoom, closedNext atomic.Int32
+		defs := append(slices.Clone(testTypes),
+			runtime.Definition{Type: "test-panic", Kind: api.KindOperator, Doc: "test only",
+				Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+					c.Decode(&struct{}{})
+					return &runtime.Plan{NewOperator: func() runtime.Operator { return panicOp{where: where, closed: &closedBoom} }}
+				}},
+			runtime.Definition{Type: "test-closes", Kind: api.KindOperator, Doc: "test only",
+				Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+					c.Decode(&struct{}{})
+					return &runtime.Plan{NewOperator: func() runtime.Operator { return panicOp{closed: &closedNext} }}
+				}})
+		j := runtimetest.Start(t, `
 name: panics
 chaining: true
 operators:
   - {uid: in, type: datagen, count: 100, rate: 2000}
   - {uid: boom, type: test-panic, from: [in]}
-  - {uid: out, type: discard, from: [boom]}
-`, runtimetest.Options{Types: append(slices.Clone(testTypes), def)})
-	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, 20*time.Second))
-	info := j.Info()
-	assert.Equal(t, "in", chainedTo(info)["boom"])
-	assert.Contains(t, info.Error, "operator boom subtask 0: panic: boom at 30")
+  - {uid: next, type: test-closes, from: [boom]}
+  - {uid: out, type: discard, from: [next]}
+`, runtimetest.Options{Types: defs})
+		require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, 20*time.Second), where)
+		info := j.Info()
+		assert.Equal(t, "in", chainedTo(info)["boom"], where)
+		assert.Contains(t, info.Error, "operator boom subtask 0: panic: boom in "+where, where)
+		assert.EqualValues(t, 1, closedBoom.Load(), "%s: boom closed once", where)
+		if where != "open" { // a panic in boom's Open stops the chain before next opens
+			assert.EqualValues(t, 1, closedNext.Load(), "%s: next closed once", where)
+		}
+	}
 }

@@ -109,18 +109,17 @@ func (t *subtask) open() error {
 	return t.openChain()
 }
 
-func (t *subtask) close() error {
+func (t *subtask) close() (err error) {
+	defer func() { // the chain is closed even when t's Close panics
+		if cerr := t.closeChain(); err == nil {
+			err = cerr
+		}
+	}()
 	t.stopTime()
-	var err error
 	if t.src != nil {
-		err = t.src.Close()
-	} else {
-		err = t.op.Close()
+		return t.src.Close()
 	}
-	if cerr := t.closeChain(); err == nil {
-		err = cerr
-	}
-	return err
+	return t.op.Close()
 }
 
 func (t *subtask) runSource() (err error) {

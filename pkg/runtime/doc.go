@@ -12,7 +12,10 @@
 // (KeyedInput: it keeps state per key and follows a keyBy).
 //
 // Each subtask runs on a goroutine of its own, and every method of its
-// instance is called on that goroutine, one at a time:
+// instance is called on that goroutine, one at a time. (In a job with
+// chaining: true, a stateless operator that reads one producer one to one
+// runs on that producer's goroutine instead: still one call at a time,
+// never two goroutines.)
 //
 //  1. Open(ctx): restored state is already in ctx (OperatorState lists,
 //     keyed state handles declared here with NewValue, NewMap, NewList).
