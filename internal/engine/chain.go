@@ -13,8 +13,8 @@ import (
 // goroutine of its own is needed for (keyed state, timers, checkpoint
 // callbacks) runs on its producer's goroutine. The producer hands it each
 // batch, barrier and watermark by calling it (target.local) instead of
-// pushing into its gate. It is still a subtask: it opens, snapshots (it has
-// nothing to write), acknowledges, counts and fails as itself.
+// pushing into its gate. It is still a subtask: it opens, snapshots,
+// acknowledges, counts and fails as itself.
 
 // chainable reports whether the subtasks of v may run on the goroutines
 // of the subtasks they read: v reads one producer one to one and keeps no
@@ -91,11 +91,14 @@ func (t *subtask) deliver(ev Event, ch int) error {
 func (t *subtask) guard(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Failure{UID: t.v.Op.UID, Subtask: t.index, Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
+			err = t.failure(panicked(r))
 		}
 	}()
 	return t.failure(fn())
 }
+
+// panicked is the error a recovered panic r fails its subtask with.
+func panicked(r any) error { return fmt.Errorf("panic: %v\n%s", r, debug.Stack()) }
 
 // failure attributes err to t (a cancellation, or a failure already
 // attributed, stays as it is).
@@ -148,9 +151,10 @@ func (t *subtask) notifyChain(c *Control) error {
 	return nil
 }
 
-// chainSpent is where the time of t's goroutine went, for every subtask
-// of a chain: the head's waits, plus what its members waited for room
-// downstream (charged to them, the producers of those channels).
+// chainSpent is where the time of t's goroutine went: for a subtask of a
+// chain, the head's waits plus what its members waited for room
+// downstream (charged to them, the producers of those channels); for any
+// other, its own.
 func (t *subtask) chainSpent() (busy, backPressured, idle int64) {
 	h := t
 	if t.head != nil {

@@ -124,8 +124,8 @@ func (e *execution) wire(byVertex [][]*subtask) {
 				}
 				if in.Part == Forward {
 					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
-					if r := readers[wi]; r.head != nil && in.Side == "" {
-						ed.targets[0].local = r // chainable: its only input
+					if r := readers[wi]; r.head != nil {
+						ed.targets[0].local = r // chained: this is its only input
 					}
 				} else {
 					for _, r := range readers {

@@ -111,7 +111,10 @@ func newOutput(edges []*edge, done <-chan struct{}, counter *atomic.Int64) *outp
 
 // Emit sends r on the main output.
 func (o *output) Emit(r runtime.Record) {
-	if e := o.direct; e != nil { // most outputs: one edge to one reader
+	// Most outputs have one edge to one reader. This repeats the end of
+	// emit on purpose: a shared helper is not inlined (+1% instructions
+	// on Nexmark q1).
+	if e := o.direct; e != nil {
 		o.pending++
 		b := e.bufs[0]
 		if b == nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -66,17 +65,12 @@ func (t *subtask) run() {
 func (t *subtask) runProtected() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+			err = panicked(r)
 		}
 		if t.exec.cancelled() && (err == nil || errors.Is(err, ErrCanceled)) {
 			err = ErrCanceled
 		}
-		if err != nil && !errors.Is(err, ErrCanceled) {
-			var f *Failure
-			if !errors.As(err, &f) {
-				err = &Failure{UID: t.v.Op.UID, Subtask: t.index, Err: err}
-			}
-		}
+		err = t.failure(err)
 	}()
 	if t.src != nil {
 		return t.runSource()

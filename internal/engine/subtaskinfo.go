@@ -10,10 +10,7 @@ import (
 // info returns the subtask's figures; wall is the time the watermark lag is
 // measured against.
 func (t *subtask) info(wall time.Time) api.SubtaskInfo {
-	busy, bp, idle := t.times.spent()
-	if t.head != nil || len(t.chain) > 0 {
-		busy, bp, idle = t.chainSpent()
-	}
+	busy, bp, idle := t.chainSpent()
 	si := api.SubtaskInfo{Index: t.index, RecordsIn: t.recordsIn.Load(), RecordsOut: t.recordsOut.Load(),
 		AccumulatedBusyTimeMs: busy / 1e6, AccumulatedBackPressuredTimeMs: bp / 1e6, AccumulatedIdleTimeMs: idle / 1e6}
 	si.InputWatermark, si.OutputWatermark, si.WatermarkLagMs = watermarkFigures(t.clock.inWM.Load(), t.clock.outWM.Load(), wall)
