@@ -28,7 +28,7 @@ func chainable(v *Vertex, newOp func() runtime.Operator) bool {
 		return false
 	}
 	switch newOp().(type) {
-	case runtime.CheckpointListener, runtime.Snapshotter, runtime.StopPreparer, runtime.TimerListener:
+	case runtime.CheckpointListener, runtime.Snapshotter, runtime.StopPreparer, runtime.TimerListener, runtime.WatermarkListener:
 		return false
 	}
 	return true

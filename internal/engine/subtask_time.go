@@ -30,6 +30,9 @@ type clock struct {
 	timers   *timerService
 	listener runtime.TimerListener
 	procWake *time.Timer
+	// wmListener hears every advance of the input watermark (nil: the
+	// operator is no WatermarkListener).
+	wmListener runtime.WatermarkListener
 
 	inWM, outWM atomic.Int64 // for info; MinWatermark before the first
 }
@@ -58,6 +61,9 @@ func (t *subtask) setUpTime() error {
 		}
 		c.timers, c.listener = ts, l
 		t.gauges.Gauge(metricTimers).Store(int64(ts.len()))
+	}
+	if t.src == nil {
+		c.wmListener, _ = t.op.(runtime.WatermarkListener)
 	}
 	if t.src != nil && t.v.eventTime != nil {
 		c.et = t.v.eventTime.forSubtask()
@@ -193,17 +199,22 @@ func (t *subtask) advanceWatermark(w int64) error {
 	return t.out.Broadcast(Event{Kind: EventWatermark, Watermark: w})
 }
 
-// fireTimers fires the timers of domain d at or before limit.
+// fireTimers fires the timers of domain d at or before limit; for event
+// time, the operator then hears of the watermark (WatermarkListener).
 func (t *subtask) fireTimers(d runtime.TimeDomain, limit int64) error {
 	c := &t.clock
-	if c.timers == nil {
-		return nil
-	}
 	out := t.sinkOrOutput()
-	err := c.timers.fire(d, limit, func(ts int64) error { return c.listener.OnTimer(ts, d, out) })
-	t.gauges.Gauge(metricTimers).Store(int64(c.timers.len()))
-	if err != nil {
-		return fmt.Errorf("%s timer: %w", d, err)
+	if c.timers != nil {
+		err := c.timers.fire(d, limit, func(ts int64) error { return c.listener.OnTimer(ts, d, out) })
+		t.gauges.Gauge(metricTimers).Store(int64(c.timers.len()))
+		if err != nil {
+			return fmt.Errorf("%s timer: %w", d, err)
+		}
+	}
+	if d == runtime.EventTime && c.wmListener != nil {
+		if err := c.wmListener.OnWatermark(limit, out); err != nil {
+			return fmt.Errorf("watermark %d: %w", limit, err)
+		}
 	}
 	return t.out.Err()
 }

@@ -185,6 +185,16 @@ func (c *Context) FaultsArmed() bool { return c.o.Faults != nil }
 // (TimerListener).
 func (c *Context) Timers() Timers { return c.o.Timers }
 
+// TimerKeys is the number of keys with timers in the operator's keyed
+// state, those restored included (0 without keyed state): at Open, whether
+// the state it restored was written by timers.
+func (c *Context) TimerKeys() int64 {
+	if c.o.Keyed == nil {
+		return 0
+	}
+	return c.o.Keyed.NumTimerKeys()
+}
+
 // CurrentWatermark is the operator's input watermark: the minimum over its
 // live, active inputs (MinWatermark before the first watermark). A record
 // whose Timestamp is at or below it is late.

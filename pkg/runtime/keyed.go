@@ -28,6 +28,17 @@ func NewReducing[T any](ctx *Context, name string, codec state.Codec[T], reduce 
 	return state.NewReducing(b, name, codec, reduce)
 }
 
+// NewSliced declares map state from time slices to a value per key, kept
+// slice by slice (state.Sliced): for operators that read a time slice for
+// every key at once, like a window firing for all its keys.
+func NewSliced[V any](ctx *Context, name string, vc state.Codec[V]) (*state.Sliced[V], error) {
+	b, err := ctx.keyed()
+	if err != nil {
+		return nil, err
+	}
+	return state.NewSliced(b, name, vc)
+}
+
 // NewMap declares a map of user keys to values per key (Flink's MapState).
 func NewMap[K comparable, V any](ctx *Context, name string, kc state.Codec[K], vc state.Codec[V]) (*state.Map[K, V], error) {
 	b, err := ctx.keyed()

@@ -32,6 +32,7 @@ type keyedProcess struct {
 var (
 	_ Operator           = (*keyedProcess)(nil)
 	_ TimerListener      = (*keyedProcess)(nil)
+	_ WatermarkListener  = (*keyedProcess)(nil)
 	_ Snapshotter        = (*keyedProcess)(nil)
 	_ CheckpointListener = (*keyedProcess)(nil)
 	_ Finisher           = (*keyedProcess)(nil)
@@ -61,6 +62,15 @@ func (k *keyedProcess) Process(b *Batch, out Output) error {
 
 func (k *keyedProcess) OnTimer(ts int64, domain TimeDomain, out Output) error {
 	return k.f.OnTimer(ts, domain, out)
+}
+
+// OnWatermark passes the watermark on to a function that is a
+// WatermarkListener.
+func (k *keyedProcess) OnWatermark(w int64, out Output) error {
+	if l, ok := k.f.(WatermarkListener); ok {
+		return l.OnWatermark(w, out)
+	}
+	return nil
 }
 
 func (k *keyedProcess) Close() error { return k.f.Close() }

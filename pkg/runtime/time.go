@@ -56,6 +56,17 @@ type TimerListener interface {
 	OnTimer(ts int64, domain TimeDomain, out Output) error
 }
 
+// WatermarkListener is implemented by operators that act on event time for
+// all keys at once (a window that fires for every key when the watermark
+// passes its end) rather than by a timer per key. The engine calls
+// OnWatermark on the subtask's goroutine each time its input watermark
+// advances to w, after the event-time timers at or before w fired and
+// before w goes downstream (so what it emits is before w), and with
+// MaxWatermark once all inputs ended. No key is current.
+type WatermarkListener interface {
+	OnWatermark(w int64, out Output) error
+}
+
 // SplitSource is implemented by sources that read several splits (Kafka
 // partitions, datagen splits): with event time, each split gets its own
 // watermark, and the subtask's is the minimum over its active splits, so a

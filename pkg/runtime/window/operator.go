@@ -45,14 +45,31 @@ type operator struct {
 	sessBuf  []SessionWindow
 	sessKeys []int64
 	rec      runtime.Record // the record being evaluated
-	arena    runtime.Arena  // results' keys and values
+	res      results
+}
+
+// results writes window results: {"key", "windowStart", "windowEnd", the
+// aggregates by name}, stamped windowEnd-1 so windows can be chained.
+type results struct {
+	aggs   []Aggregate
+	global bool // no "key"
+	buf    []byte
+	arena  runtime.Arena // results' keys and values
 	// win is `"windowStart":…,"windowEnd":…` of the window winOf last
 	// emitted: a window fires for every key at once, and formatting its
-	// two times was a third of writing a result (emit).
+	// two times was a third of writing a result.
 	win   []byte
 	winOf [2]int64
 	// names[k] is `,"name":` of aggregate k.
 	names [][]byte
+}
+
+func newResults(cfg config) results {
+	r := results{aggs: cfg.aggs, global: cfg.global}
+	for _, ag := range cfg.aggs {
+		r.names = append(r.names, append(appendString([]byte{','}, []byte(ag.Name)), ':'))
+	}
+	return r
 }
 
 // session is a session's window end and partial aggregate.
@@ -62,11 +79,7 @@ type session struct {
 }
 
 func newOperator(cfg config) *operator {
-	o := &operator{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs)}
-	for _, ag := range cfg.aggs {
-		o.names = append(o.names, append(appendString([]byte{','}, []byte(ag.Name)), ':'))
-	}
-	return o
+	return &operator{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs), res: newResults(cfg)}
 }
 
 var _ runtime.KeyedProcessFunction = (*operator)(nil)
@@ -476,35 +489,38 @@ func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
 	return nil
 }
 
-// emit sends one window result: {"key", "windowStart", "windowEnd", the
-// aggregates by name}, stamped windowEnd-1 so windows can be chained.
+// emit sends the current key's result of window [start, end).
 func (o *operator) emit(start, end int64, acc *Acc, out runtime.Output) {
+	o.res.emit(o.ctx.CurrentKey(), start, end, acc, out)
+}
+
+// emit sends key's result of window [start, end) (nil out: a sink, none).
+func (r *results) emit(key []byte, start, end int64, acc *Acc, out runtime.Output) {
 	if out == nil {
 		return
 	}
-	b := o.buf[:0]
+	b := r.buf[:0]
 	b = append(b, '{')
-	key := o.ctx.CurrentKey()
-	if !o.cfg.global {
+	if !r.global {
 		b = append(b, `"key":`...)
 		b = appendString(b, key)
 		b = append(b, ',')
 	}
-	if o.win == nil || o.winOf != [2]int64{start, end} {
-		o.win = append(o.win[:0], `"windowStart":`...)
-		o.win = strconv.AppendInt(o.win, start, 10)
-		o.win = append(o.win, `,"windowEnd":`...)
-		o.win = strconv.AppendInt(o.win, end, 10)
-		o.winOf = [2]int64{start, end}
+	if r.win == nil || r.winOf != [2]int64{start, end} {
+		r.win = append(r.win[:0], `"windowStart":`...)
+		r.win = strconv.AppendInt(r.win, start, 10)
+		r.win = append(r.win, `,"windowEnd":`...)
+		r.win = strconv.AppendInt(r.win, end, 10)
+		r.winOf = [2]int64{start, end}
 	}
-	b = append(b, o.win...)
-	for k, ag := range o.cfg.aggs {
-		b = append(b, o.names[k]...)
+	b = append(b, r.win...)
+	for k, ag := range r.aggs {
+		b = append(b, r.names[k]...)
 		b = acc.appendResult(b, ag, k)
 	}
 	b = append(b, '}')
-	o.buf = b
-	out.Emit(runtime.Record{Key: o.arena.Copy(key), Value: o.arena.Copy(b), Timestamp: end - 1})
+	r.buf = b
+	out.Emit(runtime.Record{Key: r.arena.Copy(key), Value: r.arena.Copy(b), Timestamp: end - 1})
 }
 
 func appendString(b, s []byte) []byte {

@@ -58,7 +58,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		return nil
 	}
 	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true,
-		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newOperator(cfg)) }}
+		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newFunction(cfg)) }}
 	if !cfg.processing {
 		p.EventTime = fmt.Sprintf("window %q works on event time", c.Op.UID)
 	}
