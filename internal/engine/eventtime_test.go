@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -53,6 +54,49 @@ operators:
 	sorted := append([]string(nil), vals...)
 	sort.Strings(sorted)
 	require.True(t, strings.HasPrefix(sorted[0], "0 "), sorted[0])
+}
+
+// A keyed operator that is a WatermarkListener hears each advance of its
+// input watermark, in order, after the timers at or before it fired and
+// before records of a later watermark, and MaxWatermark once at the end.
+func TestWatermarkListenerHearsEachAdvance(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: watermarks
+parallelism: 1
+watermarkInterval: 1ms
+operators:
+  - uid: gen
+    type: datagen
+    count: 2000
+    rate: 20000
+    format: json
+    eventTime: {timestamp: "idx * 10", maxOutOfOrderness: 0s}
+  - {uid: key, type: keyBy, from: [gen], expr: "string(idx %% 4)"}
+  - {uid: timers, type: test-timer, from: [key], delay: 5ms, watermarks: true}
+  - {uid: out, type: test-collect, from: [timers], name: %s, parallelism: 1}
+`, name), runtimetest.Options{Types: testTypes})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
+	last := int64(math.MinInt64)
+	var marks, timers int
+	for _, v := range runtimetest.Values(name) {
+		var w int64
+		if _, err := fmt.Sscanf(v, "watermark %d", &w); err == nil {
+			require.Greater(t, w, last, "each advance once, in order")
+			last = w
+			marks++
+			continue
+		}
+		var key string
+		var ts, count, wm int64
+		_, err := fmt.Sscanf(v, "%s %d count=%d wm=%d", &key, &ts, &count, &wm)
+		require.NoError(t, err, v)
+		require.Greater(t, ts, last, "a timer fires before the watermark that passes it is heard: %s", v)
+		timers++
+	}
+	require.Equal(t, 2000, timers)
+	require.Equal(t, int64(math.MaxInt64), last, "the end of input is heard as MaxWatermark")
+	require.Greater(t, marks, 10, "advances are heard as they happen, not only at the end")
 }
 
 // Processing-time and event-time timers are keyed state: they survive a

@@ -33,6 +33,7 @@ type clock struct {
 	// wmListener hears every advance of the input watermark (nil: the
 	// operator is no WatermarkListener).
 	wmListener runtime.WatermarkListener
+	heardWM    int64 // the last watermark wmListener heard
 
 	inWM, outWM atomic.Int64 // for info; MinWatermark before the first
 }
@@ -64,6 +65,7 @@ func (t *subtask) setUpTime() error {
 	}
 	if t.src == nil {
 		c.wmListener, _ = t.op.(runtime.WatermarkListener)
+		c.heardWM = runtime.MinWatermark
 	}
 	if t.src != nil && t.v.eventTime != nil {
 		c.et = t.v.eventTime.forSubtask()
@@ -211,7 +213,8 @@ func (t *subtask) fireTimers(d runtime.TimeDomain, limit int64) error {
 			return fmt.Errorf("%s timer: %w", d, err)
 		}
 	}
-	if d == runtime.EventTime && c.wmListener != nil {
+	if d == runtime.EventTime && c.wmListener != nil && limit > c.heardWM {
+		c.heardWM = limit // the end of input passes MaxWatermark once more
 		if err := c.wmListener.OnWatermark(limit, out); err != nil {
 			return fmt.Errorf("watermark %d: %w", limit, err)
 		}

@@ -50,6 +50,15 @@ type paneOp struct {
 	spare  []*Acc
 	one    *Acc
 	in     []*state.Slice[*Acc] // the panes of the window firing
+	pane   paneEnds             // of the last record's pane
+}
+
+// paneEnds is a pane's start and its windows' first and last end: records
+// mostly fall into the pane of the record before, and finding them takes
+// three divisions.
+type paneEnds struct {
+	start, first, last int64
+	ok                 bool
 }
 
 func newPaneOp(cfg config) *paneOp {
@@ -126,8 +135,12 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 		}
 	}
 	ts := r.Timestamp
-	p := o.a.PaneStart(ts)
-	first, last := o.a.WindowEnds(p)
+	if !o.pane.ok || ts < o.pane.start || uint64(ts-o.pane.start) >= uint64(o.a.Pane()) { // exact for any ts >= start
+		p := o.a.PaneStart(ts)
+		first, last := o.a.WindowEnds(p)
+		o.pane = paneEnds{start: p, first: first, last: last, ok: true}
+	}
+	p, first, last := o.pane.start, o.pane.first, o.pane.last
 	if last-1+o.cfg.lateness <= o.fired {
 		o.late.Add(1)
 		if out != nil {
