@@ -185,14 +185,11 @@ func (c *Context) FaultsArmed() bool { return c.o.Faults != nil }
 // (TimerListener).
 func (c *Context) Timers() Timers { return c.o.Timers }
 
-// TimerKeys is the number of keys with timers in the operator's keyed
-// state, those restored included (0 without keyed state): at Open, whether
-// the state it restored was written by timers.
-func (c *Context) TimerKeys() int64 {
-	if c.o.Keyed == nil {
-		return 0
-	}
-	return c.o.Keyed.NumTimerKeys()
+// RestoredKeyedState reports whether the operator's restored state has a
+// keyed state table called name (at Open, before it is declared: whether
+// the snapshot was written with it).
+func (c *Context) RestoredKeyedState(name string) bool {
+	return c.o.Keyed != nil && c.o.Keyed.Restored(name)
 }
 
 // CurrentWatermark is the operator's input watermark: the minimum over its

@@ -18,6 +18,7 @@ type KeyedBackend struct {
 	rng            KeyGroupRange
 	tables         map[string]table
 	raw            map[string]*RawTable // restored, not yet declared
+	restored       map[string]bool      // tables restored and declared since
 
 	curKey []byte
 	curKG  int    // index into group slices (key group - rng.Start)
@@ -26,7 +27,7 @@ type KeyedBackend struct {
 
 // NewKeyedBackend returns an empty backend for key groups rng.
 func NewKeyedBackend(maxParallelism int, rng KeyGroupRange) *KeyedBackend {
-	return &KeyedBackend{maxParallelism: maxParallelism, rng: rng, tables: map[string]table{}, raw: map[string]*RawTable{}}
+	return &KeyedBackend{maxParallelism: maxParallelism, rng: rng, tables: map[string]table{}, raw: map[string]*RawTable{}, restored: map[string]bool{}}
 }
 
 // Range is the key groups this backend owns.
@@ -77,6 +78,13 @@ func (b *KeyedBackend) setCurrent(key []byte, kg int) {
 
 // CurrentKey returns the key set by SetCurrentKey.
 func (b *KeyedBackend) CurrentKey() []byte { return b.curKey }
+
+// Restored reports whether the restored snapshots have a table called
+// name, declared since or not.
+func (b *KeyedBackend) Restored(name string) bool {
+	_, raw := b.raw[name]
+	return raw || b.restored[name]
+}
 
 // NumKeys counts the entries of all state tables, timers aside (for
 // inspect and metrics).
@@ -238,6 +246,7 @@ func (b *KeyedBackend) declare(name string, k Kind, t table) error {
 			}
 		}
 		delete(b.raw, name)
+		b.restored[name] = true
 	}
 	b.tables[name] = t
 	return nil

@@ -18,12 +18,58 @@ type Sliced[V any] struct {
 	vc     Codec[V]
 	slices map[int64]*Slice[V]
 	starts []int64 // of slices, ascending
-	// keys[g] counts, per key of key group g (index into the range), the
-	// slices holding it: what a snapshot encodes group by group.
-	keys  []map[string]int32
+	// keys[g] lists, per key of key group g (index into the range), the
+	// slices holding it: a snapshot encodes group by group, key by key,
+	// and finds each key's values without probing every slice.
+	keys  []map[string]keyStarts
 	nkeys int
 	n     int       // entries, over all slices
 	last  *Slice[V] // the slice Get or Put found last
+}
+
+// keyStarts is the starts of the slices holding a key, in no order: one
+// inline (most keys are in one or a few), the rest in more.
+type keyStarts struct {
+	one  int64
+	n    int32
+	more []int64 // the starts after one, while n > 1
+}
+
+func (ks *keyStarts) add(start int64) {
+	if ks.n > 0 {
+		ks.more = append(ks.more, start)
+	} else {
+		ks.one = start
+	}
+	ks.n++
+}
+
+// remove drops start, which ks holds.
+func (ks *keyStarts) remove(start int64) {
+	ks.n--
+	if ks.one == start {
+		if len(ks.more) > 0 {
+			ks.one = ks.more[len(ks.more)-1]
+			ks.more = ks.more[:len(ks.more)-1]
+		}
+	} else if i := slices.Index(ks.more, start); i >= 0 {
+		ks.more[i] = ks.more[len(ks.more)-1]
+		ks.more = ks.more[:len(ks.more)-1]
+	}
+	if len(ks.more) == 0 {
+		ks.more = nil
+	}
+}
+
+// each calls fn with every start.
+func (ks *keyStarts) each(fn func(start int64)) {
+	if ks.n == 0 {
+		return
+	}
+	fn(ks.one)
+	for _, st := range ks.more {
+		fn(st)
+	}
 }
 
 // Slice is one time slice: the value of each key that has one.
@@ -53,9 +99,9 @@ func (sl *Slice[V]) Range(fn func(key string, v V) bool) {
 
 // NewSliced declares (or returns the restored) sliced map state name.
 func NewSliced[V any](b *KeyedBackend, name string, vc Codec[V]) (*Sliced[V], error) {
-	s := &Sliced[V]{b: b, vc: vc, slices: map[int64]*Slice[V]{}, keys: make([]map[string]int32, b.rng.Len())}
+	s := &Sliced[V]{b: b, vc: vc, slices: map[int64]*Slice[V]{}, keys: make([]map[string]keyStarts, b.rng.Len())}
 	for i := range s.keys {
-		s.keys[i] = map[string]int32{}
+		s.keys[i] = map[string]keyStarts{}
 	}
 	if err := b.declare(name, KindMap, s); err != nil {
 		return nil, err
@@ -97,19 +143,21 @@ func (s *Sliced[V]) Put(start int64, v V) (newKey bool) {
 	}
 	k := string(s.b.curKey)
 	sl.m[k] = v
-	return s.count(s.b.curKG, k)
+	return s.count(s.b.curKG, k, start)
 }
 
-// count adds a value of key k (of group index g) and reports whether it is
-// the key's first.
-func (s *Sliced[V]) count(g int, k string) (newKey bool) {
+// count adds key k's (of group index g) value in the slice at start, and
+// reports whether it is the key's first.
+func (s *Sliced[V]) count(g int, k string, start int64) (newKey bool) {
 	s.n++
-	c := s.keys[g][k]
-	s.keys[g][k] = c + 1
-	if c == 0 {
+	ks := s.keys[g][k]
+	newKey = ks.n == 0
+	ks.add(start)
+	s.keys[g][k] = ks
+	if newKey {
 		s.nkeys++
 	}
-	return c == 0
+	return newKey
 }
 
 // slice returns the slice starting at start, created empty if missing.
@@ -143,8 +191,9 @@ func (s *Sliced[V]) Drop(start int64) (entries, keys int) {
 	}
 	for k := range sl.m {
 		g := KeyGroup(unsafe.Slice(unsafe.StringData(k), len(k)), s.b.maxParallelism) - s.b.rng.Start
-		if c := s.keys[g][k]; c > 1 {
-			s.keys[g][k] = c - 1
+		if ks := s.keys[g][k]; ks.n > 1 {
+			ks.remove(start)
+			s.keys[g][k] = ks
 		} else {
 			delete(s.keys[g], k)
 			keys++
@@ -175,21 +224,19 @@ func (s *Sliced[V]) numKeys() int { return s.nkeys }
 func (s *Sliced[V]) groupLen(g int) int { return len(s.keys[g]) }
 
 // encodeGroup writes what Map.encodeGroup writes: per key, its count, then
-// each slice start (Int64Codec) and value, length-prefixed.
+// each slice start (Int64Codec) and value, length-prefixed (the starts in
+// no order, as a Map's user keys).
 func (s *Sliced[V]) encodeGroup(g int, e *encoder) {
-	for k, n := range s.keys[g] {
+	for k, ks := range s.keys[g] {
 		e.str(k)
 		e.lenPrefixed(func(dst []byte) []byte {
 			inner := encoder{buf: dst}
-			inner.uvarint(uint64(n))
-			for _, start := range s.starts {
-				v, ok := s.slices[start].m[k]
-				if !ok {
-					continue
-				}
+			inner.uvarint(uint64(ks.n))
+			ks.each(func(start int64) {
+				v := s.slices[start].m[k]
 				inner.lenPrefixed(func(d []byte) []byte { return Int64Codec{}.Append(d, start) })
 				inner.lenPrefixed(func(d []byte) []byte { return s.vc.Append(d, v) })
-			}
+			})
 			return inner.buf
 		})
 	}
@@ -210,7 +257,7 @@ func (s *Sliced[V]) decodeEntry(g int, key, value []byte) error {
 		}
 		sl := s.slice(start)
 		if _, dup := sl.m[k]; !dup { // parts of one key group from two old snapshots
-			s.count(g, k)
+			s.count(g, k, start)
 		}
 		sl.m[k] = v
 	}

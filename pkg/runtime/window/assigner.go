@@ -99,6 +99,13 @@ func (a Assigner) Step() int64 {
 	return a.Size
 }
 
+// refires reports whether a record that lands in the window ending at e,
+// at watermark wm, fires it again: the window fired (wm reached e-1) and
+// its allowed lateness has not passed (Flink's isWindowLate: a window
+// whose e-1+lateness the watermark reached takes no more records, so
+// without lateness no window fires twice).
+func refires(e, wm, lateness int64) bool { return e-1 <= wm && wm < e-1+lateness }
+
 // PanesOf returns the first and last pane start of the window ending at end.
 func (a Assigner) PanesOf(end int64) (first, last int64) {
 	return end - a.Size, end - a.pane

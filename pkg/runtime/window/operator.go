@@ -267,7 +267,7 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 	}
 	// Windows that fired already but are within the lateness fire again.
 	for e := first; e <= last; e += o.a.Step() {
-		if e-1 <= wm {
+		if refires(e, wm, o.cfg.lateness) {
 			o.emitWindow(e, out)
 		}
 	}

@@ -107,6 +107,13 @@ func restoreFired(items [][]byte) (int64, error) {
 		}
 		least = min(least, w)
 	}
+	if least == runtime.MaxWatermark {
+		// Every input had ended (stop --drain, a bounded input): every
+		// window fired and every pane went. The restored job starts anew,
+		// as operator and Flink do (neither restores the watermark),
+		// instead of judging every new record late.
+		return runtime.MinWatermark, nil
+	}
 	return least, nil
 }
 
@@ -159,10 +166,12 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 		o.panes.Put(p, acc)
 		o.gauges()
 	}
-	// Windows that fired already but are within the lateness fire again,
-	// for this key.
+	// Windows that fired already but are within their lateness fire
+	// again, for this key (see refires).
 	for e := first; e <= last && e-1 <= o.fired; e += o.a.Step() {
-		o.emitKey(e, out)
+		if refires(e, o.fired, o.cfg.lateness) {
+			o.emitKey(e, out)
+		}
 	}
 	return nil
 }
@@ -295,7 +304,8 @@ func newFunction(cfg config) runtime.KeyedProcessFunction {
 // chooser opens paneOp, or operator when the job restores state that
 // operator wrote: its windows are pending as a timer per key, and only
 // those timers tell which of a key's windows fired (the snapshot holds no
-// fired watermark). The state stays with operator from then on.
+// fired watermark). The state stays with operator from then on; a window
+// new to a restored job takes panes.
 type chooser struct {
 	cfg  config
 	impl runtime.KeyedProcessFunction
@@ -307,9 +317,14 @@ var (
 )
 
 // restoresOperatorState reports whether the restored state of the window
-// is operator's: timers and no fired watermark.
+// is operator's: its panes without a fired watermark. Every subtask must
+// decide alike, so not by its own timers: a subtask whose key groups hold
+// no timer would take panes and write a fired watermark, and the next
+// restore would put the other subtasks' keys on panes with it, firing
+// their fired windows again. Every restoring subtask sees the table's name
+// and the union list, whichever key groups it gets.
 func restoresOperatorState(ctx *runtime.Context) bool {
-	return ctx.Restored() && ctx.OperatorState().Get(firedList) == nil && ctx.TimerKeys() > 0
+	return ctx.RestoredKeyedState("panes") && ctx.OperatorState().Get(firedList) == nil
 }
 
 func (c *chooser) Open(ctx *runtime.Context) error {
