@@ -25,6 +25,7 @@ type base struct {
 	gauges  [2]*atomic.Int64
 	em      emitter
 	scratch []byte
+	cutRows []row // the rows cut takes out
 }
 
 var (
@@ -77,34 +78,39 @@ func (b *base) dropLate(s int, r runtime.Record, out runtime.Output) {
 	}
 }
 
-// newRow is a row of side s at slot holding a copy of r: of its value,
-// only the members the join's expressions read.
-func (b *base) newRow(s int, slot int64, r runtime.Record) row {
+// newRow is a row of side s at slot for r, and the value to keep for it:
+// of r's value, only the members the join's expressions read (in the
+// base's scratch buffer, or r's own bytes: valid until the next newRow).
+func (b *base) newRow(s int, slot int64, r runtime.Record) (row, []byte) {
 	v, ok := b.cfg.exprs.Project(s, b.scratch[:0], r.Value)
 	if !ok {
 		v = r.Value
+	} else {
+		b.scratch = v
 	}
-	b.scratch = v
-	return row{slot: slot, ts: r.Timestamp, value: append([]byte(nil), v...)}
+	return row{slot: slot, ts: r.Timestamp, n: int32(len(v))}, v
 }
 
-// store inserts rw into side s of k and returns its index.
-func (b *base) store(k *keyState, s int, rw row) int {
+// store inserts rw with value v (a copy is kept) into side s of k and
+// returns its index.
+func (b *base) store(k *keyState, s int, rw row, v []byte) int {
 	b.stats[s].add(rw)
 	b.gauges[s].Store(b.stats[s].rows)
-	return k.insert(s, rw)
+	return k.insert(s, rw, v)
 }
 
 // cut removes side s's rows [from, to) of k.
 func (b *base) cut(k *keyState, s, from, to int) {
 	rs := k.sides[s]
-	for _, r := range rs[from:to] {
+	b.cutRows = append(b.cutRows[:0], rs[from:to]...)
+	for _, r := range b.cutRows {
 		b.stats[s].remove(r)
 	}
 	k.sides[s] = append(rs[:from], rs[to:]...)
 	if len(k.sides[s]) == 0 {
 		k.sides[s] = nil
 	}
+	k.drop(s, b.cutRows)
 	b.gauges[s].Store(b.stats[s].rows)
 }
 

@@ -27,19 +27,20 @@ func newEmitter(cfg *config) emitter {
 	return e
 }
 
-// emit sends the result of left and right (nil: the missing side of an
-// outer match), stamped ts, unless where rejects the pair. matched reports
-// whether it was emitted (where held).
-func (e *emitter) emit(left, right *row, ts int64, out runtime.Output) (matched bool, err error) {
+// emit sends the result of the values of a left and a right row (pair
+// false: only one side, the other nil, an outer result), stamped ts,
+// unless where rejects the pair. matched reports whether it was emitted
+// (where held).
+func (e *emitter) emit(left, right []byte, pair bool, ts int64, out runtime.Output) (matched bool, err error) {
 	s := e.cfg.exprs
-	if err := s.Load(value(left), value(right)); err != nil {
+	if err := s.Load(left, right); err != nil {
 		return false, err
 	}
 	key := e.ctx.CurrentKey()
 	if e.usesKey {
 		s.Bind("key", string(key))
 	}
-	if e.cfg.where >= 0 && left != nil && right != nil {
+	if e.cfg.where >= 0 && pair {
 		ok, err := s.EvalBool(e.cfg.where)
 		if err != nil || !ok {
 			return false, err
@@ -72,11 +73,4 @@ func (e *emitter) emit(left, right *row, ts int64, out runtime.Output) (matched 
 	e.buf = b
 	out.Emit(runtime.Record{Key: e.arena.Copy(key), Value: e.arena.Copy(b), Timestamp: ts})
 	return true, nil
-}
-
-func value(r *row) []byte {
-	if r == nil {
-		return nil
-	}
-	return r.value
 }

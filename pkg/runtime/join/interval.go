@@ -38,14 +38,15 @@ func (o *intervalJoin) ProcessElement1(r runtime.Record, out runtime.Output) err
 		return nil
 	}
 	k := o.current()
-	l := o.newRow(left, r.Timestamp, r)
+	l, lv := o.newRow(left, r.Timestamp, r)
 	lo, hi := k.between(right, l.ts+o.lower, l.ts+o.upper)
 	for i := lo; i < hi; i++ {
-		if err := o.match(&l, &k.sides[right][i], out); err != nil {
+		rw := &k.sides[right][i]
+		if err := o.match(&l, lv, rw, k.value(right, rw), out); err != nil {
 			return err
 		}
 	}
-	o.store(k, left, l)
+	o.store(k, left, l, lv)
 	o.reschedule(k)
 	return nil
 }
@@ -56,21 +57,23 @@ func (o *intervalJoin) ProcessElement2(r runtime.Record, out runtime.Output) err
 		return nil
 	}
 	k := o.current()
-	rw := o.newRow(right, r.Timestamp, r)
+	rw, rv := o.newRow(right, r.Timestamp, r)
 	lo, hi := k.between(left, rw.ts-o.upper, rw.ts-o.lower)
 	for i := lo; i < hi; i++ {
-		if err := o.match(&k.sides[left][i], &rw, out); err != nil {
+		l := &k.sides[left][i]
+		if err := o.match(l, k.value(left, l), &rw, rv, out); err != nil {
 			return err
 		}
 	}
-	o.store(k, right, rw)
+	o.store(k, right, rw, rv)
 	o.reschedule(k)
 	return nil
 }
 
-// match emits the result of l and r (where permitting) and marks l matched.
-func (o *intervalJoin) match(l, r *row, out runtime.Output) error {
-	ok, err := o.em.emit(l, r, max(l.ts, r.ts), out)
+// match emits the result of l and r, of values lv and rv (where
+// permitting), and marks l matched.
+func (o *intervalJoin) match(l *row, lv []byte, r *row, rv []byte, out runtime.Output) error {
+	ok, err := o.em.emit(lv, rv, true, max(l.ts, r.ts), out)
 	if ok {
 		l.matched = true
 	}
@@ -123,7 +126,7 @@ func (o *intervalJoin) OnTimer(t int64, _ runtime.TimeDomain, out runtime.Output
 	n := 0
 	for n < len(ls) && ls[n].ts+o.upper <= t {
 		if !ls[n].matched && o.cfg.how.keepsLeft() {
-			if _, err := o.em.emit(&ls[n], nil, ls[n].ts+o.upper, out); err != nil {
+			if _, err := o.em.emit(k.value(left, &ls[n]), nil, false, ls[n].ts+o.upper, out); err != nil {
 				return err
 			}
 		}

@@ -9,12 +9,15 @@ import (
 
 // row is one record kept in join state: the slot it belongs to (its pane
 // or session start in a window join, its timestamp in an interval join),
-// its event time, its value (a copy), and whether it matched (interval
-// join, left outer).
+// its event time, where its value is in its side's buffer (keyState.vals:
+// chunk, offset and length), and whether it matched (interval join, left
+// outer). It holds no pointer: a key's rows are one allocation per side
+// that the collector does not scan, and growing it copies no pointers.
 type row struct {
-	slot, ts int64
-	value    []byte
-	matched  bool
+	slot, ts   int64
+	chunk, off int32
+	n          int32
+	matched    bool
 }
 
 // session is one session window of a key: [start, end).
@@ -28,9 +31,15 @@ type session struct{ start, end int64 }
 // end, in timers[0]; an interval join's per side, at the side's next
 // expiry (a side's rows expire in order, so one each; see intervalJoin).
 type keyState struct {
-	sides    [2][]row
-	sessions []session
-	timers   [2]int64 // runtime.MinWatermark: none
+	sides [2][]row
+	// vals[s] holds the values of side s's rows, in arrival order, in
+	// chunks (a key of many rows grows by a chunk, not by copying all its
+	// values); dead[s] counts the bytes no row refers to any more and
+	// used[s] all bytes (see drop).
+	vals       [2][][]byte
+	dead, used [2]int
+	sessions   []session
+	timers     [2]int64 // runtime.MinWatermark: none
 }
 
 func newKeyState() *keyState {
@@ -39,8 +48,68 @@ func newKeyState() *keyState {
 
 func (k *keyState) empty() bool { return len(k.sides[left]) == 0 && len(k.sides[right]) == 0 }
 
-// insert adds r to side s, after the rows of slots up to r.slot.
-func (k *keyState) insert(s int, r row) int {
+// value is the value of row r of side s.
+func (k *keyState) value(s int, r *row) []byte {
+	c := k.vals[s][r.chunk]
+	return c[r.off : r.off+r.n : r.off+r.n]
+}
+
+// Chunks of a side's buffer start at chunkMin bytes and double up to
+// chunkMax (a bigger value gets a chunk of its size).
+const (
+	chunkMin = 256
+	chunkMax = 64 << 10
+)
+
+// keep appends value v to side s's buffer and returns where it is.
+func (k *keyState) keep(s int, v []byte) (chunk, off int32) {
+	cs := k.vals[s]
+	if n := len(cs); n == 0 || cap(cs[n-1])-len(cs[n-1]) < len(v) {
+		size := chunkMin
+		if n > 0 {
+			size = min(chunkMax, 2*cap(cs[n-1]))
+		}
+		cs = append(cs, make([]byte, 0, max(size, len(v))))
+		k.vals[s] = cs
+	}
+	last := len(cs) - 1
+	off = int32(len(cs[last]))
+	cs[last] = append(cs[last], v...)
+	k.used[s] += len(v)
+	return int32(last), off
+}
+
+// compactAt is the size of dead bytes past which a side's buffer is
+// rebuilt from its live rows (when they are also less than the dead ones):
+// rows leave a key's buffer in slot order, not in the order they came.
+const compactAt = 16 << 10
+
+// drop forgets the values of side s's rows rs, which left it: the buffer
+// empties with the side's last row and is rebuilt once mostly dead.
+func (k *keyState) drop(s int, rs []row) {
+	if len(k.sides[s]) == 0 {
+		k.vals[s], k.dead[s], k.used[s] = nil, 0, 0
+		return
+	}
+	for _, r := range rs {
+		k.dead[s] += int(r.n)
+	}
+	if live := k.used[s] - k.dead[s]; k.dead[s] > compactAt && k.dead[s] > live {
+		old := k.vals[s]
+		k.vals[s], k.dead[s], k.used[s] = nil, 0, 0
+		for i := range k.sides[s] {
+			r := &k.sides[s][i]
+			c := old[r.chunk]
+			r.chunk, r.off = k.keep(s, c[r.off:r.off+r.n])
+		}
+	}
+}
+
+// insert adds r, with value v, to side s, after the rows of slots up to
+// r.slot.
+func (k *keyState) insert(s int, r row, v []byte) int {
+	r.chunk, r.off = k.keep(s, v)
+	r.n = int32(len(v))
 	rs := k.sides[s]
 	i := len(rs)
 	if i > 0 && rs[i-1].slot > r.slot { // out of order: find its place
@@ -67,8 +136,8 @@ type sideStats struct {
 	rows, bytes int64
 }
 
-func (s *sideStats) add(r row)    { s.rows++; s.bytes += int64(len(r.value)) }
-func (s *sideStats) remove(r row) { s.rows--; s.bytes -= int64(len(r.value)) }
+func (s *sideStats) add(r row)    { s.rows++; s.bytes += int64(r.n) }
+func (s *sideStats) remove(r row) { s.rows--; s.bytes -= int64(r.n) }
 
 // stateCodec encodes a keyState: version 2, the two timers, then per side a
 // count and its rows (slot, timestamp, value, matched), then the sessions.
@@ -88,10 +157,11 @@ func (c stateCodec) Append(dst []byte, k *keyState) []byte {
 	e.Varint(k.timers[1])
 	for s := range k.sides {
 		e.Uvarint(uint64(len(k.sides[s])))
-		for _, r := range k.sides[s] {
+		for i := range k.sides[s] {
+			r := &k.sides[s][i]
 			e.Varint(r.slot)
 			e.Varint(r.ts)
-			e.Bytes(r.value)
+			e.Bytes(k.value(s, r))
 			e.Bool(r.matched)
 		}
 	}
@@ -114,7 +184,12 @@ func (c stateCodec) Decode(b []byte) (*keyState, error) {
 		n := d.Uvarint()
 		rs := make([]row, 0, min(n, uint64(len(b))))
 		for i := uint64(0); i < n && d.Err() == nil; i++ {
-			rs = append(rs, row{slot: d.Varint(), ts: d.Varint(), value: d.Bytes(), matched: d.Bool()})
+			r := row{slot: d.Varint(), ts: d.Varint()}
+			v := d.Bytes() // copied into the key's own buffer: the state file's goes
+			r.chunk, r.off = k.keep(s, v)
+			r.n = int32(len(v))
+			r.matched = d.Bool()
+			rs = append(rs, r)
 		}
 		k.sides[s] = rs
 	}
@@ -125,12 +200,10 @@ func (c stateCodec) Decode(b []byte) (*keyState, error) {
 	if err := d.Finish(); err != nil {
 		return nil, err
 	}
-	for s := range k.sides {
-		for i := range k.sides[s] {
-			r := &k.sides[s][i]
-			r.value = append([]byte(nil), r.value...) // own the bytes: the state file's buffer goes
-			if c.stats != nil {
-				c.stats[s].add(*r)
+	if c.stats != nil {
+		for s := range k.sides {
+			for _, r := range k.sides[s] {
+				c.stats[s].add(r)
 			}
 		}
 	}

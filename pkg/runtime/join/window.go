@@ -62,7 +62,8 @@ func (o *windowJoin) add(s int, r runtime.Record, out runtime.Output) error {
 		return nil
 	}
 	k := o.current()
-	o.store(k, s, o.newRow(s, p, r))
+	rw, v := o.newRow(s, p, r)
+	o.store(k, s, rw, v)
 	e := first
 	for e-1 <= wm { // windows of the pane that fired already
 		e += o.a.Step()
@@ -85,7 +86,7 @@ func (o *windowJoin) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output)
 	}
 	from, to := o.a.PanesOf(e)
 	o.gather(k, from, to)
-	if err := o.join(e-o.a.Size, e, out); err != nil {
+	if err := o.join(k, e-o.a.Size, e, out); err != nil {
 		return err
 	}
 	// Drop the panes whose last window was this one (rows are by pane).
@@ -138,7 +139,7 @@ func (o *windowJoin) gather(k *keyState, from, to int64) {
 // join matches the gathered rows of window [start, end) and emits the
 // results (and, for outer joins, the unmatched rows of the kept sides),
 // stamped end-1.
-func (o *windowJoin) join(start, end int64, out runtime.Output) error {
+func (o *windowJoin) join(k *keyState, start, end int64, out runtime.Output) error {
 	if len(o.lefts) == 0 && len(o.rights) == 0 {
 		return nil
 	}
@@ -150,8 +151,9 @@ func (o *windowJoin) join(start, end int64, out runtime.Output) error {
 	o.matched = append(o.matched[:0], make([]bool, len(o.rights))...)
 	for _, l := range o.lefts {
 		found := false
+		lv := k.value(left, l)
 		for j, r := range o.rights {
-			ok, err := o.em.emit(l, r, ts, out)
+			ok, err := o.em.emit(lv, k.value(right, r), true, ts, out)
 			if err != nil {
 				return err
 			}
@@ -160,7 +162,7 @@ func (o *windowJoin) join(start, end int64, out runtime.Output) error {
 			}
 		}
 		if !found && o.cfg.how.keepsLeft() {
-			if _, err := o.em.emit(l, nil, ts, out); err != nil {
+			if _, err := o.em.emit(lv, nil, false, ts, out); err != nil {
 				return err
 			}
 		}
@@ -168,7 +170,7 @@ func (o *windowJoin) join(start, end int64, out runtime.Output) error {
 	if o.cfg.how.keepsRight() {
 		for j, r := range o.rights {
 			if !o.matched[j] {
-				if _, err := o.em.emit(nil, r, ts, out); err != nil {
+				if _, err := o.em.emit(nil, k.value(right, r), false, ts, out); err != nil {
 					return err
 				}
 			}
@@ -198,7 +200,8 @@ func (o *windowJoin) addToSession(s int, r runtime.Record, wm int64, out runtime
 	}
 	k.sessions = append(k.sessions, session{merged.Start, merged.End})
 	sort.Slice(k.sessions, func(i, j int) bool { return k.sessions[i].start < k.sessions[j].start })
-	o.store(k, s, o.newRow(s, merged.Start, r))
+	rw, v := o.newRow(s, merged.Start, r)
+	o.store(k, s, rw, v)
 	o.schedule(k, 0, k.firstEnd()-1)
 	return nil
 }
@@ -251,7 +254,7 @@ func (o *windowJoin) fireSession(k *keyState, e int64, out runtime.Output) error
 			continue
 		}
 		o.gather(k, w.start, w.start)
-		if err := o.join(w.start, w.end, out); err != nil {
+		if err := o.join(k, w.start, w.end, out); err != nil {
 			return err
 		}
 		for s := range k.sides {

@@ -99,6 +99,11 @@ func (a Assigner) Step() int64 {
 	return a.Size
 }
 
+// expired reports whether the pane whose last window ends at last is past
+// its lateness at watermark wm: it takes no more records (they are late)
+// and is dropped.
+func expired(last, wm, lateness int64) bool { return last-1+lateness <= wm }
+
 // refires reports whether a record that lands in the window ending at e,
 // at watermark wm, fires it again: the window fired (wm reached e-1) and
 // its allowed lateness has not passed (Flink's isWindowLate: a window

@@ -213,7 +213,7 @@ func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) err
 	wm := o.watermark()
 	p := o.a.PaneStart(ts)
 	first, last := o.a.WindowEnds(p)
-	if last-1+o.cfg.lateness <= wm {
+	if expired(last, wm, o.cfg.lateness) {
 		o.dropLate(r, out)
 		return nil
 	}

@@ -148,7 +148,7 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 		o.pane = paneEnds{start: p, first: first, last: last, ok: true}
 	}
 	p, first, last := o.pane.start, o.pane.first, o.pane.last
-	if last-1+o.cfg.lateness <= o.fired {
+	if expired(last, o.fired, o.cfg.lateness) {
 		o.late.Add(1)
 		if out != nil {
 			out.EmitTo(LateOutput, r)
@@ -199,7 +199,7 @@ func (o *paneOp) emitKey(e int64, out runtime.Output) {
 
 // OnTimer ignores timers: windows fire by watermark. The only timers are
 // those of state restored from operator, which registered one per key
-// (see chooseOperator: such state stays with operator).
+// (see chooser: such state stays with operator).
 func (o *paneOp) OnTimer(int64, runtime.TimeDomain, runtime.Output) error { return nil }
 
 // OnWatermark fires, in order of their ends, the windows the watermark w
@@ -225,7 +225,7 @@ func (o *paneOp) OnWatermark(w int64, out runtime.Output) error {
 	o.fired = w
 	starts := o.panes.Starts()
 	for len(starts) > 0 {
-		if _, last := o.a.WindowEnds(starts[0]); last-1+o.cfg.lateness > w {
+		if _, last := o.a.WindowEnds(starts[0]); !expired(last, w, o.cfg.lateness) {
 			break
 		}
 		o.panes.Drop(starts[0])
