@@ -78,15 +78,6 @@ type Slice[V any] struct {
 	m     map[string]V
 }
 
-// Len is the number of keys with a value in the slice.
-func (sl *Slice[V]) Len() int { return len(sl.m) }
-
-// Get returns key's value in the slice.
-func (sl *Slice[V]) Get(key []byte) (V, bool) {
-	v, ok := sl.m[string(key)]
-	return v, ok
-}
-
 // Range calls fn with every key of the slice and its value, in no order,
 // until fn returns false. fn must not add or drop entries.
 func (sl *Slice[V]) Range(fn func(key string, v V) bool) {
