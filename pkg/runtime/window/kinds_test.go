@@ -81,6 +81,10 @@ operators:
 		{"    window: {type: tumbling, size: 1s}\n    aggregate: {n: count()}\n    time: wall", `must be event or processing, got "wall"`},
 		{"    window: {type: tumbling, size: 1s}\n    aggregate: {n: count()}\n    time: processing\n    allowedLateness: 1s", "applies to event time"},
 		{"    window: {type: tumbling, size: 1s}\n    aggregate: {n: 'sum(amount +)'}", "amount +"},
+		{"    window: {type: sliding, size: 1s, slide: 100ms}\n    aggregate: {n: count()}\n    keepMax: n", ""},
+		{"    window: {type: tumbling, size: 1s}\n    aggregate: {n: count(), s: sum(x)}\n    keepMax: m", `keepMax: names one of this window's aggregates (n, s), got "m"`},
+		{"    window: {type: session, gap: 1s}\n    aggregate: {n: count()}\n    keepMax: n", "session windows end at different times for each key"},
+		{"    window: {type: tumbling, size: 1s}\n    aggregate: {n: count()}\n    time: processing\n    keepMax: n", "keepMax: needs event time"},
 	} {
 		err := compile(c.spec)
 		if c.want == "" {

@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -16,7 +17,8 @@ const LateOutput = "late"
 func Definitions() []runtime.Definition {
 	return []runtime.Definition{{Type: "window", Kind: api.KindOperator,
 		Doc: "windowed aggregates per key (after keyBy) or over the whole stream: window {type: tumbling|sliding|session, size, slide, gap}, " +
-			"time event|processing, aggregate {name: count()|sum(x)|min|max|avg|first|last|countDistinct|maxBy(v, by)|minBy}, allowedLateness; late records on side output late",
+			"time event|processing, aggregate {name: count()|sum(x)|min|max|avg|first|last|countDistinct|maxBy(v, by)|minBy}, allowedLateness, " +
+			"keepMax (an aggregate: emit only each firing's results with its greatest value, per subtask); late records on side output late",
 		Configure: configure}}
 }
 
@@ -35,6 +37,7 @@ type options struct {
 	Time            string           `yaml:"time"`
 	Aggregate       api.NamedStrings `yaml:"aggregate,required"`
 	AllowedLateness *api.Duration    `yaml:"allowedLateness"`
+	KeepMax         string           `yaml:"keepMax"`
 }
 
 // config is a checked window operator.
@@ -48,6 +51,10 @@ type config struct {
 	global     bool
 	invertible bool // every aggregate can be subtracted: sliding windows keep a running result
 	orderFree  bool // no aggregate depends on fold order: a session grows in place
+	// keepMax is 1 + the index in aggs of the aggregate whose greatest
+	// results alone a firing emits; 0 (the zero config): every result
+	// (see topOf).
+	keepMax int
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
@@ -120,6 +127,9 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 		}
 		cfg.aggs = append(cfg.aggs, ag)
 	}
+	if ok && o.KeepMax != "" {
+		checkKeepMax(&cfg, o, bad)
+	}
 	if !ok {
 		return cfg, false
 	}
@@ -128,6 +138,26 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	cfg.invertible = invertible(cfg.aggs)
 	cfg.orderFree = orderFree(cfg.aggs)
 	return cfg, true
+}
+
+// checkKeepMax sets cfg.keepMax to the aggregate o.KeepMax names, or
+// reports why it cannot be kept.
+func checkKeepMax(cfg *config, o options, bad func(field, format string, args ...any)) {
+	var names []string
+	for k, ag := range cfg.aggs {
+		if ag.Name == o.KeepMax {
+			cfg.keepMax = k + 1
+		}
+		names = append(names, ag.Name)
+	}
+	switch {
+	case cfg.keepMax == 0:
+		bad("keepMax", "names one of this window's aggregates (%s), got %q", strings.Join(names, ", "), o.KeepMax)
+	case cfg.processing:
+		bad("keepMax", "needs event time: a processing-time window fires key by key, not all its keys at once")
+	case o.Window.Type == "session":
+		bad("keepMax", "needs tumbling or sliding windows: session windows end at different times for each key")
+	}
 }
 
 // Check validates w, reporting each problem through bad (field paths start

@@ -51,6 +51,7 @@ type paneOp struct {
 	one    *Acc
 	in     []*state.Slice[*Acc] // the panes of the window firing
 	pane   paneEnds             // of the last record's pane
+	top    *topOf               // keepMax; nil: every result
 }
 
 // paneEnds is a pane's start and its windows' first and last end: records
@@ -63,7 +64,7 @@ type paneEnds struct {
 
 func newPaneOp(cfg config) *paneOp {
 	return &paneOp{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs), res: newResults(cfg),
-		fired: runtime.MinWatermark, merged: map[string]*Acc{}}
+		fired: runtime.MinWatermark, merged: map[string]*Acc{}, top: newTopOf(cfg.aggs, cfg.keepMax)}
 }
 
 var (
@@ -167,7 +168,8 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 		o.gauges()
 	}
 	// Windows that fired already but are within their lateness fire
-	// again, for this key (see refires).
+	// again, for this key (see refires); with keepMax too, since the
+	// key's new result may be the greatest, and the others' are not at hand.
 	for e := first; e <= last && e-1 <= o.fired; e += o.a.Step() {
 		if refires(e, o.fired, o.cfg.lateness) {
 			o.emitKey(e, out)
@@ -249,8 +251,17 @@ func (o *paneOp) fire(e int64, out runtime.Output) {
 	o.in = in
 	start := e - o.a.Size
 	if len(in) == 1 { // a tumbling window, or a sliding one with one pane
+		if o.top != nil {
+			o.top.reset()
+			in[0].Range(func(_ string, acc *Acc) bool {
+				if acc.Records > 0 {
+					o.top.see(acc)
+				}
+				return true
+			})
+		}
 		in[0].Range(func(key string, acc *Acc) bool {
-			if acc.Records > 0 {
+			if acc.Records > 0 && o.top.keeps(acc) {
 				o.res.emit(resultKey(key), start, e, acc, out)
 			}
 			return true
@@ -273,8 +284,16 @@ func (o *paneOp) fire(e int64, out runtime.Output) {
 			return true
 		})
 	}
+	if o.top != nil {
+		o.top.reset()
+		for _, m := range o.merged {
+			if m.Records > 0 {
+				o.top.see(m)
+			}
+		}
+	}
 	for k, m := range o.merged {
-		if m.Records > 0 {
+		if m.Records > 0 && o.top.keeps(m) {
 			o.res.emit(resultKey(k), start, e, m, out)
 		}
 		o.spare = append(o.spare, m)
@@ -305,7 +324,8 @@ func newFunction(cfg config) runtime.KeyedProcessFunction {
 // operator wrote: its windows are pending as a timer per key, and only
 // those timers tell which of a key's windows fired (the snapshot holds no
 // fired watermark). The state stays with operator from then on; a window
-// new to a restored job takes panes.
+// new to a restored job takes panes. operator fires key by key, so it
+// emits every result, keepMax or not: downstream maxima are the same.
 type chooser struct {
 	cfg  config
 	impl runtime.KeyedProcessFunction
