@@ -19,10 +19,7 @@ import (
 
 // MaxLen bounds the JSON length of an event of g.
 func (g *Generator) MaxLen() int {
-	maxURL := 0 // bounded by the longest channel and url together
-	for i := 1; i < len(g.chanOff); i++ {
-		maxURL = max(maxURL, int(g.chanOff[i]-g.chanOff[i-1]))
-	}
+	maxURL := g.maxChanURL // bounded by the longest channel and url together
 	pad := int(max(g.c.AvgPersonSize, g.c.AvgAuctionSize, g.c.AvgBidSize))*6/5 + 2
 	return 256 + bufLen + maxURL + pad + 10*20
 }
