@@ -691,7 +691,9 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 					vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
 				}
 			}
-		} else if f >= 0 && i < len(data) && data[i] == '"' {
+		} else if i < len(data) && data[i] == '"' {
+			// Also a member no expression reads (a url, say): plainString
+			// ends it sooner than scanValue would.
 			vEnd, canon = plainString(data, i)
 		}
 		if vEnd == 0 {
