@@ -107,7 +107,7 @@ func (b *base) cut(k *keyState, s, from, to int) {
 		b.stats[s].remove(r)
 	}
 	k.sides[s] = append(rs[:from], rs[to:]...)
-	if len(k.sides[s]) == 0 {
+	if len(k.sides[s]) == 0 && cap(rs) > keepRows {
 		k.sides[s] = nil
 	}
 	k.drop(s, b.cutRows)

@@ -61,6 +61,13 @@ const (
 	chunkMax = 64 << 10
 )
 
+// A side that empties keeps its rows' slice and its last chunk for its
+// next rows when they are at most this big (see base.cut, drop).
+const (
+	keepRows  = 256
+	keepChunk = 4 << 10
+)
+
 // keep appends value v to side s's buffer and returns where it is.
 func (k *keyState) keep(s int, v []byte) (chunk, off int32) {
 	cs := k.vals[s]
@@ -88,7 +95,18 @@ const compactAt = 16 << 10
 // empties with the side's last row and is rebuilt once mostly dead.
 func (k *keyState) drop(s int, rs []row) {
 	if len(k.sides[s]) == 0 {
-		k.vals[s], k.dead[s], k.used[s] = nil, 0, 0
+		// The last chunk, if small, stays for the side's next rows: a key
+		// whose one side comes and goes (q4's bids, its auction staying)
+		// would otherwise allocate a chunk every time.
+		cs := k.vals[s]
+		if n := len(cs); n > 0 && cap(cs[n-1]) <= keepChunk {
+			last := cs[n-1][:0]
+			clear(cs) // the other chunks go
+			k.vals[s] = append(cs[:0], last)
+		} else {
+			k.vals[s] = nil
+		}
+		k.dead[s], k.used[s] = 0, 0
 		return
 	}
 	for _, r := range rs {
