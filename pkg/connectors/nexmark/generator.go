@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/connectors/internal/splitmix"
 )
 
@@ -176,13 +177,13 @@ func New(c Config) (*Generator, error) {
 // returns how many bytes the channel took.
 func (g *Generator) appendChannel(b []byte, i int64) ([]byte, int) {
 	start := len(b)
-	b = appendInt(append(b, "channel-"...), i)
+	b = itoa.AppendInt(append(b, "channel-"...), i)
 	c := len(b) - start
 	slot := g.chanURLs[urlSlot*i : urlSlot*(i+1) : urlSlot*(i+1)]
 	b = append(append(b, urlSep+urlHead...), slot[1:1+slot[0]&0x7f]...)
 	b = append(b, urlTail...)
 	if slot[0]&0x80 != 0 {
-		b = appendInt(append(b, urlIDParam...), abs32(int32(bits.Reverse32(uint32(i)))))
+		b = itoa.AppendInt(append(b, urlIDParam...), abs32(int32(bits.Reverse32(uint32(i)))))
 	}
 	return b, c
 }

@@ -1,8 +1,9 @@
 package nexmark
 
 import (
-	"math/bits"
 	"strconv"
+
+	"github.com/flinkgo/flinkgo/internal/itoa"
 )
 
 // The JSON form of an event, which the source emits: one flat object whose
@@ -30,7 +31,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 	switch e.Kind {
 	case KindPerson:
 		p := &e.Person
-		b = appendInt(append(b, `{"event_type":0,"id":`...), p.ID)
+		b = itoa.AppendInt(append(b, `{"event_type":0,"id":`...), p.ID)
 		b = appendStr(b, `,"name":"`, p.Name)
 		b = appendStr(b, `","emailAddress":"`, p.Email)
 		b = appendStr(b, `","creditCard":"`, p.CreditCard)
@@ -40,21 +41,21 @@ func AppendJSON(b []byte, e *Event) []byte {
 		b = appendStr(b, `,"extra":"`, p.Extra)
 	case KindAuction:
 		a := &e.Auction
-		b = appendInt(append(b, `{"event_type":1,"id":`...), a.ID)
+		b = itoa.AppendInt(append(b, `{"event_type":1,"id":`...), a.ID)
 		b = appendStr(b, `,"itemName":"`, a.ItemName)
 		b = appendStr(b, `","description":"`, a.Description)
-		b = appendInt(append(b, `","initialBid":`...), a.InitialBid)
-		b = appendInt(append(b, `,"reserve":`...), a.Reserve)
+		b = itoa.AppendInt(append(b, `","initialBid":`...), a.InitialBid)
+		b = itoa.AppendInt(append(b, `,"reserve":`...), a.Reserve)
 		b = e.appendTime(append(b, `,"dateTime":`...))
-		b = appendInt(append(b, `,"expires":`...), a.Expires)
-		b = appendInt(append(b, `,"seller":`...), a.Seller)
-		b = appendInt(append(b, `,"category":`...), a.Category)
+		b = itoa.AppendInt(append(b, `,"expires":`...), a.Expires)
+		b = itoa.AppendInt(append(b, `,"seller":`...), a.Seller)
+		b = itoa.AppendInt(append(b, `,"category":`...), a.Category)
 		b = appendStr(b, `,"extra":"`, a.Extra)
 	default:
 		d := &e.Bid
-		b = appendInt(append(b, `{"event_type":2,"auction":`...), d.Auction)
-		b = appendInt(append(b, `,"bidder":`...), d.Bidder)
-		b = appendInt(append(b, `,"price":`...), d.Price)
+		b = itoa.AppendInt(append(b, `{"event_type":2,"auction":`...), d.Auction)
+		b = itoa.AppendInt(append(b, `,"bidder":`...), d.Bidder)
+		b = itoa.AppendInt(append(b, `,"price":`...), d.Price)
 		if d.tableChannel() {
 			b = appendStr(b, `,"channel":"`, d.chanURL)
 		} else {
@@ -87,56 +88,3 @@ func (d *Bid) tableChannel() bool {
 }
 
 func appendStr(b []byte, prefix string, s []byte) []byte { return append(append(b, prefix...), s...) }
-
-// appendInt appends v in decimal, as strconv.AppendInt(b, v, 10) does,
-// but writes the digits in place, two at a time, when b has room for
-// them (the source's arena slices do): strconv formats into a buffer of
-// its own and copies it, and three integers a bid were a tenth of
-// formatting one.
-func appendInt(b []byte, v int64) []byte {
-	if v < 0 {
-		return strconv.AppendInt(b, v, 10)
-	}
-	u := uint64(v)
-	n := bits.Len64(u) * 1233 >> 12 // log10(2) ≈ 1233/4096: the digits, or one too many
-	if u >= pow10u[n] {
-		n++
-	}
-	n = max(n, 1)
-	l := len(b)
-	if cap(b)-l < n {
-		return strconv.AppendInt(b, v, 10)
-	}
-	b = b[:l+n]
-	d := b[l:]
-	i := n
-	for u >= 100 {
-		q := u / 100
-		r := (u - q*100) * 2
-		i -= 2
-		d[i], d[i+1] = pairs[r], pairs[r+1]
-		u = q
-	}
-	if u >= 10 {
-		d[0], d[1] = pairs[2*u], pairs[2*u+1]
-	} else {
-		d[0] = byte('0' + u)
-	}
-	return b
-}
-
-// pow10u[n] is 10^n.
-var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-	1e16, 1e17, 1e18, 1e19}
-
-// pairs is "00" to "99".
-const pairs = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"

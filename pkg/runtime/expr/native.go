@@ -10,6 +10,7 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 
+	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
@@ -950,7 +951,7 @@ func appendNative(dst []byte, v nval) ([]byte, bool) {
 	case nBool:
 		return strconv.AppendBool(dst, v.b()), true
 	case nInt:
-		return strconv.AppendInt(dst, int64(v.i), 10), true
+		return itoa.AppendInt(dst, int64(v.i)), true
 	case nFloat:
 		f := v.f()
 		if math.IsNaN(f) || math.IsInf(f, 0) {

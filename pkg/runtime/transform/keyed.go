@@ -3,8 +3,8 @@ package transform
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
+	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
@@ -49,7 +49,7 @@ func (o *countOp) Process(b *runtime.Batch, out runtime.Output) error {
 			dst = append(dst, `{"key":`...)
 			dst = appendJSONString(dst, r.Key)
 			dst = append(dst, `,"count":`...)
-			dst = strconv.AppendInt(dst, n, 10)
+			dst = itoa.AppendInt(dst, n)
 			return append(dst, '}')
 		})
 		if out != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
@@ -401,11 +402,11 @@ func (a *Acc) appendResult(b []byte, ag Aggregate, k int) []byte {
 	s := &a.Slots[k]
 	switch {
 	case ag.Func == Count && len(ag.Args) == 0:
-		return strconv.AppendInt(b, a.Records, 10)
+		return itoa.AppendInt(b, a.Records)
 	case ag.Func == Count:
-		return strconv.AppendInt(b, s.N, 10)
+		return itoa.AppendInt(b, s.N)
 	case ag.Func == Sum && s.N > 0 && !s.Float:
-		return strconv.AppendInt(b, s.ISum, 10)
+		return itoa.AppendInt(b, s.ISum)
 	}
 	return appendValue(b, a.Result(ag, k))
 }
