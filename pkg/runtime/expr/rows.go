@@ -395,6 +395,8 @@ func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
 			if j < len(data) && (data[j] == ',' || data[j] == '}') {
 				vEnd = j
 			}
+		} else if i < len(data) && data[i] == '"' {
+			vEnd, _ = plainString(data, i) // 0: escapes, for scanValue
 		}
 		if vEnd == 0 {
 			var err error
