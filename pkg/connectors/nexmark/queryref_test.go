@@ -31,10 +31,12 @@ func refQ0(evs []nexmark.Event) (out []map[string]any) {
 	return out
 }
 
+// refQ1's price is SQL's DECIMAL(23, 3) product, computed in integers:
+// the float nearest price × 908 / 1000.
 func refQ1(evs []nexmark.Event) (out []map[string]any) {
 	for _, e := range bids(evs) {
 		b := e.Bid
-		out = append(out, map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": 0.908 * float64(b.Price), "dateTime": e.DateTime, "extra": string(b.Extra)})
+		out = append(out, map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": float64(b.Price*908) / 1000, "dateTime": e.DateTime, "extra": string(b.Extra)})
 	}
 	return out
 }

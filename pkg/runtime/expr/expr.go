@@ -66,7 +66,7 @@ func Compile(src string, res Result, extraVars ...string) (*Program, error) {
 // and at run time a record lacking a declared field the expression reads,
 // or holding another type, fails the evaluation with that reason.
 func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string) (*Program, error) {
-	opts := []expr.Option{expr.Env(typedEnv(schema)), expr.AllowUndefinedVariables()}
+	opts := []expr.Option{expr.Env(typedEnv(schema)), expr.AllowUndefinedVariables(), roundFunc}
 	if res == Bool {
 		opts = append(opts, expr.AsBool())
 	}
@@ -91,9 +91,15 @@ func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string
 	if id, ok := node.(*ast.IdentifierNode); ok && res == Any && p.isField(id.Value, extra) {
 		p.ident = id.Value
 	}
+	callees := map[ast.Node]bool{} // round(x): round is no field
+	ast.Walk(&node, visitor(func(n *ast.Node) {
+		if c, ok := (*n).(*ast.CallNode); ok {
+			callees[c.Callee] = true
+		}
+	}))
 	ast.Walk(&node, visitor(func(n *ast.Node) {
 		id, ok := (*n).(*ast.IdentifierNode)
-		if !ok {
+		if !ok || callees[*n] {
 			return
 		}
 		switch {

@@ -315,6 +315,21 @@ func (n *native) operand(node ast.Node) nexpr {
 			return func(c *nctx) (nval, bool) { return nval{k: nStr, s: view(c.rec.Key)}, true }
 		}
 		return nil
+	case *ast.CallNode:
+		if id, ok := x.Callee.(*ast.IdentifierNode); ok && id.Value == "round" && len(x.Arguments) >= 1 && len(x.Arguments) <= 2 {
+			places := 0
+			if len(x.Arguments) == 2 {
+				lit, ok := x.Arguments[1].(*ast.IntegerNode)
+				if !ok || lit.Value < -15 || lit.Value > 15 {
+					return nil // places computed, or out of range: the VM's (its error)
+				}
+				places = lit.Value
+			}
+			if in := n.compile(x.Arguments[0]); in != nil {
+				return roundNative(in, places)
+			}
+		}
+		return nil
 	case *ast.BuiltinNode:
 		if x.Name == "int" && len(x.Arguments) == 1 {
 			if in := n.compile(x.Arguments[0]); in != nil {

@@ -65,6 +65,8 @@ var nativeExprs = []string{
 	`{s: s, t: t, n: n}`, `timestamp > 5`, `key == "k1"`, `{k: key, ts: timestamp}`, `a > 1 && s == "x"`,
 	`a == "12"`, `s + s`, `a ** 2`, `value == "x"`, `a == b || f < 0`, `(a + 1) * 2 > b`,
 	`max(a, b)`, `min(a, f)`, `max(f, a) > 1`, `max(s, a)`, `min(n, 1)`, `{m: max(a, b), n: min(b, f)}`,
+	`round(f)`, `round(a)`, `round(0.908 * a, 3)`, `round(f * 3.3, 1)`, `round(a, -2)`, `round(s, 2)`, `round(n)`,
+	`{p: round(0.908 * price, 3)}`, `round(a, b)`, `round(f, 15)`, `round(a, 2) > 1`,
 }
 
 // The native form gives the VM's answer for every expression and record

@@ -31,7 +31,7 @@ type RowExpr struct {
 // CompileRowExpr compiles src over the rows named rows (bound to their
 // decoded members) and the variables vars (bound with RowSet.Bind).
 func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*RowExpr, error) {
-	opts := []expr.Option{expr.Env(map[string]any{}), expr.AllowUndefinedVariables()}
+	opts := []expr.Option{expr.Env(map[string]any{}), expr.AllowUndefinedVariables(), roundFunc}
 	if res == Bool {
 		opts = append(opts, expr.AsBool())
 	}

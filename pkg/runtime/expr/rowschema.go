@@ -67,7 +67,7 @@ func checkRows(schemas []*api.Schema, src string, res Result, rows []string) err
 	// A check only: the program run is CompileRowExpr's, untyped, since
 	// a typed one may use instructions (OpEqualInt) that assume the
 	// declared types hold for every row.
-	opts := []expr.Option{expr.Env(env), expr.AllowUndefinedVariables()}
+	opts := []expr.Option{expr.Env(env), expr.AllowUndefinedVariables(), roundFunc}
 	if res == Bool {
 		opts = append(opts, expr.AsBool())
 	}
