@@ -16,7 +16,7 @@ func AppendInt(b []byte, v int64) []byte {
 		return strconv.AppendInt(b, v, 10)
 	}
 	u := uint64(v)
-	n := bits.Len64(u) * 1233 >> 12 // log10(2) ≈ 1233/4096: the digits, or one too many
+	n := bits.Len64(u) * 1233 >> 12 // log10(2) ≈ 1233/4096: the digits, or one too few
 	if u >= pow10u[n] {
 		n++
 	}

@@ -48,7 +48,9 @@ func newKeyState() *keyState {
 
 func (k *keyState) empty() bool { return len(k.sides[left]) == 0 && len(k.sides[right]) == 0 }
 
-// value is the value of row r of side s.
+// value is the value of row r of side s. It is valid until the side's
+// rows change: a side that empties reuses its last chunk for the next
+// ones (drop), so a caller copies what it keeps (the emitter does).
 func (k *keyState) value(s int, r *row) []byte {
 	c := k.vals[s][r.chunk]
 	return c[r.off : r.off+r.n : r.off+r.n]

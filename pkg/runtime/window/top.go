@@ -51,13 +51,15 @@ func (t *topOf) value(a *Acc) (i int64, v any, isInt bool) {
 }
 
 // against compares a's result with the greatest seen (ok false: they
-// cannot be compared).
+// cannot be compared). Integers compare as floats, as max() and the
+// comparisons downstream do: 2^53 and 2^53+1 are a tie, both kept.
 func (t *topOf) against(i int64, v any, isInt bool) (c int, ok bool) {
 	if isInt && t.isInt {
+		x, y := float64(i), float64(t.i)
 		switch {
-		case i < t.i:
+		case x < y:
 			return -1, true
-		case i > t.i:
+		case x > y:
 			return 1, true
 		}
 		return 0, true

@@ -45,6 +45,8 @@ func TestTopOfKeepsTheGreatest(t *testing.T) {
 	require.Equal(t, []int{0, 2}, pick(2, strs...), "strings order as strings")
 	require.Equal(t, []int{0, 1, 2}, pick(2, acc("b"), acc(int64(7)), acc("a")), "a string and a number: all kept")
 	require.Equal(t, []int{0, 1}, pick(1, acc(nil), acc(nil)), "all null: nothing to order by")
+	big := []*Acc{acc(int64(1 << 53)), acc(int64(1<<53 + 1)), acc(int64(5))}
+	require.Equal(t, []int{0, 1}, pick(1, big...), "integers a float cannot tell apart tie, as max() sees them")
 	var none *topOf
 	require.True(t, none.keeps(acc(int64(1))), "no keepMax keeps every result")
 }
