@@ -76,6 +76,9 @@ func CompileWith(schema *api.Schema, src string, res Result, extraVars ...string
 		}
 	}
 	prog, err := expr.Compile(src, opts...)
+	if err == nil {
+		err = checkRound(prog.Node())
+	}
 	if err != nil {
 		return nil, oneLine(err)
 	}

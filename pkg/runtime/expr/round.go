@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 )
 
 // roundFunc replaces expr's builtin round. round(x) is as before: the
@@ -15,6 +16,9 @@ import (
 // 13.620; round(0.908 * 15, 3) is 13.62. (It also writes faster:
 // a short decimal skips strconv's shortest search, see appendFloat.)
 var roundFunc = expr.Function("round", func(args ...any) (any, error) {
+	if len(args) > 2 {
+		return nil, fmt.Errorf("round takes a number and its decimal places, got %d arguments", len(args))
+	}
 	x, ok := number(args[0])
 	if !ok {
 		return nil, fmt.Errorf("round takes a number, got %v", args[0])
@@ -26,7 +30,31 @@ var roundFunc = expr.Function("round", func(args ...any) (any, error) {
 		}
 	}
 	return roundTo(x, n), nil
-}, new(func(float64) float64), new(func(float64, int) float64))
+}, new(func(float64, ...int) float64))
+
+// checkRound reports a call of round the checker lets through that can
+// never run: more than two arguments, or constant places out of range.
+func checkRound(node ast.Node) (err error) {
+	ast.Walk(&node, visitor(func(n *ast.Node) {
+		c, ok := (*n).(*ast.CallNode)
+		if !ok || err != nil {
+			return
+		}
+		if id, ok := c.Callee.(*ast.IdentifierNode); !ok || id.Value != "round" {
+			return
+		}
+		if len(c.Arguments) > 2 {
+			err = fmt.Errorf("round takes a number and its decimal places, got %d arguments", len(c.Arguments))
+			return
+		}
+		if len(c.Arguments) == 2 {
+			if lit, ok := c.Arguments[1].(*ast.IntegerNode); ok && (lit.Value < -15 || lit.Value > 15) {
+				err = fmt.Errorf("round's places must be a whole number from -15 to 15, got %d", lit.Value)
+			}
+		}
+	}))
+	return err
+}
 
 // roundTo is x rounded to n decimal places (|n| <= 15), halves away from
 // zero: the float nearest x × 10^n rounded, over 10^n. A float too large

@@ -3,6 +3,7 @@ package expr
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,17 +41,21 @@ func TestRoundToPlaces(t *testing.T) {
 		require.Equal(t, want, got, p)
 	}
 	for _, c := range []struct{ src, err string }{
-		{`round(1, 2, 3)`, "too many arguments"},
-		{`round(x, 16)`, "places must be a whole number from -15 to 15"},
+		{`round(1, 2, 3)`, "round takes a number and its decimal places, got 3 arguments"},
+		{`round(x, 16)`, "round's places must be a whole number from -15 to 15, got 16"},
+		{`round(x, -16)`, "round's places must be a whole number from -15 to 15, got -16"},
 		{`round(x, 1.5)`, "cannot use float64 as argument (type int) to call round"},
-		{`round("a")`, ""},
+		{`round("a")`, "cannot use string as argument (type float64) to call round"},
 	} {
-		p, err := Compile(c.src, Any)
-		if err == nil {
-			_, err = p.Eval(&runtime.Record{Value: []byte(`{"x": 1}`)})
-		}
-		require.Error(t, err, c.src)
-		require.ErrorContains(t, err, c.err, c.src)
+		_, err := Compile(c.src, Any)
+		require.ErrorContains(t, err, c.err, "%s: refused at submit", c.src)
+		_, err = CompileRowExpr(strings.ReplaceAll(c.src, "x", "left.x"), Any, []string{"left"})
+		require.ErrorContains(t, err, c.err, "%s: refused at submit in a join", c.src)
 	}
+	// Places computed per record are checked per record.
+	p, err := Compile(`round(x, n)`, Any)
+	require.NoError(t, err)
+	_, err = p.Eval(&runtime.Record{Value: []byte(`{"x": 1, "n": 16}`)})
+	require.ErrorContains(t, err, "round's places must be a whole number from -15 to 15, got 16")
 	require.True(t, math.IsNaN(roundTo(math.NaN(), 2)))
 }

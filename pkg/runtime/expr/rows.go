@@ -36,6 +36,9 @@ func CompileRowExpr(src string, res Result, rows []string, vars ...string) (*Row
 		opts = append(opts, expr.AsBool())
 	}
 	prog, err := expr.Compile(src, opts...)
+	if err == nil {
+		err = checkRound(prog.Node())
+	}
 	if err != nil {
 		return nil, oneLine(err) // one line per spec error, as for Compile
 	}
