@@ -19,7 +19,7 @@ var roundFunc = expr.Function("round", func(args ...any) (any, error) {
 	if len(args) > 2 {
 		return nil, fmt.Errorf("round takes a number and its decimal places, got %d arguments", len(args))
 	}
-	x, ok := number(args[0])
+	x, ok := Number(args[0])
 	if !ok {
 		return nil, fmt.Errorf("round takes a number, got %v", args[0])
 	}
@@ -80,7 +80,9 @@ func roundTo(x float64, n int) float64 {
 // pow10f15[n] is 10^n, exact.
 var pow10f15 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
-func number(v any) (float64, bool) {
+// Number is v as a float64 when it is one of the numbers evaluation gives
+// (int, int64, float64).
+func Number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int:
 		return float64(x), true
@@ -109,14 +111,9 @@ func places(v any) (int, bool) {
 func roundNative(x nexpr, n int) nexpr {
 	return func(c *nctx) (nval, bool) {
 		v, ok := x(c)
-		switch {
-		case !ok:
+		if !ok || !numeric(v) {
 			return nval{}, false
-		case v.k == nInt:
-			return floatVal(roundTo(float64(v.i), n)), true
-		case v.k == nFloat:
-			return floatVal(roundTo(v.f(), n)), true
 		}
-		return nval{}, false
+		return floatVal(roundTo(asFloat(v), n)), true
 	}
 }

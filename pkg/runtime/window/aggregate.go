@@ -218,7 +218,7 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 		if args[1] == nil {
 			return nil
 		}
-		k, ok := number(args[1])
+		k, ok := expr.Number(args[1])
 		if !ok {
 			return fmt.Errorf("%v is not a number", args[1])
 		}
@@ -418,22 +418,10 @@ func (a *Acc) reset() {
 	clear(a.Slots)
 }
 
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 // compare orders two numbers or two strings.
 func compare(a, b any) (int, error) {
-	if x, ok := number(a); ok {
-		y, ok := number(b)
+	if x, ok := expr.Number(a); ok {
+		y, ok := expr.Number(b)
 		if !ok {
 			return 0, fmt.Errorf("cannot compare %v with %v", a, b)
 		}
@@ -456,7 +444,7 @@ func compare(a, b any) (int, error) {
 // distinctKey is the canonical form of a value for countDistinct: numbers
 // equal as numbers are the same value.
 func distinctKey(v any) string {
-	if f, ok := number(v); ok {
+	if f, ok := expr.Number(v); ok {
 		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
 			return strconv.FormatInt(int64(f), 10)
 		}
