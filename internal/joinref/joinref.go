@@ -7,6 +7,7 @@ package joinref
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -174,6 +175,19 @@ func Session(ls, rs []datagen.Event, gap int64, how string) []string {
 // l.ts+lower <= r.ts <= l.ts+upper; a left outer join adds the left rows
 // that matched nothing.
 func Interval(ls, rs []datagen.Event, lower, upper int64, how string) []string {
+	return IntervalUntil(ls, rs, lower, upper, nil, how)
+}
+
+// NoUntil is what an until function gives for a left row with no bound of
+// its own; Unbounded is an upper that is none (until bounds every row).
+const (
+	NoUntil   = math.MaxInt64
+	Unbounded = math.MaxInt64
+)
+
+// IntervalUntil is Interval where left row l matches right rows up to
+// until(l) when that is before l.TS+upper (until nil: none does).
+func IntervalUntil(ls, rs []datagen.Event, lower, upper int64, until func(*datagen.Event) int64, how string) []string {
 	byKey := map[string][]datagen.Event{}
 	for _, r := range rs {
 		byKey[user(r)] = append(byKey[user(r)], r)
@@ -181,9 +195,16 @@ func Interval(ls, rs []datagen.Event, lower, upper int64, how string) []string {
 	var out []string
 	for i := range ls {
 		l := &ls[i]
+		end := int64(NoUntil)
+		if upper != Unbounded {
+			end = l.TS + upper
+		}
+		if until != nil {
+			end = min(end, until(l))
+		}
 		found := false
 		for j, r := range byKey[user(*l)] {
-			if r.TS >= l.TS+lower && r.TS <= l.TS+upper {
+			if r.TS >= l.TS+lower && r.TS <= end {
 				out = append(out, result(l, &byKey[user(*l)][j], user(*l), nil))
 				found = true
 			}

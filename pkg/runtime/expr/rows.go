@@ -126,6 +126,9 @@ func idOf(id *ast.IdentifierNode, ok bool) string {
 	return id.Value
 }
 
+// Reads reports whether the expression reads row i (any member of it).
+func (e *RowExpr) Reads(i int) bool { return e.all[i] || len(e.fields[i]) > 0 }
+
 // Source is the expression text.
 func (e *RowExpr) Source() string { return e.src }
 

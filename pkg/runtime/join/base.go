@@ -88,7 +88,7 @@ func (b *base) newRow(s int, slot int64, r runtime.Record) (row, []byte) {
 	} else {
 		b.scratch = v
 	}
-	return row{slot: slot, ts: r.Timestamp, n: int32(len(v))}, v
+	return row{slot: slot, ts: r.Timestamp, n: int32(len(v)), until: noUntil}, v
 }
 
 // store inserts rw with value v (a copy is kept) into side s of k and
@@ -103,11 +103,33 @@ func (b *base) store(k *keyState, s int, rw row, v []byte) int {
 func (b *base) cut(k *keyState, s, from, to int) {
 	rs := k.sides[s]
 	b.cutRows = append(b.cutRows[:0], rs[from:to]...)
+	b.cutDone(k, s, rs, append(rs[:from], rs[to:]...))
+}
+
+// cutIf removes the rows of side s of k that gone reports, keeping the
+// others in order.
+func (b *base) cutIf(k *keyState, s int, gone func(*row) bool) {
+	rs := k.sides[s]
+	b.cutRows = b.cutRows[:0]
+	kept := rs[:0]
+	for i := range rs {
+		if gone(&rs[i]) {
+			b.cutRows = append(b.cutRows, rs[i])
+		} else {
+			kept = append(kept, rs[i])
+		}
+	}
+	b.cutDone(k, s, rs, kept)
+}
+
+// cutDone makes kept (in the backing array of rs, the side's rows before)
+// side s's rows once b.cutRows were taken out of it.
+func (b *base) cutDone(k *keyState, s int, rs, kept []row) {
 	for _, r := range b.cutRows {
 		b.stats[s].remove(r)
 	}
-	k.sides[s] = append(rs[:from], rs[to:]...)
-	if len(k.sides[s]) == 0 && cap(rs) > keepRows {
+	k.sides[s] = kept
+	if len(kept) == 0 && cap(rs) > keepRows {
 		k.sides[s] = nil
 	}
 	k.drop(s, b.cutRows)

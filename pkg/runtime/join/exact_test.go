@@ -12,6 +12,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/joinref"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 )
 
 // The inputs of the exactness tests: shuffled by up to 300 ms, 31 keys, the
@@ -112,6 +113,44 @@ func TestIntervalJoinEqualsReference(t *testing.T) {
     how: %s
     select: %s`, b.lower, b.upper, how, joinref.IntervalSelect)
 				requireSameResults(t, joinref.Interval(ls, rs, b.lower, b.upper, how), runJoin(t, spec, 3))
+			})
+		}
+	}
+}
+
+// until bounds each left row by its own time (q4: an auction's expiry),
+// sooner than upper or with no upper at all: an until before the earliest
+// match (lower 100ms, until 3..300 ms after the row), one that is null for
+// some rows (upper bounds those), and one with no upper.
+func TestIntervalJoinUntilEqualsReference(t *testing.T) {
+	ls, rs := leftStream.Events(), rightStream.Events()
+	after := func(k int64) func(*datagen.Event) int64 {
+		return func(l *datagen.Event) int64 { return l.TS + l.Amount*k }
+	}
+	for _, c := range []struct {
+		name, bounds string
+		lower, upper int64
+		until        func(*datagen.Event) int64
+	}{
+		{"before-lower", "lower: 100ms\n    upper: 400ms\n    until: left.ts + left.amount * 3", 100, 400, after(3)},
+		{"null-for-some", "lower: -40ms\n    upper: 150ms\n    until: \"left.amount > 90 ? nil : left.ts + left.amount * 2\"", -40, 150,
+			func(l *datagen.Event) int64 {
+				if l.Amount > 90 {
+					return joinref.NoUntil
+				}
+				return l.TS + l.Amount*2
+			}},
+		{"no-upper", "lower: -40ms\n    until: left.ts + left.amount * 4", -40, joinref.Unbounded, after(4)},
+	} {
+		for _, how := range []string{"inner", "left"} {
+			t.Run(c.name+"/"+how, func(t *testing.T) {
+				spec := fmt.Sprintf(`type: intervalJoin
+    left: {from: l, key: user}
+    right: {from: r, key: user}
+    %s
+    how: %s
+    select: %s`, c.bounds, how, joinref.IntervalSelect)
+				requireSameResults(t, joinref.IntervalUntil(ls, rs, c.lower, c.upper, c.until, how), runJoin(t, spec, 3))
 			})
 		}
 	}

@@ -1,6 +1,7 @@
 package join
 
 import (
+	"math"
 	"sort"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -10,15 +11,20 @@ import (
 // row is one record kept in join state: the slot it belongs to (its pane
 // or session start in a window join, its timestamp in an interval join),
 // its event time, where its value is in its side's buffer (keyState.vals:
-// chunk, offset and length), and whether it matched (interval join, left
-// outer). It holds no pointer: a key's rows are one allocation per side
+// chunk, offset and length), whether it matched (interval join, left
+// outer) and, for an interval join's left row, the until expression's
+// value (noUntil: none; see intervalJoin). It holds no pointer: a key's rows are one allocation per side
 // that the collector does not scan, and growing it copies no pointers.
 type row struct {
 	slot, ts   int64
+	until      int64
 	chunk, off int32
 	n          int32
 	matched    bool
 }
+
+// noUntil is the until of a row that has none.
+const noUntil = math.MaxInt64
 
 // session is one session window of a key: [start, end).
 type session struct{ start, end int64 }
@@ -159,17 +165,18 @@ type sideStats struct {
 func (s *sideStats) add(r row)    { s.rows++; s.bytes += int64(r.n) }
 func (s *sideStats) remove(r row) { s.rows--; s.bytes -= int64(r.n) }
 
-// stateCodec encodes a keyState: version 2, the two timers, then per side a
-// count and its rows (slot, timestamp, value, matched), then the sessions.
-// Version 1 (before 2026-12) had one timer, the key's earliest: it reads
-// as timers[0] (an interval join whose timer that was finds at its firing
+// stateCodec encodes a keyState: version 3, the two timers, then per side a
+// count and its rows (slot, timestamp, value, matched, whether it has an
+// until and if so the until), then the sessions. Version 2 had no until
+// (its rows read as having none). Version 1 (before 2026-12) had one
+// timer, the key's earliest: it reads as timers[0] (an interval join whose timer that was finds at its firing
 // that the timers of both sides are to be set; see intervalJoin.OnTimer).
 // Decoding happens only when restored state is declared, so the codec
 // counts what it decodes into stats: a restored operator knows its state's
 // size without walking every key.
 type stateCodec struct{ stats *[2]sideStats }
 
-const stateVersion = 2
+const stateVersion = 3
 
 func (c stateCodec) Append(dst []byte, k *keyState) []byte {
 	e := state.NewEncoder(stateVersion)
@@ -183,6 +190,10 @@ func (c stateCodec) Append(dst []byte, k *keyState) []byte {
 			e.Varint(r.ts)
 			e.Bytes(k.value(s, r))
 			e.Bool(r.matched)
+			e.Bool(r.until != noUntil)
+			if r.until != noUntil {
+				e.Varint(r.until)
+			}
 		}
 	}
 	e.Uvarint(uint64(len(k.sessions)))
@@ -204,11 +215,14 @@ func (c stateCodec) Decode(b []byte) (*keyState, error) {
 		n := d.Uvarint()
 		rs := make([]row, 0, min(n, uint64(len(b))))
 		for i := uint64(0); i < n && d.Err() == nil; i++ {
-			r := row{slot: d.Varint(), ts: d.Varint()}
+			r := row{slot: d.Varint(), ts: d.Varint(), until: noUntil}
 			v := d.Bytes() // copied into the key's own buffer: the state file's goes
 			r.chunk, r.off = k.keep(s, v)
 			r.n = int32(len(v))
 			r.matched = d.Bool()
+			if d.Version() >= 3 && d.Bool() {
+				r.until = d.Varint()
+			}
 			rs = append(rs, r)
 		}
 		k.sides[s] = rs

@@ -11,7 +11,8 @@ import (
 )
 
 // Format 1 (one timer per key) reads as timers[0], with no timer of the
-// second slot; format 2 round-trips both. (testdata/oldsavepoint restores
+// second slot, and rows without until; format 3 round-trips both timers
+// and each row's until, none or some. (testdata/oldsavepoint restores
 // a whole job written in format 1.)
 func TestStateCodecReadsFormat1(t *testing.T) {
 	e := state.NewEncoder(1)
@@ -27,13 +28,14 @@ func TestStateCodecReadsFormat1(t *testing.T) {
 	k, err := stateCodec{stats: &stats}.Decode(e.Encoded())
 	require.NoError(t, err)
 	require.Equal(t, [2]int64{1500, runtime.MinWatermark}, k.timers)
-	require.Equal(t, []row{{slot: 1000, ts: 1000, n: 8, matched: true}}, k.sides[left])
+	require.Equal(t, []row{{slot: 1000, ts: 1000, until: noUntil, n: 8, matched: true}}, k.sides[left])
 	require.Equal(t, `{"id":1}`, string(k.value(left, &k.sides[left][0])))
 	require.Empty(t, k.sides[right])
 	require.Equal(t, sideStats{rows: 1, bytes: 8}, stats[left])
 
 	k.timers[1] = 1200
-	k.insert(right, row{slot: 900, ts: 900}, []byte(`{}`))
+	k.insert(right, row{slot: 900, ts: 900, until: noUntil}, []byte(`{}`))
+	k.insert(left, row{slot: 1100, ts: 1100, until: 1130}, []byte(`{"id":2}`))
 	back, err := stateCodec{}.Decode(stateCodec{}.Append(nil, k))
 	require.NoError(t, err)
 	require.Equal(t, k, back)

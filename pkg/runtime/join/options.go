@@ -29,6 +29,7 @@ func Definitions() []runtime.Definition {
 			Configure: configureWindow},
 		{Type: "intervalJoin", Kind: api.KindOperator, InputOptions: []string{"left", "right"},
 			Doc: "joins two streams by key when right.ts is within [left.ts+lower, left.ts+upper]: left/right {from, key}, lower, upper, " +
+				"until (an expression over left: the latest right time that row matches, e.g. left.expires; upper is then optional), " +
 				"how inner|left, select {name: expr over left, right, key}, where, timestamp; late rows on lateLeft, lateRight",
 			Configure: configureInterval},
 	}
@@ -67,7 +68,8 @@ type intervalOptions struct {
 	Select    api.NamedStrings `yaml:"select,required"`
 	Where     string           `yaml:"where"`
 	Lower     string           `yaml:"lower,required"` // signed durations: read below
-	Upper     string           `yaml:"upper,required"`
+	Upper     string           `yaml:"upper"`          // required unless until is given
+	Until     string           `yaml:"until"`
 	Timestamp string           `yaml:"timestamp"`
 }
 
@@ -113,6 +115,9 @@ type config struct {
 	exprs   *expr.RowSet
 	where   int // index of the where expression in exprs; -1: none
 	tsExpr  int // interval join: index of the timestamp expression; -1: none
+	// untilExpr is the interval join's until expression (index in exprs;
+	// -1: none).
+	untilExpr int
 }
 
 // checker collects problems of a join's options.
@@ -131,7 +136,7 @@ func (k *checker) bad(field, format string, args ...any) {
 
 // common checks the options both joins share; hows are the accepted kinds.
 func (k *checker) common(o commonOptions, hows map[string]How, vars []string) config {
-	cfg := config{how: Inner, where: -1, tsExpr: -1}
+	cfg := config{how: Inner, where: -1, tsExpr: -1, untilExpr: -1}
 	if o.How != "" {
 		h, ok := hows[o.How]
 		if !ok {
@@ -228,9 +233,29 @@ func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
 	k := &checker{c: c, ok: true}
 	cfg := k.common(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where}, map[string]How{"inner": Inner, "left": LeftOuter}, []string{"key"})
 	lower, okL := k.bound("lower", o.Lower)
-	upper, okU := k.bound("upper", o.Upper)
+	upper, okU := int64(unbounded), true
+	switch {
+	case o.Upper != "":
+		upper, okU = k.bound("upper", o.Upper)
+	case o.Until == "":
+		k.bad("upper", "is missing: the latest right time a left row matches, after left.ts (a duration such as 1s, or -5s), "+
+			"or give until (an expression over left, such as left.expires) to bound each left row by its own time")
+		okU = false
+	}
 	if okL && okU && lower > upper {
 		k.bad("upper", "must not be below lower (%s), got %s: no right row could match", o.Lower, o.Upper)
+	}
+	if o.Until != "" {
+		e, err := expr.CompileRowExprWith(k.schemas, o.Until, expr.Any, rowNames, "key")
+		switch {
+		case err != nil:
+			k.bad("until", "cannot compile %q: %v", o.Until, err)
+		case e.Reads(right):
+			k.bad("until", "%q reads the right row; until bounds a left row when it arrives, so it reads only left (and key), e.g. left.expires", o.Until)
+		default:
+			cfg.untilExpr = cfg.exprs.Len()
+			cfg.exprs = cfg.exprs.With(e)
+		}
 	}
 	if o.Timestamp != "" {
 		e, err := expr.CompileRowExprWith(k.schemas, o.Timestamp, expr.Any, rowNames, "key")

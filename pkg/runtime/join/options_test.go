@@ -87,6 +87,30 @@ func TestBadJoinSpecs(t *testing.T) {
     upper: 1s
     how: right
     select: {x: left.idx}`, `operators[2].how: must be inner, left, got "right"`},
+		{"no upper, no until", `
+  - uid: j
+    type: intervalJoin
+    left: {from: p, key: user}
+    right: {from: a, key: user}
+    lower: 0s
+    select: {x: left.idx}`, `operators[2].upper: is missing: the latest right time a left row matches`},
+		{"until reads right", `
+  - uid: j
+    type: intervalJoin
+    left: {from: p, key: user}
+    right: {from: a, key: user}
+    lower: 0s
+    until: right.ts + 5
+    select: {x: left.idx}`, `operators[2].until: "right.ts + 5" reads the right row; until bounds a left row when it arrives, so it reads only left`},
+		{"until does not compile", `
+  - uid: j
+    type: intervalJoin
+    left: {from: p, key: user}
+    right: {from: a, key: user}
+    lower: 0s
+    upper: 1s
+    until: "left.ts +"
+    select: {x: left.idx}`, `operators[2].until: cannot compile "left.ts +"`},
 		{"bad window", `
   - uid: j
     type: windowJoin

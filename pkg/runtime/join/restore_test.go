@@ -11,6 +11,7 @@ import (
 	"github.com/flinkgo/flinkgo/internal/joinref"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -49,6 +50,8 @@ func TestJoinSavepointRestoresAtAnotherParallelism(t *testing.T) {
 			joinref.Session(ls, rs, 60, "left")},
 		{"interval-left", "type: intervalJoin\n    lower: -40ms\n    upper: 300ms\n    how: left\n    select: " + joinref.IntervalSelect,
 			joinref.Interval(ls, rs, -40, 300, "left")},
+		{"interval-until-left", "type: intervalJoin\n    lower: -40ms\n    until: left.ts + left.amount * 3\n    how: left\n    select: " + joinref.IntervalSelect,
+			joinref.IntervalUntil(ls, rs, -40, joinref.Unbounded, func(l *datagen.Event) int64 { return l.TS + l.Amount*3 }, "left")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, sp, chk := t.TempDir(), t.TempDir(), t.TempDir()
