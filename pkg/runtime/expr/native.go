@@ -3,6 +3,7 @@ package expr
 import (
 	"bytes"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -1049,9 +1050,14 @@ func plainString(b []byte, i int) (int, bool) {
 		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		q, s := x^(lo*'"'), x^(lo*'\\')
-		bad := (x - lo*0x20) | (x + lo*0x01) | (q-lo)&^q | (s-lo)&^s
-		if (bad|x)&hi != 0 { // a quote, or a byte plain refuses, or a false alarm
-			break
+		// The high bit of each byte that is a quote or one plain refuses
+		// (< 0x20, >= 0x7f, a backslash), and of some bytes after such a
+		// one (a borrow or carry goes up from it): the lowest is exact.
+		if m := ((x - lo*0x20) | (x + lo*0x01) | (q-lo)&^q | (s-lo)&^s | x) & hi; m != 0 {
+			if j += bits.TrailingZeros64(m) >> 3; b[j] == '"' {
+				return j + 1, true
+			}
+			return 0, false
 		}
 	}
 	for ; j < len(b); j++ {
