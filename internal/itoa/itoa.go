@@ -16,34 +16,44 @@ func AppendInt(b []byte, v int64) []byte {
 		return strconv.AppendInt(b, v, 10)
 	}
 	u := uint64(v)
-	n := bits.Len64(u) * 1233 >> 12 // log10(2) ≈ 1233/4096: the digits, or one too few
-	if u >= pow10u[n] {
-		n++
-	}
-	n = max(n, 1)
+	n := Digits(u)
 	l := len(b)
 	if cap(b)-l < n {
 		return strconv.AppendInt(b, v, 10)
 	}
 	b = b[:l+n]
-	d := b[l:]
-	i := n
-	for u >= 100 {
+	PutUint(b[l:], u)
+	return b
+}
+
+// Digits is the number of decimal digits of u (1 for 0).
+func Digits(u uint64) int {
+	n := bits.Len64(u) * 1233 >> 12 // log10(2) ≈ 1233/4096: the digits, or one too few
+	if n < len(pow10u) && u >= pow10u[n] {
+		n++
+	}
+	return max(n, 1)
+}
+
+// PutUint writes the last len(d) decimal digits of u into d, with leading
+// zeros if u has fewer, two at a time.
+func PutUint(d []byte, u uint64) {
+	i := len(d)
+	for i >= 2 {
 		q := u / 100
 		r := (u - q*100) * 2
 		i -= 2
 		d[i], d[i+1] = pairs[r], pairs[r+1]
 		u = q
 	}
-	if u >= 10 {
-		d[0], d[1] = pairs[2*u], pairs[2*u+1]
-	} else {
-		d[0] = byte('0' + u)
+	if i == 1 {
+		d[0] = byte('0' + u%10)
 	}
-	return b
 }
 
-// pow10u[n] is 10^n.
+// Pow10 is 10^n, for n in [0, 19].
+func Pow10(n int) uint64 { return pow10u[n] }
+
 var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 	1e16, 1e17, 1e18, 1e19}
 

@@ -1,6 +1,7 @@
 package itoa
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -40,5 +41,31 @@ func BenchmarkAppendInt(b *testing.B) {
 				buf = c.f(buf[:0], vals[i%len(vals)])
 			}
 		})
+	}
+}
+
+// Digits counts what strconv writes, PutUint writes the last digits with
+// leading zeros, at every power of ten and between.
+func TestDigitsAndPutUint(t *testing.T) {
+	vals := []uint64{0, 1, 9, 10, math.MaxUint64, math.MaxUint64 / 10, 1e19, 1e19 - 1}
+	for p := uint64(1); p <= 1e19 && p > 0; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		vals = append(vals, r.Uint64()>>uint(r.IntN(64)))
+	}
+	for _, u := range vals {
+		s := strconv.FormatUint(u, 10)
+		require.Equal(t, len(s), Digits(u), "%d", u)
+		for _, w := range []int{0, 1, 2, 3, len(s) - 1, len(s), len(s) + 3} {
+			if w < 0 {
+				continue
+			}
+			d := make([]byte, w)
+			PutUint(d, u)
+			want := fmt.Sprintf("%0*d", w, u)
+			require.Equal(t, want[len(want)-w:], string(d), "%d in %d", u, w)
+		}
 	}
 }

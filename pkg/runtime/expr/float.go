@@ -3,6 +3,8 @@ package expr
 import (
 	"math"
 	"strconv"
+
+	"github.com/flinkgo/flinkgo/internal/itoa"
 )
 
 // appendFloat appends f as strconv.AppendFloat(dst, f, 'g', -1, 64) does
@@ -52,57 +54,55 @@ var pow10f = [maxPlaces + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 // decimal exponent is below -4 or at least 6 (Go's rule for the shortest
 // form), %f otherwise.
 func appendDecimal(dst []byte, m uint64, s int) []byte {
-	nd := 1
-	for nd < len(pow10u) && m >= pow10u[nd] {
-		nd++
-	}
-	dp := nd - s                    // the decimal point's place among the digits
-	if dp > 0 && dp <= 6 && s > 0 { // ddd.ddd, written from the right
+	nd := itoa.Digits(m)
+	dp := nd - s                             // the decimal point's place among the digits
+	if exp := dp - 1; exp < -4 || exp >= 6 { // d.ddde±XX
+		for nd > 1 && m%10 == 0 {
+			m, nd = m/10, nd-1 // s == 0: 1000000 is 1e+06
+		}
 		l := len(dst)
 		dst = append(dst, make([]byte, nd+1)...)
 		b := dst[l:]
-		for i := nd; i > dp; i-- {
-			b[i], m = byte('0'+m%10), m/10
-		}
-		b[dp] = '.'
-		for i := dp - 1; i >= 0; i-- {
-			b[i], m = byte('0'+m%10), m/10
-		}
-		return dst
-	}
-	var buf [20]byte
-	digits := strconv.AppendUint(buf[:0], m, 10)
-	for len(digits) > 1 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1] // s == 0: 1000 is "1" with dp 4
-	}
-	if exp := dp - 1; exp < -4 || exp >= 6 {
-		dst = append(dst, digits[0])
-		if len(digits) > 1 {
-			dst = append(append(dst, '.'), digits[1:]...)
-		}
-		dst = append(dst, 'e')
-		if exp < 0 {
-			dst, exp = append(dst, '-'), -exp
+		itoa.PutUint(b[1:], m)
+		b[0] = b[1]
+		if nd > 1 {
+			b[1] = '.'
 		} else {
-			dst = append(dst, '+')
+			dst = dst[:l+1]
 		}
+		sign := byte('+')
+		if exp < 0 {
+			sign, exp = '-', -exp
+		}
+		dst = append(dst, 'e', sign)
 		if exp < 10 {
 			dst = append(dst, '0')
 		}
-		return strconv.AppendInt(dst, int64(exp), 10)
+		return itoa.AppendInt(dst, int64(exp))
 	}
-	if dp <= 0 {
+	switch {
+	case dp <= 0: // 0.00ddd
 		dst = append(dst, "0."...)
 		for ; dp < 0; dp++ {
 			dst = append(dst, '0')
 		}
-		return append(dst, digits...)
+		return appendUint(dst, m, nd)
+	case s == 0: // an integer
+		return appendUint(dst, m, nd)
 	}
-	dst = append(dst, digits...) // an integer: s == 0
-	for n := len(digits); n < dp; n++ {
-		dst = append(dst, '0')
-	}
+	l := len(dst) // ddd.ddd
+	dst = append(dst, make([]byte, nd+1)...)
+	b := dst[l:]
+	itoa.PutUint(b[dp+1:], m%itoa.Pow10(s))
+	itoa.PutUint(b[:dp], m/itoa.Pow10(s))
+	b[dp] = '.'
 	return dst
 }
 
-var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+// appendUint appends m, of nd digits.
+func appendUint(dst []byte, m uint64, nd int) []byte {
+	l := len(dst)
+	dst = append(dst, make([]byte, nd)...)
+	itoa.PutUint(dst[l:], m)
+	return dst
+}

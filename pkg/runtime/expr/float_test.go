@@ -43,6 +43,15 @@ func BenchmarkAppendFloat(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendFloatPrices is q1's euro prices, three places: a
+// third of Nexmark's prices are 10^6 euros or more, written as %e.
+func BenchmarkAppendFloatPrices(b *testing.B) {
+	buf := make([]byte, 0, 32)
+	for i := 0; i < b.N; i++ {
+		buf = appendFloat(buf[:0], float64(908*(100+(i*7919)%100_000_000))/1000)
+	}
+}
+
 // BenchmarkStrconvAppendFloat is BenchmarkAppendFloat's baseline, in the
 // same run.
 func BenchmarkStrconvAppendFloat(b *testing.B) {
