@@ -10,14 +10,16 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/joinref"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 )
 
 // Join jobs of the real binary survive kill -9 of the daemon: a window
-// join (full outer) and an interval join (left outer) of two shuffled
-// streams into exactly-once file sinks; the daemon is killed after a few
-// checkpoints, resumes both jobs from their latest checkpoint, and the
-// committed results equal the reference, each once. A savepoint taken
-// before the crash shows each side's state in savepoint inspect.
+// join (full outer) and interval joins (left outer; one bounded by until)
+// of two shuffled streams into exactly-once file sinks; the daemon is
+// killed after a few checkpoints, resumes the jobs from their latest
+// checkpoint, and the committed results equal the reference, each once.
+// A savepoint taken before the crash shows each side's state in savepoint
+// inspect.
 func TestJoinsSurviveKill9(t *testing.T) {
 	ls := joinref.NewStream(2500, 17, 1, 10*time.Millisecond, 200*time.Millisecond)
 	rs := joinref.NewStream(3000, 17, 2, 8*time.Millisecond, 200*time.Millisecond)
@@ -29,6 +31,8 @@ func TestJoinsSurviveKill9(t *testing.T) {
 			joinref.Window(ls.Events(), rs.Events(), 1000, 1000, "full")},
 		{"interval", "type: intervalJoin\n    lower: -40ms\n    upper: 200ms\n    how: left\n    select: " + joinref.IntervalSelect,
 			joinref.Interval(ls.Events(), rs.Events(), -40, 200, "left")},
+		{"interval-until", "type: intervalJoin\n    lower: -40ms\n    until: left.ts + left.amount * 2\n    how: left\n    select: " + joinref.IntervalSelect,
+			joinref.IntervalUntil(ls.Events(), rs.Events(), -40, joinref.Unbounded, func(l *datagen.Event) int64 { return l.TS + l.Amount*2 }, "left")},
 	}
 	e := newEnv(t)
 	e.startDaemon()

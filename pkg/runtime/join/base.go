@@ -88,7 +88,7 @@ func (b *base) newRow(s int, slot int64, r runtime.Record) (row, []byte) {
 	} else {
 		b.scratch = v
 	}
-	return row{slot: slot, ts: r.Timestamp, n: int32(len(v)), until: noUntil}, v
+	return row{slot: slot, ts: r.Timestamp, n: int32(len(v)), until: untilUnset}, v
 }
 
 // store inserts rw with value v (a copy is kept) into side s of k and
@@ -101,6 +101,9 @@ func (b *base) store(k *keyState, s int, rw row, v []byte) int {
 
 // cut removes side s's rows [from, to) of k.
 func (b *base) cut(k *keyState, s, from, to int) {
+	if from == to {
+		return
+	}
 	rs := k.sides[s]
 	b.cutRows = append(b.cutRows[:0], rs[from:to]...)
 	b.cutDone(k, s, rs, append(rs[:from], rs[to:]...))

@@ -13,7 +13,7 @@ import (
 // its event time, where its value is in its side's buffer (keyState.vals:
 // chunk, offset and length), whether it matched (interval join, left
 // outer) and, for an interval join's left row, the until expression's
-// value (noUntil: none; see intervalJoin). It holds no pointer: a key's rows are one allocation per side
+// value (see untilNone, untilUnset and intervalJoin). It holds no pointer: a key's rows are one allocation per side
 // that the collector does not scan, and growing it copies no pointers.
 type row struct {
 	slot, ts   int64
@@ -23,8 +23,13 @@ type row struct {
 	matched    bool
 }
 
-// noUntil is the until of a row that has none.
-const noUntil = math.MaxInt64
+// The until of a row whose until expression gave null (untilNone), and of
+// one no until expression was evaluated for (untilUnset: a window join's,
+// an interval join's without until, or restored from format 2 or 1).
+const (
+	untilNone  = math.MaxInt64
+	untilUnset = math.MaxInt64 - 1
+)
 
 // session is one session window of a key: [start, end).
 type session struct{ start, end int64 }
@@ -35,7 +40,7 @@ type session struct{ start, end int64 }
 // key's sessions sorted by start (session windows), and the event-time
 // timers scheduled for the key: a window join's one, at its next window
 // end, in timers[0]; an interval join's per side, at the side's next
-// expiry (a side's rows expire in order, so one each; see intervalJoin).
+// expiry, the earliest of its rows' (see intervalJoin).
 type keyState struct {
 	sides [2][]row
 	// vals[s] holds the values of side s's rows, in arrival order, in
@@ -46,6 +51,9 @@ type keyState struct {
 	dead, used [2]int
 	sessions   []session
 	timers     [2]int64 // runtime.MinWatermark: none
+	// unset: a restored left row's until is untilUnset (the interval
+	// join evaluates it when it first meets the key; not encoded).
+	unset bool
 }
 
 func newKeyState() *keyState {
@@ -166,9 +174,9 @@ func (s *sideStats) add(r row)    { s.rows++; s.bytes += int64(r.n) }
 func (s *sideStats) remove(r row) { s.rows--; s.bytes -= int64(r.n) }
 
 // stateCodec encodes a keyState: version 3, the two timers, then per side a
-// count and its rows (slot, timestamp, value, matched, whether it has an
-// until and if so the until), then the sessions. Version 2 had no until
-// (its rows read as having none). Version 1 (before 2026-12) had one
+// count and its rows (slot, timestamp, value, matched, and its until: 0
+// unset, 1 none, or 2 and the time), then the sessions. Version 2 had no
+// until (its rows read as unset). Version 1 (before 2026-12) had one
 // timer, the key's earliest: it reads as timers[0] (an interval join whose timer that was finds at its firing
 // that the timers of both sides are to be set; see intervalJoin.OnTimer).
 // Decoding happens only when restored state is declared, so the codec
@@ -190,8 +198,13 @@ func (c stateCodec) Append(dst []byte, k *keyState) []byte {
 			e.Varint(r.ts)
 			e.Bytes(k.value(s, r))
 			e.Bool(r.matched)
-			e.Bool(r.until != noUntil)
-			if r.until != noUntil {
+			switch r.until {
+			case untilUnset:
+				e.Uvarint(0)
+			case untilNone:
+				e.Uvarint(1)
+			default:
+				e.Uvarint(2)
 				e.Varint(r.until)
 			}
 		}
@@ -215,13 +228,24 @@ func (c stateCodec) Decode(b []byte) (*keyState, error) {
 		n := d.Uvarint()
 		rs := make([]row, 0, min(n, uint64(len(b))))
 		for i := uint64(0); i < n && d.Err() == nil; i++ {
-			r := row{slot: d.Varint(), ts: d.Varint(), until: noUntil}
+			r := row{slot: d.Varint(), ts: d.Varint(), until: untilUnset}
 			v := d.Bytes() // copied into the key's own buffer: the state file's goes
 			r.chunk, r.off = k.keep(s, v)
 			r.n = int32(len(v))
 			r.matched = d.Bool()
-			if d.Version() >= 3 && d.Bool() {
-				r.until = d.Varint()
+			if d.Version() >= 3 {
+				switch tag := d.Uvarint(); tag {
+				case 0:
+				case 1:
+					r.until = untilNone
+				case 2:
+					r.until = d.Varint()
+				default:
+					d.Fail("row until tag %d", tag)
+				}
+			}
+			if s == left && r.until == untilUnset {
+				k.unset = true
 			}
 			rs = append(rs, r)
 		}

@@ -11,8 +11,8 @@ import (
 )
 
 // Format 1 (one timer per key) reads as timers[0], with no timer of the
-// second slot, and rows without until; format 3 round-trips both timers
-// and each row's until, none or some. (testdata/oldsavepoint restores
+// second slot, and rows whose until is unset; format 3 round-trips both
+// timers and each row's until: unset, none or a time. (testdata/oldsavepoint restores
 // a whole job written in format 1.)
 func TestStateCodecReadsFormat1(t *testing.T) {
 	e := state.NewEncoder(1)
@@ -28,17 +28,44 @@ func TestStateCodecReadsFormat1(t *testing.T) {
 	k, err := stateCodec{stats: &stats}.Decode(e.Encoded())
 	require.NoError(t, err)
 	require.Equal(t, [2]int64{1500, runtime.MinWatermark}, k.timers)
-	require.Equal(t, []row{{slot: 1000, ts: 1000, until: noUntil, n: 8, matched: true}}, k.sides[left])
+	require.Equal(t, []row{{slot: 1000, ts: 1000, until: untilUnset, n: 8, matched: true}}, k.sides[left])
+	require.True(t, k.unset, "a left row's until is to be evaluated")
 	require.Equal(t, `{"id":1}`, string(k.value(left, &k.sides[left][0])))
 	require.Empty(t, k.sides[right])
 	require.Equal(t, sideStats{rows: 1, bytes: 8}, stats[left])
 
 	k.timers[1] = 1200
-	k.insert(right, row{slot: 900, ts: 900, until: noUntil}, []byte(`{}`))
+	k.insert(right, row{slot: 900, ts: 900, until: untilUnset}, []byte(`{}`))
 	k.insert(left, row{slot: 1100, ts: 1100, until: 1130}, []byte(`{"id":2}`))
+	k.insert(left, row{slot: 1200, ts: 1200, until: untilNone}, []byte(`{"id":3}`))
 	back, err := stateCodec{}.Decode(stateCodec{}.Append(nil, k))
 	require.NoError(t, err)
 	require.Equal(t, k, back)
+}
+
+// Format 2 (both timers, no until) reads with its rows' until unset, to be
+// evaluated by a join that has until (intervalJoin.evalUnset).
+func TestStateCodecReadsFormat2(t *testing.T) {
+	e := state.NewEncoder(2)
+	e.Varint(1500)
+	e.Varint(1200)
+	e.Uvarint(1) // left: one row
+	e.Varint(1000)
+	e.Varint(1000)
+	e.Bytes([]byte(`{"id":1}`))
+	e.Bool(false)
+	e.Uvarint(1) // right: one row
+	e.Varint(1100)
+	e.Varint(1100)
+	e.Bytes([]byte(`{"a":2}`))
+	e.Bool(false)
+	e.Uvarint(0) // sessions: none
+	k, err := stateCodec{}.Decode(e.Encoded())
+	require.NoError(t, err)
+	require.Equal(t, [2]int64{1500, 1200}, k.timers)
+	require.Equal(t, []row{{slot: 1000, ts: 1000, until: untilUnset, n: 8}}, k.sides[left])
+	require.Equal(t, []row{{slot: 1100, ts: 1100, until: untilUnset, n: 7}}, k.sides[right])
+	require.True(t, k.unset)
 }
 
 // A side's buffer keeps the values of its rows as rows come and go in

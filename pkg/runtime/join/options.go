@@ -116,8 +116,9 @@ type config struct {
 	where   int // index of the where expression in exprs; -1: none
 	tsExpr  int // interval join: index of the timestamp expression; -1: none
 	// untilExpr is the interval join's until expression (index in exprs;
-	// -1: none).
+	// -1: none), untilSrc its text.
 	untilExpr int
+	untilSrc  string
 }
 
 // checker collects problems of a join's options.
@@ -253,7 +254,7 @@ func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
 		case e.Reads(right):
 			k.bad("until", "%q reads the right row; until bounds a left row when it arrives, so it reads only left (and key), e.g. left.expires", o.Until)
 		default:
-			cfg.untilExpr = cfg.exprs.Len()
+			cfg.untilExpr, cfg.untilSrc = cfg.exprs.Len(), o.Until
 			cfg.exprs = cfg.exprs.With(e)
 		}
 	}
