@@ -3,7 +3,6 @@ package expr
 import (
 	"bytes"
 	"math"
-	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -1041,32 +1040,10 @@ func plain(s string) bool {
 // plainString is the end of the JSON string at b[i] (its opening quote)
 // if plain (see plain) holds for its contents; 0 otherwise, or when it
 // does not end in b. It finds the closing quote and checks the bytes
-// before it in one pass, eight at a time.
+// before it in one pass (stopIndex).
 func plainString(b []byte, i int) (int, bool) {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	j := i + 1
-	for ; j+8 <= len(b); j += 8 {
-		w := b[j : j+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		q, s := x^(lo*'"'), x^(lo*'\\')
-		// The high bit of each byte that is a quote or one plain refuses
-		// (< 0x20, >= 0x7f, a backslash), and of some bytes after such a
-		// one (a borrow or carry goes up from it): the lowest is exact.
-		if m := ((x - lo*0x20) | (x + lo*0x01) | (q-lo)&^q | (s-lo)&^s | x) & hi; m != 0 {
-			if j += bits.TrailingZeros64(m) >> 3; b[j] == '"' {
-				return j + 1, true
-			}
-			return 0, false
-		}
-	}
-	for ; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1, true
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return 0, false
-		}
+	if j := stopIndex(b, i+1); j < len(b) && b[j] == '"' {
+		return j + 1, true
 	}
 	return 0, false
 }
