@@ -32,8 +32,11 @@ func appendFloat(dst []byte, f float64) []byte {
 	if m == 0 || float64(m)/pow10f[s] != a {
 		return strconv.AppendFloat(dst, f, 'g', -1, 64)
 	}
+	for s >= 4 && m%10000 == 0 {
+		m, s = m/10000, s-4 // the same value: it reads back as a too
+	}
 	for s > 0 && m%10 == 0 {
-		m, s = m/10, s-1 // the same value: it reads back as a too
+		m, s = m/10, s-1
 	}
 	if f < 0 {
 		dst = append(dst, '-')
