@@ -549,6 +549,10 @@ func (n *native) inSet(x *ast.BinaryNode) npred {
 type nobject struct {
 	keys     []string
 	prefixes [][]byte
+	// short[i] is prefixes[i] zero-padded to a word pair when it fits
+	// (shortLen[i] its length; 0: it does not), copied in one store.
+	short    [][16]byte
+	shortLen []int
 	values   []nexpr
 	members  []int // the field a value just reads (raw copy), or -1
 }
@@ -592,6 +596,13 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		p = append(appendString(p, m.key), ':')
 		o.keys = append(o.keys, m.key)
 		o.prefixes = append(o.prefixes, p)
+		var w [16]byte
+		o.short = append(o.short, w)
+		o.shortLen = append(o.shortLen, 0)
+		if len(p) <= len(w) {
+			copy(o.short[i][:], p)
+			o.shortLen[i] = len(p)
+		}
 		o.values = append(o.values, m.val)
 		o.members = append(o.members, m.field)
 	}
@@ -934,11 +945,25 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at []int32) ([]byte, bool) {
 	start := len(dst)
 	dst = append(dst, '{')
-	for i, e := range n.object.values {
-		dst = append(dst, n.object.prefixes[i]...)
+	o := n.object
+	for i, e := range o.values {
+		// Short prefixes and members are copied as a word pair when there
+		// is room on both sides: a call to memmove each cost more (q1).
+		if l := len(dst); o.shortLen[i] > 0 && cap(dst)-l >= 16 {
+			*(*[16]byte)(dst[l : l+16]) = o.short[i]
+			dst = dst[:l+o.shortLen[i]]
+		} else {
+			dst = append(dst, o.prefixes[i]...)
+		}
 		from := len(dst)
-		if f := n.object.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.member(f))) && (!exact || exactRaw(c.raw[f])) {
-			dst = append(dst, c.raw[f]...) // a member as AppendJSON would write it
+		if f := o.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.member(f))) && (!exact || exactRaw(c.raw[f])) {
+			raw := c.raw[f] // a member as AppendJSON would write it
+			if l := len(dst); len(raw) <= 16 && cap(raw) >= 16 && cap(dst)-l >= 16 {
+				*(*[16]byte)(dst[l : l+16]) = *(*[16]byte)(raw[:16])
+				dst = dst[:l+len(raw)]
+			} else {
+				dst = append(dst, raw...)
+			}
 		} else {
 			v, ok := e(c)
 			if !ok || (exact && !exactNative(v)) {

@@ -106,6 +106,18 @@ func TestNativeAgreesWithTheVM(t *testing.T) {
 				wb, werr := vm.AppendValue(nil, r)
 				require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
 				require.Equal(t, string(wb), string(gb), what)
+				// After bytes already there, with room to spare (as the
+				// map's arena gives) or none, the record's capacity its
+				// length (as the arena's): the word copies stay inside.
+				for _, room := range []int{0, 64} {
+					dst := append(make([]byte, 0, 3+room), "xyz"...)
+					exact := []byte(rec)[:len(rec):len(rec)]
+					gb, gerr := p.AppendValue(dst, &runtime.Record{Value: exact, Key: r.Key, Timestamp: r.Timestamp})
+					require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
+					if gerr == nil {
+						require.Equal(t, "xyz"+string(wb), string(gb), "%s, room %d", what, room)
+					}
+				}
 			}
 		}
 	}
