@@ -236,7 +236,9 @@ func asBool(src string, v any) (bool, error) {
 
 // AppendValue appends the record bytes of the expression's result for r,
 // as AppendValue(dst, Eval(r)) does: a string as it is, anything else as
-// JSON.
+// JSON. Bytes of dst's spare capacity past the result may be overwritten
+// (objects copy short members as 16-byte words): pass a dst whose
+// capacity is the caller's, as an arena's Alloc is.
 func (p *Program) AppendValue(dst []byte, r *runtime.Record) ([]byte, error) {
 	if p.nat != nil && p.nat.scan(r.Value, &p.nc) {
 		p.nc.rec = r

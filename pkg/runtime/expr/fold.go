@@ -87,7 +87,8 @@ func (f *Fold) Clone() *Fold {
 // r and acc, the current accumulator's JSON (nil: none yet, the init's
 // value). at is where acc's members are (Places of the Append that wrote
 // acc; empty: unknown, acc is scanned). !ok: evaluate this record with
-// the VM (dst may hold a partial result).
+// the VM (dst may hold a partial result). As with Program.AppendValue,
+// dst's spare capacity past the result may be overwritten.
 func (f *Fold) Append(dst []byte, r *runtime.Record, acc []byte, at []int32) ([]byte, bool) {
 	if acc == nil {
 		if f.init == nil {

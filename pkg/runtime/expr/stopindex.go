@@ -4,12 +4,13 @@ import "math/bits"
 
 // stopIndex is the index in b of the first byte at or after from that
 // ends a plain string's contents (see plain): a quote, a backslash, or a
-// byte below 0x20 or from 0x7f; len(b) if there is none (0 <= from <=
-// len(b)). b is the whole record, not only what follows from: the
-// assembly reads its last sixteen bytes at once. On amd64 it is written in
-// assembly (stopindex_amd64.s), sixteen bytes an instruction: a Nexmark
-// bid's url and extra were a tenth of q0's and q1's CPU scanned eight at
-// a time (stopIndexGo). Build with -tags purego for the Go version.
+// byte below 0x20 or from 0x7f; len(b) if there is none. 0 <= from <=
+// len(b) (a negative from would read before b). b is the whole record,
+// not only what follows from: the assembly reads its last sixteen bytes
+// at once. On amd64 it is written in assembly (stopindex_amd64.s),
+// sixteen bytes an instruction: a Nexmark bid's url and extra were a
+// tenth of q0's and q1's CPU scanned eight at a time (stopIndexGo). Build
+// with -tags purego for the Go version.
 
 // stopIndexGo is stopIndex in Go, eight bytes at a time.
 func stopIndexGo(b []byte, from int) int {
