@@ -2,6 +2,23 @@
 
 #include "textflag.h"
 
+// STOPMASK sets a bit of DX for each byte of X0 that stops the scan
+// (X0, X5-X7 and R8 are clobbered; X1-X4 hold the constants below).
+#define STOPMASK \
+	MOVO X0, X5 \
+	PCMPEQB X1, X5 \
+	MOVO X0, X6 \
+	PCMPEQB X2, X6 \
+	POR  X6, X5 \
+	PSUBB X3, X0 \
+	MOVO X0, X7 \
+	PMINUB X4, X7 \
+	PCMPEQB X0, X7 \
+	PMOVMSKB X7, DX \
+	PMOVMSKB X5, R8 \
+	XORL $0xffff, DX \
+	ORL  R8, DX
+
 DATA stopQuote<>+0(SB)/8, $0x2222222222222222
 DATA stopQuote<>+8(SB)/8, $0x2222222222222222
 GLOBL stopQuote<>(SB), RODATA|NOPTR, $16
@@ -36,19 +53,7 @@ loop:
 	CMPQ CX, BX
 	JGT  last
 	MOVOU (SI)(AX*1), X0
-	MOVO X0, X5
-	PCMPEQB X1, X5
-	MOVO X0, X6
-	PCMPEQB X2, X6
-	POR  X6, X5
-	PSUBB X3, X0
-	MOVO X0, X7
-	PMINUB X4, X7
-	PCMPEQB X0, X7
-	PMOVMSKB X7, DX
-	PMOVMSKB X5, R8
-	XORL $0xffff, DX
-	ORL  R8, DX
+	STOPMASK
 	JNZ  found
 	MOVQ CX, AX
 	JMP  loop
@@ -67,19 +72,7 @@ last:
 	// The block b[len-16:], whose first 16-(len-AX) bytes were seen.
 	LEAQ -16(BX), R9
 	MOVOU (SI)(R9*1), X0
-	MOVO X0, X5
-	PCMPEQB X1, X5
-	MOVO X0, X6
-	PCMPEQB X2, X6
-	POR  X6, X5
-	PSUBB X3, X0
-	MOVO X0, X7
-	PMINUB X4, X7
-	PCMPEQB X0, X7
-	PMOVMSKB X7, DX
-	PMOVMSKB X5, R8
-	XORL $0xffff, DX
-	ORL  R8, DX
+	STOPMASK
 	MOVQ AX, CX
 	SUBQ R9, CX
 	SHRL CX, DX

@@ -247,29 +247,34 @@ func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
 		k.bad("upper", "must not be below lower (%s), got %s: no right row could match", o.Lower, o.Upper)
 	}
 	if o.Until != "" {
-		e, err := expr.CompileRowExprWith(k.schemas, o.Until, expr.Any, rowNames, "key")
-		switch {
-		case err != nil:
-			k.bad("until", "cannot compile %q: %v", o.Until, err)
-		case e.Reads(right):
-			k.bad("until", "%q reads the right row; until bounds a left row when it arrives, so it reads only left (and key), e.g. left.expires", o.Until)
-		default:
-			cfg.untilExpr, cfg.untilSrc = cfg.exprs.Len(), o.Until
-			cfg.exprs = cfg.exprs.With(e)
+		if e, i := k.addRowExpr(&cfg, "until", o.Until); e != nil {
+			cfg.untilExpr, cfg.untilSrc = i, o.Until
+			if e.Reads(right) {
+				k.bad("until", "%q reads the right row; until bounds a left row when it arrives, so it reads only left (and key), e.g. left.expires", o.Until)
+			}
 		}
 	}
 	if o.Timestamp != "" {
-		e, err := expr.CompileRowExprWith(k.schemas, o.Timestamp, expr.Any, rowNames, "key")
-		if err != nil {
-			k.bad("timestamp", "cannot compile %q: %v", o.Timestamp, err)
-		} else {
-			cfg.tsExpr = cfg.exprs.Len()
-			cfg.exprs = cfg.exprs.With(e)
+		if e, i := k.addRowExpr(&cfg, "timestamp", o.Timestamp); e != nil {
+			cfg.tsExpr = i
 		}
 	}
 	return k.plan(cfg, "intervalJoin", func() runtime.Operator {
 		return runtime.KeyedCoProcess(newIntervalJoin(cfg.clone(), lower, upper))
 	})
+}
+
+// addRowExpr compiles src, the option field, over left, right and key
+// and adds it to cfg's expressions: it and its index (nil: reported).
+func (k *checker) addRowExpr(cfg *config, field, src string) (*expr.RowExpr, int) {
+	e, err := expr.CompileRowExprWith(k.schemas, src, expr.Any, rowNames, "key")
+	if err != nil {
+		k.bad(field, "cannot compile %q: %v", src, err)
+		return nil, -1
+	}
+	i := cfg.exprs.Len()
+	cfg.exprs = cfg.exprs.With(e)
+	return e, i
 }
 
 // bound reads an interval bound: a duration that may be negative
