@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -268,23 +269,11 @@ func TestIntervalJoinModel(t *testing.T) {
 				require.Greater(t, e.ts, e.wmIn, "case %+v: %s stamped at or behind the watermark downstream had", c, e.v)
 			}
 			sort.Strings(vs)
-			if !equalStrings(want, vs) {
+			if !slices.Equal(want, vs) {
 				t.Fatalf("case %+v:\nwant %d: %s\ngot  %d: %s", c, len(want), strings.Join(want, " "), len(vs), strings.Join(vs, " "))
 			}
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // BenchmarkIntervalRightExpiryWithManyLeftRows is the cost per right row
