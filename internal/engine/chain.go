@@ -53,6 +53,35 @@ func (g *Graph) chain() {
 	}
 }
 
+// valuesDieInChain reports whether no record source vertex v emits is
+// read once its chain has handled the batch that carries it: every reader
+// of v, and of each reader that forwards v's Values, runs in v's chain and
+// keeps none of them (Plan.InputValues). Then the source may reuse their
+// bytes after each batch (runtime.ValueRecycler). Anything else (a reader
+// on a goroutine of its own, a side output's reader, an operator that
+// claims nothing) says no.
+func valuesDieInChain(v *Vertex) bool {
+	head := v
+	if v.chainHead != nil {
+		head = v.chainHead
+	}
+	for _, o := range v.Outputs {
+		if o.chainHead != head {
+			return false
+		}
+		switch o.Plan.InputValues {
+		case runtime.ValuesDropped:
+		case runtime.ValuesForwarded:
+			if !valuesDieInChain(o) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // chainTasks puts each subtask of a chained vertex in the chain of the
 // subtask of its head with the same index (every edge of a chain is
 // forward).

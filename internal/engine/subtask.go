@@ -130,6 +130,13 @@ func (t *subtask) runSource() (err error) {
 		t.refreshSplits(time.Now())
 	}
 	direct := t.directEdge()
+	// recycler: the source may reuse its Values' bytes after each batch
+	// that went straight down the chain (then nothing of it is pending in
+	// an output buffer, and the chain has handled it: send is a call).
+	recycler, _ := t.src.(runtime.ValueRecycler)
+	if direct == nil || len(direct.targets) != 1 || direct.targets[0].local == nil || !valuesDieInChain(t.v) {
+		recycler = nil
+	}
 	for {
 		for {
 			it, ok := t.gate.TryNext()
@@ -175,6 +182,9 @@ func (t *subtask) runSource() (err error) {
 				direct.bufs[0] = b
 				t.out.send(direct, 0)
 				t.out.publish()
+				if recycler != nil {
+					recycler.RecycleValues()
+				}
 			} else {
 				t.out.EmitBatch(b)
 				releaseBatch(b)

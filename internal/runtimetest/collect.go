@@ -39,7 +39,9 @@ var collectDef = runtime.Definition{Type: "test-collect", Kind: api.KindSink,
 			Delay api.Duration `yaml:"delay"`
 		}
 		c.Decode(&o)
-		return &runtime.Plan{NewOperator: func() runtime.Operator { return &collectSink{name: o.Name, delay: o.Delay.D()} }}
+		// It copies every value during Process (string(r.Value)).
+		return &runtime.Plan{InputValues: runtime.ValuesDropped,
+			NewOperator: func() runtime.Operator { return &collectSink{name: o.Name, delay: o.Delay.D()} }}
 	}}
 
 // Values returns what the collect sink named name received so far.

@@ -56,3 +56,33 @@ func TestArenaBlocksOutliveCollections(t *testing.T) {
 	require.Equal(t, 0, len(b))
 	require.Equal(t, arenaBlock, cap(b))
 }
+
+// After Rewind the arena hands out the bytes of its blocks again, in the
+// order it filled them, keeping no more blocks than it filled between two
+// Rewinds; a value bigger than a block gets memory of its own, never kept.
+func TestArenaRewindReusesItsBlocks(t *testing.T) {
+	var a Arena
+	first := a.Copy([]byte("before any rewind"))
+	a.Rewind()
+	require.Equal(t, &first[0], &a.Alloc(1)[:1][0], "the block in use when reuse starts is reused")
+	const n = 3*arenaBlock/1000 + 2               // values of 1000 bytes: 4 blocks
+	round := func() (addrs []*byte, big []byte) { // big stays referenced
+		a.Rewind()
+		for i := range n {
+			v := a.Copy(make([]byte, 1000))
+			addrs = append(addrs, &v[0])
+			if i == n/2 {
+				big = a.Copy(make([]byte, 2*arenaBlock))
+			}
+		}
+		return addrs, big
+	}
+	want, big := round()
+	require.Len(t, a.blocks, 4)
+	for r := range 3 {
+		got, b := round()
+		require.Equal(t, want, got, "round %d: the same bytes, in the same order", r)
+		require.NotSame(t, &big[0], &b[0], "a value bigger than a block is not reused")
+		require.Len(t, a.blocks, 4, "no block more")
+	}
+}

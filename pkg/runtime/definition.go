@@ -87,7 +87,30 @@ type Plan struct {
 	// or yields nothing is skipped and counted instead of failing the job;
 	// set it from the source's decode-error policy.
 	SkipBadTimestamps bool
+	// InputValues (operators, sinks) says what the operator does with
+	// its input records' Values once the Process call that handed them
+	// over returns; the engine lets a source reuse its Values' bytes
+	// (ValueRecycler) only when every operator that sees them says
+	// ValuesForwarded or ValuesDropped. The zero value claims nothing.
+	InputValues ValueUse
 }
+
+// ValueUse is what an operator does with its input records' Values after
+// the Process call that handed them over (Plan.InputValues).
+type ValueUse uint8
+
+const (
+	// ValuesMayBeKept: the operator may keep them, or emit them where
+	// they outlive the call (the zero value: nothing is claimed).
+	ValuesMayBeKept ValueUse = iota
+	// ValuesForwarded: it keeps none of them and emits some as they are
+	// (a filter): what it emits is read wherever they go.
+	ValuesForwarded
+	// ValuesDropped: it keeps none of them and emits none: what it emits
+	// has Values of its own (a map) or it emits nothing (a sink that
+	// writes them out during the call).
+	ValuesDropped
+)
 
 // ConfigContext is what an operator type sees while configuring.
 type ConfigContext struct {

@@ -28,6 +28,19 @@ type Source interface {
 	Close() error
 }
 
+// ValueRecycler is a Source that can reuse the bytes of the Values it
+// emitted. RecycleValues tells it that no record it has emitted is read
+// any more: the next Poll may overwrite their Values (Arena.Rewind). The
+// engine calls it after a batch only when every operator that sees the
+// source's Values runs on the source's goroutine (chaining) and keeps none
+// past the call (Plan.InputValues), once the whole chain has handled the
+// batch; never for other jobs. This is Flink's object reuse, decided by
+// the engine instead of promised by the user: the source's records stay
+// in one cache-warm stretch of memory instead of new memory per batch.
+type ValueRecycler interface {
+	RecycleValues()
+}
+
 // ErrEndOfInput is returned by Poll when a bounded source has no more data.
 var ErrEndOfInput = errors.New("end of input")
 

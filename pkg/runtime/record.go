@@ -51,10 +51,16 @@ func (b *Batch) Reset() {
 
 // Arena hands out byte slices for record payloads from large blocks, so a
 // source formatting many small values allocates once per block instead of
-// once per record. Slices handed out are never reused: records may outlive
-// the batch they were created for.
+// once per record. Slices handed out are not reused (records may outlive
+// the batch they were created for) unless the arena's owner calls Rewind.
 type Arena struct {
 	buf []byte
+	// After the first Rewind (reuse): blocks are the arena's blocks in the
+	// order it fills them, and buf is blocks[next] (or a block of its own
+	// for a value bigger than a block).
+	blocks [][]byte
+	next   int
+	reuse  bool
 }
 
 const arenaBlock = 32 << 10
@@ -63,11 +69,7 @@ const arenaBlock = 32 << 10
 // Its bytes are not zeroed: what is not appended is undefined.
 func (a *Arena) Alloc(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		size := arenaBlock
-		if n > size {
-			size = n
-		}
-		a.buf = makeNoZero(size)
+		a.grow(n)
 	}
 	start := len(a.buf)
 	a.buf = a.buf[:start+n]
@@ -102,6 +104,44 @@ func (a *Arena) Keep(dst, out []byte) []byte {
 	}
 	a.buf = a.buf[:len(a.buf)-max+len(out)]
 	return out[:len(out):len(out)]
+}
+
+// grow starts the block the next n bytes come from: the next one kept,
+// when the arena reuses its blocks and it has room, else a new one.
+func (a *Arena) grow(n int) {
+	if a.reuse && n <= arenaBlock {
+		if a.next+1 < len(a.blocks) {
+			a.next++
+			a.buf = a.blocks[a.next][:0]
+			return
+		}
+		a.buf = makeNoZero(arenaBlock)
+		a.blocks = append(a.blocks, a.buf)
+		a.next = len(a.blocks) - 1
+		return
+	}
+	a.buf = makeNoZero(max(n, arenaBlock)) // a big value: never reused
+}
+
+// Rewind declares every slice the arena has handed out dead: the next
+// ones reuse their bytes, block by block, in the order they were filled.
+// From the first Rewind on the arena keeps the blocks it fills (as many as
+// were filled between two Rewinds at most); a value bigger than a block
+// gets one of its own, which is not kept. Only a caller that knows nothing
+// reads those slices any more may call it (see ValueRecycler).
+func (a *Arena) Rewind() {
+	if !a.reuse {
+		a.reuse = true
+		if cap(a.buf) == arenaBlock {
+			a.blocks = append(a.blocks, a.buf[:0])
+		}
+	}
+	if len(a.blocks) == 0 {
+		a.buf = nil
+		return
+	}
+	a.next = 0
+	a.buf = a.blocks[0][:0]
 }
 
 // makeNoZero returns a slice of length 0 and capacity n whose bytes are not

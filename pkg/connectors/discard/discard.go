@@ -15,7 +15,7 @@ func Definitions() []runtime.Definition {
 			Doc: "drops every record (benchmarks)", Configure: func(c *runtime.ConfigContext) *runtime.Plan {
 				var o struct{}
 				c.Decode(&o)
-				return &runtime.Plan{NewOperator: func() runtime.Operator { return sink{} }}
+				return &runtime.Plan{InputValues: runtime.ValuesDropped, NewOperator: func() runtime.Operator { return sink{} }}
 			}},
 	}
 }

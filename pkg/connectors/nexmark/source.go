@@ -151,6 +151,10 @@ func (s *source) Poll(b *runtime.Batch) error {
 	return nil
 }
 
+// RecycleValues: the engine knows no record emitted so far is read any
+// more (runtime.ValueRecycler), so the next events are written over them.
+func (s *source) RecycleValues() { s.arena.Rewind() }
+
 func (s *source) SnapshotState(int64) error {
 	s.splits.Snapshot(s.ctx, positionsList)
 	return nil

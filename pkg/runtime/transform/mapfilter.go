@@ -26,7 +26,9 @@ func configureMap(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{OnError: true, NewOperator: func() runtime.Operator { return &mapOp{prog: p.Clone()} }}
+	// Its results are its own bytes (the arena's); a dead letter copies.
+	return &runtime.Plan{OnError: true, InputValues: runtime.ValuesDropped,
+		NewOperator: func() runtime.Operator { return &mapOp{prog: p.Clone()} }}
 }
 
 // mapOp replaces each record's value by the expression's result.
@@ -68,7 +70,8 @@ func configureFilter(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{OnError: true, NewOperator: func() runtime.Operator { return &filterOp{prog: p.Clone()} }}
+	return &runtime.Plan{OnError: true, InputValues: runtime.ValuesForwarded,
+		NewOperator: func() runtime.Operator { return &filterOp{prog: p.Clone()} }}
 }
 
 // filterOp keeps records for which the expression is true.
@@ -103,7 +106,8 @@ func configureKeyBy(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{KeyedOutput: true, OnError: true, NewOperator: func() runtime.Operator { return &keyByOp{prog: p.Clone()} }}
+	return &runtime.Plan{KeyedOutput: true, OnError: true, InputValues: runtime.ValuesForwarded,
+		NewOperator: func() runtime.Operator { return &keyByOp{prog: p.Clone()} }}
 }
 
 // keyByOp sets each record's key; the runtime partitions by it.
