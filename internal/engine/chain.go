@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
@@ -51,28 +52,46 @@ func (g *Graph) chain() {
 		}
 		v.chainHead = h
 	}
+	g.planValueReuse()
 }
 
-// valuesDieInChain reports whether no record source vertex v emits is
-// read once its chain has handled the batch that carries it: every reader
-// of v, and of each reader that forwards v's Values, runs in v's chain and
-// keeps none of them (Plan.InputValues). Then the source may reuse their
-// bytes after each batch (runtime.ValueRecycler). Anything else (a reader
-// on a goroutine of its own, a side output's reader, an operator that
-// claims nothing) says no.
-func valuesDieInChain(v *Vertex) bool {
-	head := v
-	if v.chainHead != nil {
-		head = v.chainHead
+// planValueReuse decides for every source whether it may write each
+// batch over the last one (Vertex.recycles, runtime.ValueRecycler), and
+// which vertices must then copy the records they send off the chain
+// (Vertex.copiesOut). A source may when its readers are all in its chain
+// and carriesInChain holds for it.
+func (g *Graph) planValueReuse() {
+	for _, s := range g.Vertices {
+		if s.Plan.NewSource == nil || len(s.Outputs) == 0 || slices.ContainsFunc(s.Outputs, func(o *Vertex) bool { return o.chainHead != s }) {
+			continue
+		}
+		var carriers []*Vertex
+		if carriesInChain(s, s, &carriers) {
+			s.recycles = true
+			for _, v := range carriers {
+				v.copiesOut = true
+			}
+		}
 	}
+}
+
+// carriesInChain reports whether the source records v emits (with the
+// Values of head, the source) are read nowhere once head's chain has
+// handled their batch, given that every vertex it appends to carriers
+// copies what it sends off the chain: each reader of v in the chain drops
+// them or forwards them under the same rule (Plan.InputValues), and a
+// reader off the chain (on its own goroutine, of a side output, keyed)
+// gets copies. An operator in the chain that claims nothing says no.
+func carriesInChain(v, head *Vertex, carriers *[]*Vertex) bool {
+	*carriers = append(*carriers, v)
 	for _, o := range v.Outputs {
 		if o.chainHead != head {
-			return false
+			continue // off the chain: v copies what it sends o
 		}
 		switch o.Plan.InputValues {
 		case runtime.ValuesDropped:
 		case runtime.ValuesForwarded:
-			if !valuesDieInChain(o) {
+			if !carriesInChain(o, head, carriers) {
 				return false
 			}
 		default:

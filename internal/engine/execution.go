@@ -122,10 +122,13 @@ func (e *execution) wire(byVertex [][]*subtask) {
 				if in.Key != nil {
 					ed.key = in.Key()
 				}
+				// A record leaving a recycling source's chain is copied.
+				ed.copy = in.From.copiesOut
 				if in.Part == Forward {
 					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
 					if r := readers[wi]; r.head != nil {
 						ed.targets[0].local = r // chained: this is its only input
+						ed.copy = false
 					}
 				} else {
 					for _, r := range readers {

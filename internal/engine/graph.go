@@ -41,6 +41,10 @@ type Vertex struct {
 	// chainHead is the vertex whose goroutines run this one's subtasks
 	// (chain.go); nil: they run on their own.
 	chainHead *Vertex
+	// recycles: the source writes each batch over the last one; copiesOut:
+	// the vertex copies the records it sends off its chain, for a source
+	// that does (planValueReuse).
+	recycles, copiesOut bool
 }
 
 // Input is an edge into a vertex.

@@ -70,6 +70,23 @@ type edge struct {
 	// keyed is the record being keyed: the selector takes a pointer, and
 	// one to a local would move every record to the heap.
 	keyed runtime.Record
+	// copy: the edge leaves the chain of a source that writes each batch
+	// over the last (planValueReuse), so a record's Key and Value are
+	// copied into arena before they are buffered.
+	copy  bool
+	arena runtime.Arena
+}
+
+// copied is r with its Key and Value in e's own memory (nil stays nil:
+// no value is not an empty one, docs/values.md).
+func (e *edge) copied(r runtime.Record) runtime.Record {
+	if r.Value != nil {
+		r.Value = e.arena.Copy(r.Value)
+	}
+	if r.Key != nil {
+		r.Key = e.arena.Copy(r.Key)
+	}
+	return r
 }
 
 // output implements runtime.Output. It buffers per downstream channel and
@@ -121,6 +138,9 @@ func (o *output) Emit(r runtime.Record) {
 			b = newBatch()
 			e.bufs[0] = b
 		}
+		if e.copy {
+			r = e.copied(r)
+		}
 		b.Records = append(b.Records, r)
 		if len(b.Records) == cap(b.Records) {
 			o.send(e, 0)
@@ -158,6 +178,9 @@ func (o *output) emit(edges []*edge, r runtime.Record) {
 			}
 		case Rebalance:
 			t = e.rr
+		}
+		if e.copy {
+			rec = e.copied(rec)
 		}
 		b := e.bufs[t]
 		if b == nil {

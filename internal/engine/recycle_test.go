@@ -55,10 +55,11 @@ func (s *recyclingSource) RecycleValues() {
 }
 
 // The engine lets a source reuse its Values' bytes only when nothing reads
-// them after its chain has handled their batch: every reader chained, and
-// each one dropping them (map, discard, a sink that copies) or forwarding
-// them to such readers (filter). Where it does, the results are whole;
-// where any reader might keep them, it never does.
+// them after its chain has handled their batch: its reader chained, and
+// each operator in the chain dropping them (map, discard, a sink that
+// copies) or forwarding them (filter, keyBy) to such operators or off the
+// chain, which gets copies. Where it does, the results are whole; where
+// an operator in the chain might keep them, it never does.
 func TestSourceValuesRecycledOnlyWhenNothingKeepsThem(t *testing.T) {
 	const count = 20000
 	for _, c := range []struct {
@@ -72,6 +73,12 @@ func TestSourceValuesRecycledOnlyWhenNothingKeepsThem(t *testing.T) {
 		{"filter sink", "true", `
   - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1"}
   - {uid: out, type: test-collect, from: [odd], name: NAME}`, true},
+		{"two readers", "true", `
+  - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1"}
+  - {uid: m, type: map, from: [odd], expr: "{i: idx}"}
+  - {uid: out, type: test-collect, from: [m], name: NAME}
+  - {uid: all, type: filter, from: [src], expr: "idx % 2 == 1"}
+  - {uid: allOut, type: test-collect, from: [all], name: NAME-all, parallelism: 2}`, true},
 		{"unchained", "false", `
   - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1"}
   - {uid: out, type: test-collect, from: [odd], name: NAME}`, false},
@@ -81,12 +88,20 @@ func TestSourceValuesRecycledOnlyWhenNothingKeepsThem(t *testing.T) {
   - {uid: out, type: test-collect, from: [pass], name: NAME}`, false},
 		{"a reader on its own goroutine", "true", `
   - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1"}
-  - {uid: out, type: test-collect, from: [odd], name: NAME, parallelism: 2}`, false},
+  - {uid: out, type: test-collect, from: [odd], name: NAME, parallelism: 2}`, true},
+		{"a source whose reader is off its chain", "true", `
+  - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1", parallelism: 2}
+  - {uid: out, type: test-collect, from: [odd], name: NAME}`, false},
 		{"a keyed reader", "true", `
   - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1"}
   - {uid: key, type: keyBy, from: [odd], expr: "idx % 7"}
   - {uid: cnt, type: count, from: [key]}
-  - {uid: out, type: test-collect, from: [cnt], name: NAME}`, false},
+  - {uid: out, type: test-collect, from: [cnt], name: NAME}`, true},
+		{"a side output and a reader on its own goroutine", "true", `
+  - {uid: odd, type: filter, from: [src], expr: "idx % 2 == 1"}
+  - {uid: m, type: map, from: [odd], expr: "{i: idx}"}
+  - {uid: out, type: test-collect, from: [m], name: NAME}
+  - {uid: all, type: test-collect, from: [odd], name: NAME-all, parallelism: 2}`, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var recycled atomic.Int64
@@ -116,15 +131,21 @@ func TestSourceValuesRecycledOnlyWhenNothingKeepsThem(t *testing.T) {
 				require.Equal(t, count/2, sum)
 				return
 			}
-			want := make([]string, 0, count/2)
-			for i := 1; i < count; i += 2 {
-				if c.name == "filter map sink" {
-					want = append(want, fmt.Sprintf(`{"i":%d}`, i))
-				} else {
-					want = append(want, fmt.Sprintf(`{"idx":%d}`, i))
+			odd := func(format string) []string {
+				want := make([]string, 0, count/2)
+				for i := 1; i < count; i += 2 {
+					want = append(want, fmt.Sprintf(format, i))
 				}
+				return want
 			}
-			require.ElementsMatch(t, want, got)
+			if strings.Contains(c.ops, "type: map") {
+				require.ElementsMatch(t, odd(`{"i":%d}`), got)
+			} else {
+				require.ElementsMatch(t, odd(`{"idx":%d}`), got)
+			}
+			if strings.Contains(c.ops, "NAME-all") {
+				require.ElementsMatch(t, odd(`{"idx":%d}`), runtimetest.Values(name+"-all"))
+			}
 		})
 	}
 }

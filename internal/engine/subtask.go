@@ -130,11 +130,12 @@ func (t *subtask) runSource() (err error) {
 		t.refreshSplits(time.Now())
 	}
 	direct := t.directEdge()
-	// recycler: the source may reuse its Values' bytes after each batch
-	// that went straight down the chain (then nothing of it is pending in
-	// an output buffer, and the chain has handled it: send is a call).
+	// recycler: the source may reuse its Values' bytes once its chain has
+	// handled a batch: once the batch is sent (to chained readers, a call)
+	// and nothing of it is pending in an output buffer; what left the
+	// chain was copied (planValueReuse).
 	recycler, _ := t.src.(runtime.ValueRecycler)
-	if direct == nil || len(direct.targets) != 1 || direct.targets[0].local == nil || !valuesDieInChain(t.v) {
+	if !t.v.recycles {
 		recycler = nil
 	}
 	for {
@@ -182,12 +183,15 @@ func (t *subtask) runSource() (err error) {
 				direct.bufs[0] = b
 				t.out.send(direct, 0)
 				t.out.publish()
-				if recycler != nil {
-					recycler.RecycleValues()
-				}
 			} else {
 				t.out.EmitBatch(b)
 				releaseBatch(b)
+				if recycler != nil {
+					_ = t.out.Flush() // its error is Err's, below
+				}
+			}
+			if recycler != nil && t.out.Err() == nil {
+				recycler.RecycleValues()
 			}
 		} else {
 			releaseBatch(b)

@@ -91,7 +91,10 @@ type Plan struct {
 	// its input records' Values once the Process call that handed them
 	// over returns; the engine lets a source reuse its Values' bytes
 	// (ValueRecycler) only when every operator that sees them says
-	// ValuesForwarded or ValuesDropped. The zero value claims nothing.
+	// ValuesForwarded or ValuesDropped. It is a promise, as Flink's object
+	// reuse is: an operator that claims it and keeps a Value (or a slice
+	// of one) reads other records' bytes later. The zero value claims
+	// nothing, and is always safe.
 	InputValues ValueUse
 }
 

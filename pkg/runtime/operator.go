@@ -29,12 +29,13 @@ type Source interface {
 }
 
 // ValueRecycler is a Source that can reuse the bytes of the Values it
-// emitted. RecycleValues tells it that no record it has emitted is read
-// any more: the next Poll may overwrite their Values (Arena.Rewind). The
-// engine calls it after a batch only when every operator that sees the
-// source's Values runs on the source's goroutine (chaining) and keeps none
-// past the call (Plan.InputValues), once the whole chain has handled the
-// batch; never for other jobs. This is Flink's object reuse, decided by
+// emitted. RecycleValues tells it that no Value it has emitted is read
+// any more: the next Poll may overwrite them (Arena.Rewind). The engine
+// calls it once the source's chain has handled a batch, and only when
+// every operator of the chain that sees the source's Values keeps none
+// past the call (Plan.InputValues); the records that leave the chain are
+// copied first. Only Values: a source's Keys must not be in memory it
+// recycles (a map passes its input's Key on, to readers off the chain). This is Flink's object reuse, decided by
 // the engine instead of promised by the user: the source's records stay
 // in one cache-warm stretch of memory instead of new memory per batch.
 type ValueRecycler interface {

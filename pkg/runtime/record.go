@@ -152,6 +152,10 @@ func (a *Arena) Rewind() {
 // Go's only way to such memory is strings.Builder's growth, which calls the
 // runtime's bytealg.MakeNoZero. The Builder and its string are dropped: the
 // returned slice is the block's only reference, which keeps it alive.
+// unsafe.StringData's bytes must not be modified in general because the
+// string would change; here no string of them is kept, compared or hashed,
+// and the memory is the Builder's []byte buffer (heap, noscan), which the
+// Builder itself writes the same way.
 func makeNoZero(n int) []byte {
 	var b strings.Builder
 	b.Grow(n)
