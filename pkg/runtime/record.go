@@ -76,8 +76,12 @@ func (a *Arena) Alloc(n int) []byte {
 	return a.buf[start : start : start+n]
 }
 
-// Copy returns a copy of p that lives in the arena.
+// Copy returns a copy of p that lives in the arena. An empty p gives an
+// empty slice, not nil: no value is not an empty one (docs/values.md).
 func (a *Arena) Copy(p []byte) []byte {
+	if len(p) == 0 && p != nil {
+		return []byte{}
+	}
 	return append(a.Alloc(len(p)), p...)
 }
 
