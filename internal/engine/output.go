@@ -80,13 +80,20 @@ type edge struct {
 // copied is r with its Key and Value in e's own memory (nil stays nil:
 // no value is not an empty one, docs/values.md).
 func (e *edge) copied(r runtime.Record) runtime.Record {
-	if r.Value != nil {
-		r.Value = e.arena.Copy(r.Value)
-	}
-	if r.Key != nil {
-		r.Key = e.arena.Copy(r.Key)
-	}
+	r.Value, r.Key = e.copyOf(r.Value), e.copyOf(r.Key)
 	return r
+}
+
+// copyOf is p in e's arena: nil stays nil and empty stays empty (which
+// Arena.Copy does not keep apart).
+func (e *edge) copyOf(p []byte) []byte {
+	switch {
+	case p == nil:
+		return nil
+	case len(p) == 0:
+		return []byte{}
+	}
+	return e.arena.Copy(p)
 }
 
 // output implements runtime.Output. It buffers per downstream channel and

