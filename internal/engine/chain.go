@@ -75,6 +75,26 @@ func (g *Graph) planValueReuse() {
 	}
 }
 
+// planUnreadValues marks the vertices that are sent records without
+// Values (Vertex.valuesUnread).
+func (g *Graph) planUnreadValues() {
+	for _, v := range g.Vertices {
+		v.valuesUnread = valuesUnread(v, g.Vertices)
+	}
+}
+
+// valuesUnread reports whether v reads none of its input records' Values:
+// it claims so (runtime.ValuesUnread), and none of its side outputs, which
+// may carry them, is read by one of vs.
+func valuesUnread(v *Vertex, vs []*Vertex) bool {
+	if v.Plan.InputValues != runtime.ValuesUnread {
+		return false
+	}
+	return !slices.ContainsFunc(vs, func(r *Vertex) bool {
+		return slices.ContainsFunc(r.Inputs, func(in Input) bool { return in.From == v && in.Side != "" })
+	})
+}
+
 // carriesInChain reports whether the source records v emits (with the
 // Values of head, the source) are read nowhere once head's chain has
 // handled their batch, given that every vertex it appends to carriers
@@ -90,7 +110,7 @@ func carriesInChain(v, head *Vertex, carriers *[]*Vertex) bool {
 		}
 		switch o.Plan.InputValues {
 		case runtime.ValuesDropped:
-		case runtime.ValuesForwarded:
+		case runtime.ValuesForwarded, runtime.ValuesUnread: // one whose side outputs are read forwards
 			if !carriesInChain(o, head, carriers) {
 				return false
 			}

@@ -135,6 +135,8 @@ func (e *execution) wire(byVertex [][]*subtask) {
 						ed.targets = append(ed.targets, target{gate: r.gate, channel: base + wi})
 					}
 				}
+				ed.noValues = v.valuesUnread
+				ed.rewrite = ed.copy || ed.noValues
 				edges[w.id] = append(edges[w.id], ed)
 			}
 			if in.Part == Forward {

@@ -45,6 +45,9 @@ type Vertex struct {
 	// the vertex copies the records it sends off its chain, for a source
 	// that does (planValueReuse).
 	recycles, copiesOut bool
+	// valuesUnread: the records sent to this vertex go without their
+	// Values (planValueReuse, valuesUnread).
+	valuesUnread bool
 }
 
 // Input is an edge into a vertex.
@@ -86,6 +89,7 @@ func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) 
 		return nil, err
 	}
 	g.chain()
+	g.planUnreadValues()
 	return g, nil
 }
 

@@ -73,14 +73,25 @@ type edge struct {
 	// copy: the edge leaves the chain of a source that writes each batch
 	// over the last (planValueReuse), so a record's Key and Value are
 	// copied into arena before they are buffered.
-	copy  bool
-	arena runtime.Arena
+	copy bool
+	// noValues: the reader reads no Values (Vertex.valuesUnread), so
+	// records go without them, and need no copy of them.
+	noValues bool
+	rewrite  bool // copy || noValues: what is buffered is rewritten
+	arena    runtime.Arena
 }
 
-// copied is r with its Key and Value in e's own memory (nil stays nil:
-// no value is not an empty one, docs/values.md).
-func (e *edge) copied(r runtime.Record) runtime.Record {
-	r.Value, r.Key = e.copyOf(r.Value), e.copyOf(r.Key)
+// rewritten is r as e buffers it: without its Value for a reader that
+// reads none, and with its Key and Value in e's own memory when they are
+// the recycling source's (nil stays nil: no value is not an empty one,
+// docs/values.md).
+func (e *edge) rewritten(r runtime.Record) runtime.Record {
+	if e.noValues {
+		r.Value = nil
+	}
+	if e.copy {
+		r.Value, r.Key = e.copyOf(r.Value), e.copyOf(r.Key)
+	}
 	return r
 }
 
@@ -145,8 +156,8 @@ func (o *output) Emit(r runtime.Record) {
 			b = newBatch()
 			e.bufs[0] = b
 		}
-		if e.copy {
-			r = e.copied(r)
+		if e.rewrite {
+			r = e.rewritten(r)
 		}
 		b.Records = append(b.Records, r)
 		if len(b.Records) == cap(b.Records) {
@@ -186,8 +197,8 @@ func (o *output) emit(edges []*edge, r runtime.Record) {
 		case Rebalance:
 			t = e.rr
 		}
-		if e.copy {
-			rec = e.copied(rec)
+		if e.rewrite {
+			rec = e.rewritten(rec)
 		}
 		b := e.bufs[t]
 		if b == nil {

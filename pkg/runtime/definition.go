@@ -91,10 +91,11 @@ type Plan struct {
 	// its input records' Values once the Process call that handed them
 	// over returns; the engine lets a source reuse its Values' bytes
 	// (ValueRecycler) only when every operator that sees them says
-	// ValuesForwarded or ValuesDropped. It is a promise, as Flink's object
-	// reuse is: an operator that claims it and keeps a Value (or a slice
-	// of one) reads other records' bytes later. The zero value claims
-	// nothing, and is always safe.
+	// ValuesForwarded, ValuesDropped or ValuesUnread (which also lets the
+	// engine send the operator records without Values). It is a promise,
+	// as Flink's object reuse is: an operator that claims it and keeps a
+	// Value (or a slice of one) reads other records' bytes later, or reads
+	// none. The zero value claims nothing, and is always safe.
 	InputValues ValueUse
 }
 
@@ -113,6 +114,15 @@ const (
 	// has Values of its own (a map) or it emits nothing (a sink that
 	// writes them out during the call).
 	ValuesDropped
+	// ValuesUnread: it does not read them at all, keeps none, and emits
+	// none of them on its main output (a window that only counts): the
+	// engine may hand it records without Values (nil), and does on the
+	// edges into it that are not in a chain, when none of its side
+	// outputs (which may carry input records as they are: late records,
+	// dead letters) has a reader; else it is held to ValuesForwarded.
+	// Sparing the copy of each Value into the reader's memory is what
+	// Flink's planner gets by pruning the fields a query never reads.
+	ValuesUnread
 )
 
 // ConfigContext is what an operator type sees while configuring.

@@ -21,7 +21,8 @@ var keyedDefs = []runtime.Definition{
 func configureCount(c *runtime.ConfigContext) *runtime.Plan {
 	var o struct{}
 	c.Decode(&o)
-	return &runtime.Plan{KeyedInput: true, NewOperator: func() runtime.Operator { return &countOp{} }}
+	// It reads no Values: a record is its key.
+	return &runtime.Plan{KeyedInput: true, InputValues: runtime.ValuesUnread, NewOperator: func() runtime.Operator { return &countOp{} }}
 }
 
 // countOp keeps a count per key in keyed value state.

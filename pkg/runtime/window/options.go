@@ -66,6 +66,9 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	}
 	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true,
 		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newFunction(cfg)) }}
+	if cfg.nargs == 0 { // count() alone: a record is its key and time
+		p.InputValues = runtime.ValuesUnread
+	}
 	if !cfg.processing {
 		p.EventTime = fmt.Sprintf("window %q works on event time", c.Op.UID)
 	}
