@@ -60,16 +60,29 @@ func (g *Graph) chain() {
 // which vertices must then copy the records they send off the chain
 // (Vertex.copiesOut). A source may when its readers are all in its chain
 // and carriesInChain holds for it.
+//
+// An operator in a source's chain may as well, under the same rule, for
+// the Values it emits (a map's results): the source's goroutine has sent
+// every batch through the whole chain, so nothing of what the operator
+// emitted is read once it has no record buffered (runSource).
 func (g *Graph) planValueReuse() {
-	for _, s := range g.Vertices {
-		if s.Plan.NewSource == nil || len(s.Outputs) == 0 || slices.ContainsFunc(s.Outputs, func(o *Vertex) bool { return o.chainHead != s }) {
+	for _, v := range g.Vertices {
+		head := v
+		switch {
+		case v.Plan.NewSource != nil:
+		case v.chainHead != nil && v.chainHead.Plan.NewSource != nil:
+			head = v.chainHead
+		default:
+			continue
+		}
+		if len(v.Outputs) == 0 || slices.ContainsFunc(v.Outputs, func(o *Vertex) bool { return o.chainHead != head }) {
 			continue
 		}
 		var carriers []*Vertex
-		if carriesInChain(s, s, &carriers) {
-			s.recycles = true
-			for _, v := range carriers {
-				v.copiesOut = true
+		if carriesInChain(v, head, &carriers) {
+			v.recycles = true
+			for _, c := range carriers {
+				c.copiesOut = true
 			}
 		}
 	}

@@ -248,6 +248,18 @@ func (o *output) send(e *edge, t int) {
 	}
 }
 
+// buffered reports whether a record waits in one of o's buffers.
+func (o *output) buffered() bool {
+	for _, e := range o.edges {
+		for _, b := range e.bufs {
+			if b != nil && len(b.Records) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Flush sends every non-empty buffer.
 func (o *output) Flush() error {
 	for _, e := range o.edges {

@@ -134,10 +134,7 @@ func (t *subtask) runSource() (err error) {
 	// handled a batch: once the batch is sent (to chained readers, a call)
 	// and nothing of it is pending in an output buffer; what left the
 	// chain was copied (planValueReuse).
-	recycler, _ := t.src.(runtime.ValueRecycler)
-	if !t.v.recycles {
-		recycler = nil
-	}
+	recyclers := t.recyclers()
 	for {
 		for {
 			it, ok := t.gate.TryNext()
@@ -186,12 +183,12 @@ func (t *subtask) runSource() (err error) {
 			} else {
 				t.out.EmitBatch(b)
 				releaseBatch(b)
-				if recycler != nil {
+				if len(recyclers) > 0 {
 					_ = t.out.Flush() // its error is Err's, below
 				}
 			}
-			if recycler != nil && t.out.Err() == nil {
-				recycler.RecycleValues()
+			if len(recyclers) > 0 && t.out.Err() == nil {
+				recycleValues(recyclers)
 			}
 		} else {
 			releaseBatch(b)
@@ -211,6 +208,39 @@ func (t *subtask) runSource() (err error) {
 		}
 		if perr != nil {
 			return perr
+		}
+	}
+}
+
+// recycler is a source, or an operator of its chain, whose Values may be
+// written over once the chain has handled a batch (Vertex.recycles).
+type recycler struct {
+	r   runtime.ValueRecycler
+	out *output // an operator's: it recycles only when it buffers nothing
+}
+
+// recyclers returns those of source t's chain.
+func (t *subtask) recyclers() []recycler {
+	var rs []recycler
+	if r, ok := t.src.(runtime.ValueRecycler); ok && t.v.recycles {
+		rs = append(rs, recycler{r: r})
+	}
+	for _, c := range t.chain {
+		if r, ok := c.op.(runtime.ValueRecycler); ok && c.v.recycles {
+			rs = append(rs, recycler{r: r, out: c.out})
+		}
+	}
+	return rs
+}
+
+// recycleValues tells each of rs that the Values it emitted are dead: the
+// source's batch went through the whole chain and was flushed, so only
+// an operator's records emitted outside it (by a timer, with nothing
+// after it to flush them) can still be buffered; such an operator waits.
+func recycleValues(rs []recycler) {
+	for _, r := range rs {
+		if r.out == nil || !r.out.buffered() {
+			r.r.RecycleValues()
 		}
 	}
 }

@@ -28,16 +28,19 @@ type Source interface {
 	Close() error
 }
 
-// ValueRecycler is a Source that can reuse the bytes of the Values it
-// emitted. RecycleValues tells it that no Value it has emitted is read
-// any more: the next Poll may overwrite them (Arena.Rewind). The engine
-// calls it once the source's chain has handled a batch, and only when
-// every operator of the chain that sees the source's Values keeps none
+// ValueRecycler is a Source, or an Operator, that can reuse the bytes of
+// the Values it emitted. RecycleValues tells it that no Value it has
+// emitted is read any more: the next Poll or Process may overwrite them
+// (Arena.Rewind). The engine calls it once the chain of the source (the
+// operator's chain, headed by a source) has handled a batch, and only
+// when every operator of the chain that sees those Values keeps none
 // past the call (Plan.InputValues); the records that leave the chain are
-// copied first. Only Values: a source's Keys must not be in memory it
-// recycles (a map passes its input's Key on, to readers off the chain). This is Flink's object reuse, decided by
-// the engine instead of promised by the user: the source's records stay
-// in one cache-warm stretch of memory instead of new memory per batch.
+// copied first. An operator implements it only if it keeps none of what
+// it emits itself (a map). Only Values: Keys must not be in memory that
+// is recycled (a map passes its input's Key on, to readers off the
+// chain). This is Flink's object reuse, decided by the engine instead of
+// promised by the user: the records stay in one cache-warm stretch of
+// memory instead of new memory per batch.
 type ValueRecycler interface {
 	RecycleValues()
 }

@@ -41,6 +41,10 @@ type mapOp struct {
 func (m *mapOp) Open(ctx *runtime.Context) error { m.ctx = ctx; return nil }
 func (m *mapOp) Close() error                    { return nil }
 
+// RecycleValues implements runtime.ValueRecycler: it keeps none of its
+// results, so once the engine says they are dead the arena starts over.
+func (m *mapOp) RecycleValues() { m.arena.Rewind() }
+
 func (m *mapOp) Process(b *runtime.Batch, out runtime.Output) error {
 	for i := range b.Records {
 		// Straight into the arena, room for a result somewhat longer than
