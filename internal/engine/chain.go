@@ -11,21 +11,21 @@ import (
 
 // Operator chaining (docs/chaining.md), when the job asks for it: a
 // subtask that reads only its producer, one to one, and holds nothing a
-// goroutine of its own is needed for (keyed state, timers, checkpoint
-// callbacks) runs on its producer's goroutine. The producer hands it each
+// goroutine of its own is needed for (timers, checkpoint callbacks) runs
+// on its producer's goroutine. The producer hands it each
 // batch, barrier and watermark by calling it (target.local) instead of
 // pushing into its gate. It is still a subtask: it opens, snapshots,
 // acknowledges, counts and fails as itself.
 
 // chainable reports whether the subtasks of v may run on the goroutines
-// of the subtasks they read: v reads one producer one to one and keeps no
-// keyed state, and its operator (newOp makes one) has no part that needs
-// the subtask's own loop or must not wait on the producer's goroutine.
+// of the subtasks they read: v reads one producer one to one, and its
+// operator (newOp makes one) has no part that needs the subtask's own
+// loop or must not wait on the producer's goroutine.
 func chainable(v *Vertex, newOp func() runtime.Operator) bool {
-	if v.Plan.NewSource != nil || newOp == nil || v.Plan.KeyedInput || v.Plan.GlobalKey || len(v.Inputs) != 1 {
+	if v.Plan.NewSource != nil || newOp == nil || v.Plan.GlobalKey || len(v.Inputs) != 1 {
 		return false
 	}
-	if in := v.Inputs[0]; in.Part != Forward || in.Side != "" || in.Key != nil {
+	if in := v.Inputs[0]; in.Side != "" || in.Key != nil || !oneToOne(v, in) {
 		return false
 	}
 	switch newOp().(type) {
@@ -33,6 +33,22 @@ func chainable(v *Vertex, newOp func() runtime.Operator) bool {
 		return false
 	}
 	return true
+}
+
+// oneToOne reports whether each subtask of v reads the producer subtask
+// of its own index and no other: a forward edge, or a keyed one (a
+// keyBy's) from parallelism 1 to 1, where the one reader owns every key
+// group. A keyed operator chained so keeps its keyed state on its head's
+// goroutine, where it also snapshots it; at another parallelism (a restore
+// may change it: chaining is in no snapshot) it runs unchained.
+func oneToOne(v *Vertex, in Input) bool {
+	switch in.Part {
+	case Forward:
+		return !v.Plan.KeyedInput
+	case Hash:
+		return v.Plan.KeyedInput && v.Parallelism == 1 && in.From.Parallelism == 1
+	}
+	return false
 }
 
 // chain gives every chainable vertex its chain's head: the vertex it reads,

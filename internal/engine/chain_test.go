@@ -18,7 +18,8 @@ import (
 )
 
 // chainSpec: a filter, a map and a keyBy that chain to the source, a keyed
-// count that cannot, and a sink at parallelism 1 that reads it rebalanced.
+// count that cannot (unless par is 1), and a sink at parallelism 1 that
+// reads it rebalanced (forward at par 1).
 func chainSpec(name string, par, count int, chaining bool) string {
 	return fmt.Sprintf(`
 name: chained
@@ -45,37 +46,45 @@ func chainedTo(info api.JobInfo) map[string]string {
 
 // A chained job computes what the same job unchained does, operator by
 // operator: the same records in and out, and the same counts. Only the
-// operators that read their producer one to one and keep no state chain.
+// operators that read their producer one to one and keep no state chain;
+// at parallelism 1 a keyed operator without timers (count) reads its
+// keyBy one to one and chains too.
 func TestChainedJobMatchesUnchained(t *testing.T) {
 	const total = 30000
-	records := map[bool]map[string][2]int64{}
-	for _, chaining := range []bool{false, true} {
-		name := runtimetest.UniqueName(t)
-		j := runtimetest.Start(t, chainSpec(name, 2, total, chaining), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
-		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
-		info := j.Info()
-		want := map[string]string{"gen": "", "odd": "", "tag": "", "key": "", "cnt": "", "out": ""}
-		if chaining {
-			want["odd"], want["tag"], want["key"] = "gen", "gen", "gen"
+	for _, par := range []int{2, 1} {
+		records := map[bool]map[string][2]int64{}
+		for _, chaining := range []bool{false, true} {
+			name := runtimetest.UniqueName(t)
+			j := runtimetest.Start(t, chainSpec(name, par, total, chaining), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+			info := j.Info()
+			want := map[string]string{"gen": "", "odd": "", "tag": "", "key": "", "cnt": "", "out": ""}
+			if chaining {
+				want["odd"], want["tag"], want["key"] = "gen", "gen", "gen"
+				if par == 1 { // and the sink reads it one to one
+					want["cnt"], want["out"] = "gen", "gen"
+				}
+			}
+			require.Equal(t, want, chainedTo(info), "parallelism %d", par)
+			records[chaining] = map[string][2]int64{}
+			for _, op := range info.Operators {
+				records[chaining][op.UID] = [2]int64{op.RecordsIn, op.RecordsOut}
+			}
+			sum := 0
+			for _, n := range runtimetest.MaxCounts(t, runtimetest.Values(name)) {
+				sum += n
+			}
+			require.Equal(t, total-total/3, sum)
+			require.NotZero(t, info.Checkpoints.Completed, "checkpoints complete through the chain")
 		}
-		require.Equal(t, want, chainedTo(info))
-		records[chaining] = map[string][2]int64{}
-		for _, op := range info.Operators {
-			records[chaining][op.UID] = [2]int64{op.RecordsIn, op.RecordsOut}
-		}
-		sum := 0
-		for _, n := range runtimetest.MaxCounts(t, runtimetest.Values(name)) {
-			sum += n
-		}
-		require.Equal(t, total-total/3, sum)
-		require.NotZero(t, info.Checkpoints.Completed, "checkpoints complete through the chain")
+		require.Equal(t, records[false], records[true], "parallelism %d", par)
 	}
-	require.Equal(t, records[false], records[true])
 }
 
 // Chaining is not part of a snapshot: a job stopped with a savepoint
 // chained restores unchained at another parallelism and chained again,
-// every record counted once.
+// every record counted once; at parallelism 1 the keyed count is in the
+// chain, its state saved and restored on the source's goroutine.
 func TestChainingAcrossStopAndRestore(t *testing.T) {
 	const total = 60000
 	name := runtimetest.UniqueName(t)
@@ -83,10 +92,10 @@ func TestChainingAcrossStopAndRestore(t *testing.T) {
 	for i, run := range []struct {
 		par      int
 		chaining bool
-	}{{2, true}, {3, false}, {1, true}} {
+	}{{2, true}, {1, true}, {3, false}, {1, true}} {
 		j := runtimetest.Start(t, chainSpec(name, run.par, total, run.chaining), runtimetest.Options{Types: testTypes,
 			CheckpointsDir: t.TempDir(), SavepointsDir: spDir, Restore: path})
-		if i < 2 {
+		if i < 3 {
 			time.Sleep(300 * time.Millisecond)
 			var err error
 			path, _, err = j.Stop("", false)

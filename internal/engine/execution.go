@@ -124,7 +124,7 @@ func (e *execution) wire(byVertex [][]*subtask) {
 				}
 				// A record leaving a recycling source's chain is copied.
 				ed.copy = in.From.copiesOut
-				if in.Part == Forward {
+				if in.Part == Forward || v.chainHead != nil { // a chain's edges are one to one
 					ed.targets = []target{{gate: readers[wi].gate, channel: base}}
 					if r := readers[wi]; r.head != nil {
 						ed.targets[0].local = r // chained: this is its only input

@@ -94,7 +94,9 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 		return nil
 	}
 	fold := expr.NewFold(p, init, "acc")
-	return &runtime.Plan{KeyedInput: true, OnError: true, NewOperator: func() runtime.Operator {
+	// ValuesDropped: the accumulator and what is emitted are built in
+	// the operator's arena (or decoded, copying) from the record's Value.
+	return &runtime.Plan{KeyedInput: true, OnError: true, InputValues: runtime.ValuesDropped, NewOperator: func() runtime.Operator {
 		op := &reduceOp{prog: p.Clone()}
 		if init != nil {
 			op.init = init.Clone()
