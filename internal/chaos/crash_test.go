@@ -61,6 +61,16 @@ type workload struct {
 	// exact judges a report: nil is eocheck.Report.OK (nothing lost,
 	// duplicated or reordered); a job that does not keep order sets its own.
 	exact func(*eocheck.Report) bool
+	// fileSinks is the number of file sink subtasks (0: 2, the suites'
+	// parallelism).
+	fileSinks int
+}
+
+func (w workload) sinks() int {
+	if w.fileSinks == 0 {
+		return 2
+	}
+	return w.fileSinks
 }
 
 func (w workload) ok(r *eocheck.Report) bool {
@@ -352,9 +362,10 @@ func crashCases(t *testing.T, w workload, s sweep) []crashCase {
 	for _, p := range latePoints {
 		base = append(base, crashCase{point: p, k: 1, after: 1})
 	}
-	// A restore opens 6 subtasks, 2 of them file sinks.
-	for _, c := range []crashCase{{point: "task.open", k: 1}, {point: "task.open", k: 6},
-		{point: "file.restore", k: 1}, {point: "file.restore", k: 2}} {
+	// A restore opens every subtask (as many as the reference run
+	// opened), the file sinks among them.
+	for _, c := range []crashCase{{point: "task.open", k: 1}, {point: "task.open", k: ref.hits["task.open"]},
+		{point: "file.restore", k: 1}, {point: "file.restore", k: w.sinks()}} {
 		c.restored = true
 		base = append(base, c)
 	}
