@@ -151,8 +151,8 @@ func carriesInChain(v, head *Vertex, carriers *[]*Vertex) bool {
 }
 
 // chainTasks puts each subtask of a chained vertex in the chain of the
-// subtask of its head with the same index (every edge of a chain is
-// forward).
+// subtask of its head with the same index (every edge of a chain is one
+// to one: forward, or keyed from parallelism 1 to 1).
 func (e *execution) chainTasks(byVertex [][]*subtask) {
 	for _, v := range e.g.Vertices {
 		if v.chainHead == nil {

@@ -135,7 +135,9 @@ func (e *execution) wire(byVertex [][]*subtask) {
 						ed.targets = append(ed.targets, target{gate: r.gate, channel: base + wi})
 					}
 				}
-				ed.noValues = v.valuesUnread
+				// In a chain sparing the Values saves nothing: they are
+				// handed over as they are (docs/value-reuse.md).
+				ed.noValues = v.valuesUnread && v.chainHead == nil
 				ed.rewrite = ed.copy || ed.noValues
 				edges[w.id] = append(edges[w.id], ed)
 			}

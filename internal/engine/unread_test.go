@@ -41,8 +41,8 @@ func (unreadOp) Process(b *runtime.Batch, out runtime.Output) error {
 // them on the edges off a chain (keyed, rebalanced), unless one of its
 // side outputs is read: then it gets them whole, and what it forwards
 // there arrives intact, from a source that overwrites its Values once its
-// chain is done with them. In a chain it gets them as they are (sparing
-// them would save nothing).
+// chain is done with them. In a chain (a keyed one too, at parallelism 1)
+// it gets them as they are (sparing them would save nothing).
 func TestValuesUnreadAreNotSent(t *testing.T) {
 	const count = 5000
 	for _, c := range []struct {
@@ -55,8 +55,12 @@ func TestValuesUnreadAreNotSent(t *testing.T) {
   - {uid: out, type: test-collect, from: [u], name: NAME}`, "1", true},
 		{"keyed", `
   - {uid: key, type: keyBy, from: [src], expr: "idx % 7"}
-  - {uid: u, type: test-unread, from: [key], keyed: true}
+  - {uid: u, type: test-unread, from: [key], keyed: true, parallelism: 2}
   - {uid: out, type: test-collect, from: [u], name: NAME}`, "0", true},
+		{"keyed, chained at parallelism 1", `
+  - {uid: key, type: keyBy, from: [src], expr: "idx % 7"}
+  - {uid: u, type: test-unread, from: [key], keyed: true}
+  - {uid: out, type: test-collect, from: [u], name: NAME}`, "1", true},
 		{"on another parallelism", `
   - {uid: u, type: test-unread, from: [src], parallelism: 2}
   - {uid: out, type: test-collect, from: [u], name: NAME}`, "0", false},
