@@ -13,7 +13,8 @@
 //
 // Each subtask runs on a goroutine of its own, and every method of its
 // instance is called on that goroutine, one at a time. (In a job with
-// chaining: true, a stateless operator that reads one producer one to one
+// chaining: true, an operator without timers or checkpoint callbacks that
+// reads one producer one to one, a keyed one at parallelism 1 included,
 // runs on that producer's goroutine instead: still one call at a time,
 // never two goroutines.)
 //
