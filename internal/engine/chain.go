@@ -112,11 +112,13 @@ func (g *Graph) planUnreadValues() {
 	}
 }
 
-// valuesUnread reports whether v reads none of its input records' Values:
-// it claims so (runtime.ValuesUnread), and none of its side outputs, which
-// may carry them, is read by one of vs.
+// valuesUnread reports whether v is sent records without Values: it is
+// not chained (in a chain its records are handed over as they are, and
+// sparing them saves nothing), it reads none of its input records' Values
+// (runtime.ValuesUnread), and none of its side outputs, which may carry
+// them, is read by one of vs.
 func valuesUnread(v *Vertex, vs []*Vertex) bool {
-	if v.Plan.InputValues != runtime.ValuesUnread {
+	if v.chainHead != nil || v.Plan.InputValues != runtime.ValuesUnread {
 		return false
 	}
 	return !slices.ContainsFunc(vs, func(r *Vertex) bool {

@@ -135,9 +135,7 @@ func (e *execution) wire(byVertex [][]*subtask) {
 						ed.targets = append(ed.targets, target{gate: r.gate, channel: base + wi})
 					}
 				}
-				// In a chain sparing the Values saves nothing: they are
-				// handed over as they are (docs/value-reuse.md).
-				ed.noValues = v.valuesUnread && v.chainHead == nil
+				ed.noValues = v.valuesUnread
 				ed.rewrite = ed.copy || ed.noValues
 				edges[w.id] = append(edges[w.id], ed)
 			}
