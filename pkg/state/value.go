@@ -48,6 +48,23 @@ func (s *Value[T]) Put(v T) {
 // Delete removes the current key's value.
 func (s *Value[T]) Delete() { delete(s.groups[s.b.curKG], string(s.b.curKey)) }
 
+// DeleteWhere removes every key's value for which drop returns true and
+// returns how many it removed. It visits all the backend's keys of this
+// state, whatever the current key (which it leaves as it is); drop may
+// change the value it is given in place.
+func (s *Value[T]) DeleteWhere(drop func(v T) bool) int {
+	n := 0
+	for _, g := range s.groups {
+		for k, v := range g {
+			if drop(v) {
+				delete(g, k)
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // SetKey selects the current key of the state's backend (shorthand for
 // KeyedBackend.SetCurrentKey).
 func (s *Value[T]) SetKey(key []byte) { s.b.SetCurrentKey(key) }

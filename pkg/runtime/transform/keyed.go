@@ -3,6 +3,7 @@ package transform
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -15,7 +16,7 @@ var keyedDefs = []runtime.Definition{
 	{Type: "count", Kind: api.KindOperator,
 		Doc: `counts records per key (after keyBy), emitting {"key": k, "count": n} on every update`, Configure: configureCount},
 	{Type: "reduce", Kind: api.KindOperator,
-		Doc: "combines records per key (after keyBy): expr over acc and the record's fields; optional init", Configure: configureReduce},
+		Doc: "combines records per key (after keyBy): expr over acc and the record's fields; optional init; optional ttl (event time) forgets a key's acc", Configure: configureReduce},
 }
 
 func configureCount(c *runtime.ConfigContext) *runtime.Plan {
@@ -77,6 +78,9 @@ func appendJSONString(dst, s []byte) []byte {
 type reduceOptions struct {
 	Expr string `yaml:"expr,required"`
 	Init string `yaml:"init"`
+	// TTL forgets a key's accumulator once event time is more than TTL
+	// past the key's last record (see reduceTTLOp).
+	TTL *api.Duration `yaml:"ttl"`
 }
 
 func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
@@ -90,6 +94,13 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 			return nil
 		}
 	}
+	var ttl int64
+	if o.TTL != nil {
+		if ttl = o.TTL.D().Milliseconds(); ttl <= 0 {
+			c.Errorf("ttl", "ttl must be at least 1ms (event time after a key's last record at which its acc is forgotten), e.g. ttl: 1h; omit it to keep every key's acc")
+			return nil
+		}
+	}
 	if p == nil {
 		return nil
 	}
@@ -97,12 +108,15 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 	// ValuesDropped: the accumulator and what is emitted are built in
 	// the operator's arena (or decoded, copying) from the record's Value.
 	return &runtime.Plan{KeyedInput: true, OnError: true, InputValues: runtime.ValuesDropped, NewOperator: func() runtime.Operator {
-		op := &reduceOp{prog: p.Clone()}
+		op := &reduceOp{prog: p.Clone(), ttl: ttl}
 		if init != nil {
 			op.init = init.Clone()
 		}
 		if fold != nil {
 			op.fold = fold.Clone()
+		}
+		if ttl > 0 {
+			return &reduceTTLOp{reduceOp: op, nextSweep: math.MinInt64}
 		}
 		return op
 	}}
@@ -124,11 +138,14 @@ type reduceOp struct {
 	// rec is the record being reduced: the expressions take its address,
 	// which would move a parameter to the heap, once per record.
 	rec runtime.Record
+	// ttl (ms; 0: none): a record more than ttl after its key's last one
+	// starts from init again, and accumulators keep their last timestamp.
+	ttl int64
 }
 
 func (o *reduceOp) Open(ctx *runtime.Context) (err error) {
 	o.ctx = ctx
-	o.acc, err = runtime.NewValue[*accum](ctx, "acc", accumCodec{})
+	o.acc, err = runtime.NewValue[*accum](ctx, "acc", accumCodec{timestamps: o.ttl > 0})
 	return err
 }
 
@@ -151,6 +168,10 @@ func (o *reduceOp) Process(b *runtime.Batch, out runtime.Output) error {
 func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	o.acc.SetKey(r.Key)
 	a, ok := o.acc.Get()
+	if ok && o.ttl > 0 && a.expired(r.Timestamp, o.ttl) {
+		o.acc.Delete()
+		a, ok = nil, false
+	}
 	if o.fold != nil && (ok && !a.vm || !ok && o.init != nil) {
 		var cur []byte // nil: the init's
 		var at []int32
@@ -165,6 +186,9 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 				o.acc.Put(a)
 			}
 			a.setJSON(v, o.fold.Places())
+			if o.ttl > 0 {
+				a.seen(r.Timestamp)
+			}
 			if out != nil {
 				r.Value = v
 				out.Emit(*r)
@@ -205,10 +229,51 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	} else {
 		a.setValue(acc)
 	}
+	if o.ttl > 0 {
+		a.seen(r.Timestamp)
+	}
 	if out != nil {
 		r.Value = v
 		out.Emit(*r)
 	}
+	return nil
+}
+
+// reduceTTLOp is a reduce with a ttl, Flink's state TTL in event time: a
+// key's accumulator is forgotten once a record of the key comes more than
+// ttl after the key's latest one (by their timestamps: the record starts
+// from init again, as a new key's first does), and the watermark sweeps
+// away every accumulator it is more than ttl past, so that keys no record
+// comes for again (a window's, a session's) do not stay forever. A sweep
+// runs when the watermark has moved ttl since the last one: an
+// accumulator stays at most twice ttl past its last record. What a record
+// reads depends only on the records' timestamps, not on when sweeps run,
+// except for a record behind the watermark more than ttl after its key's
+// last: it may find the accumulator swept and start from init.
+//
+// It is not chained (it hears the watermark on its own subtask's loop).
+type reduceTTLOp struct {
+	*reduceOp
+	nextSweep int64 // the watermark at which to sweep next
+}
+
+var _ runtime.WatermarkListener = (*reduceTTLOp)(nil)
+
+func (o *reduceTTLOp) OnWatermark(w int64, _ runtime.Output) error {
+	if w < o.nextSweep {
+		return nil
+	}
+	o.nextSweep = math.MaxInt64
+	if w < math.MaxInt64-o.ttl {
+		o.nextSweep = w + o.ttl
+	}
+	o.acc.DeleteWhere(func(a *accum) bool {
+		if !a.hasTS { // restored from a snapshot without timestamps
+			a.seen(w)
+			return false
+		}
+		return a.expired(w, o.ttl)
+	})
 	return nil
 }
 
