@@ -28,8 +28,12 @@ func chainable(v *Vertex, newOp func() runtime.Operator) bool {
 	if in := v.Inputs[0]; in.Side != "" || in.Key != nil || !oneToOne(v, in) {
 		return false
 	}
+	// A WatermarkListener alone may chain: it hears the watermark when
+	// the watermark reaches it, as a chained subtask's event from its
+	// head; timers (processing-time ones fire from the subtask's own
+	// loop) may not.
 	switch newOp().(type) {
-	case runtime.CheckpointListener, runtime.Snapshotter, runtime.StopPreparer, runtime.TimerListener, runtime.WatermarkListener:
+	case runtime.CheckpointListener, runtime.Snapshotter, runtime.StopPreparer, runtime.TimerListener:
 		return false
 	}
 	return true

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
@@ -229,5 +230,65 @@ operators:
 		if where != "open" { // a panic in boom's Open stops the chain before next opens
 			assert.EqualValues(t, 1, closedNext.Load(), "%s: next closed once", where)
 		}
+	}
+}
+
+// ttlSpec: keyed event-time records through a reduce with a ttl (a
+// WatermarkListener without timers) that counts each user's records and
+// starts again after a gap longer than the ttl.
+func ttlSpec(name string, chaining bool) string {
+	return fmt.Sprintf(`
+name: chained-ttl
+parallelism: 1
+chaining: %v
+checkpointing: {interval: 50ms}
+watermarkInterval: 5ms
+operators:
+  - {uid: gen, type: datagen, format: events, count: %d, rate: 100000, keys: 20, step: 10ms, eventTime: {maxOutOfOrderness: 0s}}
+  - {uid: key, type: keyBy, from: [gen], expr: user}
+  - {uid: runs, type: reduce, from: [key], init: "{n: 0}", expr: "{user: user, idx: idx, n: acc.n + 1}", ttl: 500ms}
+  - {uid: out, type: test-collect, from: [runs], name: %s}
+`, chaining, ttlRecords, name)
+}
+
+const ttlRecords = 20000
+
+// A reduce with a ttl hears the watermark, and chains all the same: chained
+// and unchained it gives what the ttl means, computed here from the
+// generator (a user's count starts again when its record comes more than
+// 500 ms after the user's last one).
+func TestChainedReduceWithTTLMatchesItsMeaning(t *testing.T) {
+	opts := datagen.DefaultEventOptions()
+	opts.Keys = 20
+	g, err := datagen.NewEvents(opts)
+	require.NoError(t, err)
+	last, n := map[string]int64{}, map[string]int{}
+	var want []string
+	resets := 0
+	for i := int64(1); i <= ttlRecords; i++ {
+		e := g.At(i)
+		u := g.User(e)
+		if l, ok := last[u]; ok && e.TS-l > 500 {
+			n[u] = 0
+			resets++
+		}
+		last[u] = e.TS
+		n[u]++
+		want = append(want, fmt.Sprintf(`{"idx":%d,"n":%d,"user":"%s"}`, i, n[u], u))
+	}
+	require.Greater(t, resets, 100, "the input has gaps longer than the ttl")
+	slices.Sort(want)
+	for _, chaining := range []bool{false, true} {
+		name := runtimetest.UniqueName(t)
+		j := runtimetest.Start(t, ttlSpec(name, chaining), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+		chain := map[string]string{"gen": "", "key": "", "runs": "", "out": ""}
+		if chaining {
+			chain = map[string]string{"gen": "", "key": "gen", "runs": "gen", "out": "gen"}
+		}
+		require.Equal(t, chain, chainedTo(j.Info()))
+		got := runtimetest.Values(name)
+		slices.Sort(got)
+		require.Equal(t, want, got, "chaining %v", chaining)
 	}
 }

@@ -249,9 +249,9 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 // accumulator stays at most twice ttl past its last record. What a record
 // reads depends only on the records' timestamps, not on when sweeps run,
 // except for a record behind the watermark more than ttl after its key's
-// last: it may find the accumulator swept and start from init.
-//
-// It is not chained (it hears the watermark on its own subtask's loop).
+// last: it may find the accumulator swept and start from init. It chains
+// as a reduce without a ttl does (the watermark reaches it through the
+// chain).
 type reduceTTLOp struct {
 	*reduceOp
 	nextSweep int64 // the watermark at which to sweep next

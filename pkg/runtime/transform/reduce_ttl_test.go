@@ -114,8 +114,7 @@ func TestReduceTTLSnapshotsRestoreEitherWay(t *testing.T) {
 	require.Equal(t, `{"last":201002,"n":1}`, send(t, o3, "a", 201002))
 }
 
-// A reduce with a ttl hears the watermark, so it does not chain (the
-// engine chains no WatermarkListener); one without does not and may.
+// Only a reduce with a ttl hears the watermark (and pays for it).
 func TestReduceTTLIsAWatermarkListenerOnlyWithATTL(t *testing.T) {
 	_, plain, _ := ttlReducer(t, 0, nil)
 	_, ok := plain.(runtime.WatermarkListener)
