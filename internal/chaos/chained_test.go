@@ -72,5 +72,5 @@ func TestCrashAtEveryFaultPointChainedReduce(t *testing.T) {
 		s = sweepShort // the file job's suite sweeps the hits; this one each point
 	}
 	crashSuite(t, chainedReduceWorkload, s, "crash at every fault point, chained keyed reduce job",
-		"%d points x 2 crash models (process crash, power loss), keyed state in the source's chain")
+		"%d points x 2 crash models (process crash, power loss), keyed state in the source's chain, a reduce with a ttl hearing the watermark")
 }

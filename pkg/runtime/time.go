@@ -58,8 +58,10 @@ type TimerListener interface {
 
 // WatermarkListener is implemented by operators that act on event time for
 // all keys at once (a window that fires for every key when the watermark
-// passes its end) rather than by a timer per key. The engine calls
-// OnWatermark on the subtask's goroutine each time its input watermark
+// passes its end, a reduce sweeping expired keys) rather than by a timer
+// per key. The engine calls OnWatermark on the subtask's goroutine (its
+// chain head's, when chained: an operator that is a WatermarkListener
+// but no TimerListener may chain) each time its input watermark
 // advances to w, after the event-time timers at or before w fired and
 // before w goes downstream (so what it emits is before w), and with
 // MaxWatermark once all inputs ended. No key is current.
