@@ -169,8 +169,7 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	o.acc.SetKey(r.Key)
 	a, ok := o.acc.Get()
 	if ok && o.ttl > 0 && a.expired(r.Timestamp, o.ttl) {
-		o.acc.Delete()
-		a, ok = nil, false
+		a, ok = nil, false // Put below overwrites it; a failed record leaves it
 	}
 	if o.fold != nil && (ok && !a.vm || !ok && o.init != nil) {
 		var cur []byte // nil: the init's
@@ -248,8 +247,9 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 // runs when the watermark has moved ttl since the last one: an
 // accumulator stays at most twice ttl past its last record. What a record
 // reads depends only on the records' timestamps, not on when sweeps run,
-// except for a record behind the watermark more than ttl after its key's
-// last: it may find the accumulator swept and start from init. It chains
+// except for a late record (behind the watermark) whose key's latest
+// record the watermark is more than ttl past: it may find the accumulator
+// swept and start from init. It chains
 // as a reduce without a ttl does (the watermark reaches it through the
 // chain).
 type reduceTTLOp struct {
@@ -260,7 +260,10 @@ type reduceTTLOp struct {
 var _ runtime.WatermarkListener = (*reduceTTLOp)(nil)
 
 func (o *reduceTTLOp) OnWatermark(w int64, _ runtime.Output) error {
-	if w < o.nextSweep {
+	// At the end of input (or stop --drain) nothing more comes: a sweep
+	// would only empty a drained savepoint and time restored keys at
+	// MaxWatermark.
+	if w < o.nextSweep || w == runtime.MaxWatermark {
 		return nil
 	}
 	o.nextSweep = math.MaxInt64
