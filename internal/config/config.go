@@ -38,6 +38,12 @@ type Config struct {
 	// ShutdownSavepointTimeout bounds the stop-with-savepoint of each job
 	// on daemon shutdown.
 	ShutdownSavepointTimeout time.Duration
+	// JobStoreMaxCapacity caps the ended jobs the daemon keeps (in memory
+	// and in its registry), oldest ended dropped first (jobstore.max-capacity).
+	JobStoreMaxCapacity int
+	// SubmitRateLimit is how many submissions per second one client may
+	// send (rest.submit-rate-limit; 0: no limit).
+	SubmitRateLimit int
 	// GCHeapFloor is the daemon's garbage-collection heap floor in bytes
 	// (daemon.gc-heap-floor; 0: none).
 	GCHeapFloor int64
@@ -85,6 +91,7 @@ func EnvName(key string) string {
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
 		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3,
+		JobStoreMaxCapacity: 1000, SubmitRateLimit: 50,
 		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}}
 	explicit := file != ""
 	if file == "" {

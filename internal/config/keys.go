@@ -50,6 +50,15 @@ var keys = append([]key{
 		c.IdleTimeout = d.D()
 		return nil
 	}},
+	{"rest.submit-rate-limit", "50", "job submissions per second one client may send (its address; every client of the local socket counts as one), with bursts of twice that; more are refused until it slows down; 0: no limit", nonNegativeInt(func(c *Config) *int { return &c.SubmitRateLimit })},
+	{"jobstore.max-capacity", "1000", "ended jobs (finished, canceled, failed) the daemon keeps for list, info and the dashboard, in memory and in its registry; past it the oldest ended job is dropped", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("must be a whole number of at least 1, got %q", v)
+		}
+		c.JobStoreMaxCapacity = n
+		return nil
+	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = storagePath(v); return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints (savepoint and stop without a directory, the shutdown savepoints), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/savepoints", func(c *Config, v string) error { c.SavepointsDir = storagePath(v); return nil }},
 	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
@@ -191,6 +200,18 @@ var keys = append([]key{
 	{"restart-strategy.failure-rate.failure-rate-interval", "1min", "window of the failure rate", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Interval })},
 	{"restart-strategy.failure-rate.delay", "1s", "wait before each restart", restartDuration(api.RestartFailureRate, func(r *api.RestartSpec) **api.Duration { return &r.Delay })},
 }, s3Keys...)
+
+// nonNegativeInt sets a whole number of 0 or more.
+func nonNegativeInt(field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("must be a whole number of 0 or more, got %q", v)
+		}
+		*field(c) = n
+		return nil
+	}
+}
 
 // flinkEnum accepts Flink's spelling of an enum (EXACTLY_ONCE) or ours
 // (exactly-once) and stores ours.

@@ -81,6 +81,8 @@ type Daemon struct {
 	listeners []net.Listener
 	servers   []*http.Server
 
+	// submits limits job submissions per client.
+	submits *submitLimiter
 	// submitMu serialises submissions from their output check to their
 	// start, so two jobs cannot claim one directory at once.
 	submitMu sync.Mutex
@@ -118,7 +120,7 @@ func Start(o Options) (_ *Daemon, err error) {
 	}
 	d := &Daemon{cfg: cfg, log: o.Log, fs: o.FS, faults: o.Faults, types: o.Registry, restoreOnStart: o.RestoreOnStart, stdout: &lockedWriter{w: o.Stdout},
 		reg: &registry{fs: o.FS, dir: filepath.Join(cfg.Home, "jobs"), checkpointsDir: cfg.CheckpointsDir, cluster: o.Cluster}, jobs: map[string]*entry{},
-		cluster: o.Cluster}
+		cluster: o.Cluster, submits: newSubmitLimiter(cfg.SubmitRateLimit)}
 	defer func() {
 		if err != nil {
 			d.closeListeners()
@@ -164,6 +166,9 @@ func Start(o Options) (_ *Daemon, err error) {
 			Msg("dashboard: open the url to watch jobs; `flinkgo ui` gives a one-time login link that enables its buttons")
 		if !isLoopbackAddr(addr) {
 			d.log.Warn().Str("rest", addr).Msg("rest.address is not a loopback address: anyone who reaches it can read jobs, specs, print output and savepoint listings (changes still need the token or a dashboard login)")
+		}
+		if len(cfg.AllowedPaths) == 0 {
+			d.log.Warn().Str("rest", addr).Msg("security.allowed-paths is unset: a token holder on the REST API may name any absolute path as a savepoint to read or a target to write (set it to the directories savepoints may live in)")
 		}
 	}
 	return d, nil

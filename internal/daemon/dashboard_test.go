@@ -46,13 +46,16 @@ type dash struct {
 	http *http.Client
 }
 
-func startDash(t *testing.T) *dash {
+func startDash(t *testing.T) *dash { return startDashWith(t, "") }
+
+// startDashWith starts the daemon with extra lines in its config file.
+func startDashWith(t *testing.T, extraConfig string) *dash {
 	t.Helper()
 	home := t.TempDir()
 	sp := filepath.Join(home, "sp")
 	conf := filepath.Join(home, "flinkgo.yaml")
-	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf("rest.address: 127.0.0.1:0\nstate.savepoints.dir: %s\nstate.checkpoints.dir: %s\n",
-		sp, filepath.Join(home, "chk"))), 0o600))
+	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf("rest.address: 127.0.0.1:0\nstate.savepoints.dir: %s\nstate.checkpoints.dir: %s\n%s",
+		sp, filepath.Join(home, "chk"), extraConfig)), 0o600))
 	cfg, err := config.Load(home, conf, nil)
 	require.NoError(t, err)
 	d, err := daemon.Start(daemon.Options{Config: cfg, Log: zerolog.Nop(), Registry: all.Registry()})

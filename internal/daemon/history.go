@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -21,10 +22,13 @@ const (
 	sparkStep   = 5
 )
 
-// history is one job's sampled figures: rings of fixed size allocated with
-// the first sample, so a job that runs for days holds what one that ran
-// for 15 minutes does (about 46 KB a job and 16 KB an operator). Not safe
-// for concurrent use.
+// history is one job's sampled figures: rings that grow with the samples
+// up to a fixed size, so a job that runs for days holds what one that ran
+// for 15 minutes does (about 46 KB a job and 16 KB an operator) and a job
+// that ran for a second holds a few hundred bytes (compact trims what
+// growth over-allocated once the job ended). While a ring grows its head
+// is 0, so the ring arithmetic below holds in both phases. Not safe for
+// concurrent use.
 type history struct {
 	head, n       int // the ring over times, jobIn, jobOut and ops' series
 	times         []int64
@@ -46,14 +50,43 @@ type opSeries struct {
 }
 
 func newHistory(info *api.JobInfo) *history {
-	h := &history{times: make([]int64, historyPoints), jobIn: make([]float32, historyPoints),
-		jobOut: make([]float32, historyPoints), cps: make([]api.CheckpointPoint, historyCheckpoints)}
+	h := &history{}
 	for _, op := range info.Operators {
-		h.ops = append(h.ops, opSeries{uid: op.UID, in: make([]float32, historyPoints), out: make([]float32, historyPoints),
-			busy: make([]int16, historyPoints), bp: make([]int16, historyPoints), idle: make([]int16, historyPoints),
-			lag: make([]float32, historyPoints)})
+		h.ops = append(h.ops, opSeries{uid: op.UID})
 	}
 	return h
+}
+
+// slot returns the index the next of n samples goes to in a ring of the
+// given size, growing s by one while it is shorter (doubling its capacity,
+// never past size).
+func slot[T any](s *[]T, n, head, size int) int {
+	if len(*s) < size {
+		if len(*s) == cap(*s) {
+			grown := make([]T, len(*s), min(max(2*cap(*s), 16), size))
+			copy(grown, *s)
+			*s = grown
+		}
+		*s = append(*s, *new(T))
+		return len(*s) - 1
+	}
+	return (head + n) % size
+}
+
+// compact trims the rings to the samples they hold, for a job that ended
+// before they grew to their full size (append leaves up to twice that).
+func (h *history) compact() {
+	if h.n < historyPoints {
+		h.times, h.jobIn, h.jobOut = slices.Clone(h.times), slices.Clone(h.jobIn), slices.Clone(h.jobOut)
+		for k := range h.ops {
+			s := &h.ops[k]
+			s.in, s.out, s.lag = slices.Clone(s.in), slices.Clone(s.out), slices.Clone(s.lag)
+			s.busy, s.bp, s.idle = slices.Clone(s.busy), slices.Clone(s.bp), slices.Clone(s.idle)
+		}
+	}
+	if h.cpN < historyCheckpoints {
+		h.cps = slices.Clone(h.cps)
+	}
 }
 
 // add records a sample of info, whose rates are filled in.
@@ -61,7 +94,18 @@ func (h *history) add(at time.Time, info *api.JobInfo) {
 	if len(info.Operators) != len(h.ops) {
 		return // a job's graph does not change (a bug otherwise)
 	}
-	i := (h.head + h.n) % historyPoints
+	i := slot(&h.times, h.n, h.head, historyPoints)
+	slot(&h.jobIn, h.n, h.head, historyPoints)
+	slot(&h.jobOut, h.n, h.head, historyPoints)
+	for k := range h.ops {
+		s := &h.ops[k]
+		slot(&s.in, h.n, h.head, historyPoints)
+		slot(&s.out, h.n, h.head, historyPoints)
+		slot(&s.busy, h.n, h.head, historyPoints)
+		slot(&s.bp, h.n, h.head, historyPoints)
+		slot(&s.idle, h.n, h.head, historyPoints)
+		slot(&s.lag, h.n, h.head, historyPoints)
+	}
 	if h.n == historyPoints {
 		h.head = (h.head + 1) % historyPoints
 	} else {
@@ -82,7 +126,7 @@ func (h *history) add(at time.Time, info *api.JobInfo) {
 
 // addCheckpoint records a finished checkpoint.
 func (h *history) addCheckpoint(p api.CheckpointPoint) {
-	i := (h.cpHead + h.cpN) % historyCheckpoints
+	i := slot(&h.cps, h.cpN, h.cpHead, historyCheckpoints)
 	if h.cpN == historyCheckpoints {
 		h.cpHead = (h.cpHead + 1) % historyCheckpoints
 	} else {

@@ -29,14 +29,24 @@ func TestHistoryIsBounded(t *testing.T) {
 		}
 		return c
 	}
-	before := caps()
-	allocs := testing.AllocsPerRun(10*historyPoints, func() {
+	sample := func() {
 		at = at.Add(sampleEvery)
 		h.add(at, info)
 		h.addCheckpoint(api.CheckpointPoint{ID: at.Unix(), Time: at.UnixMilli()})
-	})
-	require.Zero(t, allocs, "a sample allocates nothing")
-	require.Equal(t, before, caps())
+	}
+	sample()
+	for _, c := range caps() {
+		require.LessOrEqual(t, c, 16, "a job sampled once holds little")
+	}
+	for range historyPoints {
+		sample()
+	}
+	full := caps()
+	require.Equal(t, historyPoints, full[0])
+	require.Equal(t, historyCheckpoints, full[3])
+	allocs := testing.AllocsPerRun(10*historyPoints, sample)
+	require.Zero(t, allocs, "a sample of a full history allocates nothing")
+	require.Equal(t, full, caps(), "the rings never grow past their size")
 	require.Equal(t, historyPoints, h.n)
 	require.Equal(t, historyCheckpoints, h.cpN)
 

@@ -44,6 +44,9 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 		return d.List(r.URL.Query().Get("all") == "true"), nil
 	}))
 	mux.Handle("POST /v1/jobs", long(d.wrap(func(r *http.Request) (any, error) {
+		if ok, wait := d.submits.allow(clientOf(r), time.Now()); !ok {
+			return nil, api.Errorf(api.CodeTooManyRequests, "too many job submissions from this client (at most %d a second, rest.submit-rate-limit in %s): retry in %s", d.cfg.SubmitRateLimit, d.configName(), wait.Round(time.Millisecond))
+		}
 		var req api.SubmitRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -290,6 +293,8 @@ func status(c api.Code) int {
 		return http.StatusRequestEntityTooLarge
 	case api.CodeTimeout:
 		return http.StatusGatewayTimeout
+	case api.CodeTooManyRequests:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

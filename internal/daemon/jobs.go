@@ -227,6 +227,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 		d.persist(e, e.job)
 		e.closeOut()
 		d.ended(e)
+		d.trimEnded()
 	}()
 }
 

@@ -75,6 +75,7 @@ func (l *jobLive) sample(at time.Time, info api.JobInfo, cps api.CheckpointsInfo
 	l.problems(&info, at)
 	if !info.State.Active() {
 		l.ended, l.prev, l.rates = true, nil, nil
+		l.hist.compact()
 	}
 }
 

@@ -55,6 +55,12 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, info := range c.d.allInfo() {
+		if !info.State.Active() {
+			// An ended job's series go with it, as Flink removes a
+			// job's metric group when it ends: a daemon that ran
+			// thousands of short jobs serves the running ones only.
+			continue
+		}
 		jl := []string{info.ID, info.Name}
 		ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, 1, append(jl, string(info.State))...)
 		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(info.Restarts), jl...)
@@ -84,9 +90,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			for name, v := range op.Metrics {
 				ch <- prometheus.MustNewConstMetric(descOperatorGau, prometheus.GaugeValue, float64(v), append(append([]string{}, ol...), name)...)
 			}
-			if info.State.Active() {
-				collectTimes(ch, op, ol)
-			}
+			collectTimes(ch, op, ol)
 		}
 	}
 }

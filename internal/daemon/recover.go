@@ -23,6 +23,7 @@ func (d *Daemon) recover() {
 	for _, rec := range recs {
 		d.recoverRecord(rec)
 	}
+	d.trimEnded()
 }
 
 // recoverRecord takes over one job from its registry record: history, a

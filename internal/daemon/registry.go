@@ -72,6 +72,15 @@ func (r *registry) save(rec *Record) error {
 	return vfs.WriteFileAtomic(r.fs, filepath.Join(r.jobDir(rec.ID), "job.json"), data)
 }
 
+// remove deletes an ended job's directory (record, events, job.out). In HA
+// mode the record is the cluster's and stays.
+func (r *registry) remove(id string) error {
+	if r.cluster != nil {
+		return nil
+	}
+	return r.fs.RemoveAll(r.jobDir(id))
+}
+
 // load reads every record; unreadable ones are returned as errors and
 // skipped, so one damaged file does not keep the daemon from starting.
 func (r *registry) load() ([]*Record, []error) {

@@ -19,6 +19,9 @@ const (
 	CodeConflict     Code = "conflict"     // wrong job state (exit 7)
 	CodeTooLarge     Code = "too_large"    // request body over the limit
 	CodeTimeout      Code = "timeout"      // operation timed out (exit 1)
+	// CodeTooManyRequests: the client sent more than the daemon takes
+	// (rest.submit-rate-limit); retry later (exit 1).
+	CodeTooManyRequests Code = "too_many_requests"
 )
 
 // ExitCode is the CLI exit code for the code.
