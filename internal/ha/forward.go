@@ -3,8 +3,10 @@ package ha
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -36,12 +38,66 @@ func (n *Node) Forward(local http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, &api.Error{Code: api.CodeTooLarge, Message: err.Error()})
 			return
 		}
-		if to == nil {
-			local.ServeHTTP(w, r)
-			return
-		}
-		n.proxy(*to).ServeHTTP(w, r)
+		n.serveAt(w, r, to, local, map[string]bool{})
 	})
+}
+
+// serveAt serves r at to (nil: locally). A submission that a placed
+// daemon never received (it could not be dialed: it died and its lease has
+// not expired yet, so it still looks live) is placed again without it
+// (tried names those already tried): nothing reached it, so nothing can
+// be created twice; the request id guards the rest.
+func (n *Node) serveAt(w http.ResponseWriter, r *http.Request, to *Member, local http.Handler, tried map[string]bool) {
+	if to == nil {
+		local.ServeHTTP(w, r)
+		return
+	}
+	body, replace := resendable(r)
+	n.proxy(*to, func(err error) bool {
+		if !replace || !notDialed(err) {
+			return false
+		}
+		tried[to.Name] = true
+		n.log.Warn().Err(err).Str("daemon", to.Name).Msg("placed daemon unreachable: placing the submission again without it")
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		n.serveAt(w, r, n.placeWithout(tried), local, tried)
+		return true
+	}).ServeHTTP(w, r)
+}
+
+// resendable reports whether r is a submission that may be placed again,
+// with its body (already read into memory by submitTarget).
+func resendable(r *http.Request) ([]byte, bool) {
+	if r.Method != http.MethodPost || strings.TrimSuffix(r.URL.Path, "/") != "/v1/jobs" {
+		return nil, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// notDialed reports whether a forward failed before its request could
+// reach the other daemon (the connection was never made).
+func notDialed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// placeWithout is the placement among the members not in tried (nil:
+// this daemon, or nobody else is left).
+func (n *Node) placeWithout(tried map[string]bool) *Member {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var members []Member
+	for _, m := range n.view.memberList() {
+		if !tried[m.Name] {
+			members = append(members, m)
+		}
+	}
+	return n.memberOf(Place(members, n.ownedCounts()))
 }
 
 // target is the member a request goes to, nil for this daemon.
@@ -89,13 +145,18 @@ func (n *Node) submitTarget(r *http.Request) (*Member, error) {
 			}
 		}
 	}
+	return n.memberOf(Place(n.view.memberList(), n.ownedCounts())), nil
+}
+
+// ownedCounts counts the jobs each daemon owns. Called with n.mu held.
+func (n *Node) ownedCounts() map[string]int {
 	owned := n.view.owned()
 	for id := range n.held { // this daemon's newest jobs may not be in the view yet
 		if n.view.owner(id) == "" {
 			owned[n.cfg.Name]++
 		}
 	}
-	return n.memberOf(Place(n.view.memberList(), owned)), nil
+	return owned
 }
 
 // resolve finds a job by id or unique id prefix ("" when none or several).
@@ -126,7 +187,9 @@ func (n *Node) memberOf(name string) *Member {
 	return &m
 }
 
-func (n *Node) proxy(to Member) http.Handler {
+// proxy forwards to to. A failed forward is first offered to retry,
+// which reports whether it answered the request itself.
+func (n *Node) proxy(to Member, retry func(error) bool) http.Handler {
 	target := &url.URL{Scheme: "http", Host: to.Addr}
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -137,6 +200,9 @@ func (n *Node) proxy(to Member) http.Handler {
 			pr.Out.Header.Del("Cookie")
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if retry != nil && retry(err) {
+				return
+			}
 			writeError(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
 				Message: fmt.Sprintf("the job's owner, daemon %s at %s, did not answer: %v (if it died, another daemon takes its jobs within %s)", to.Name, to.Addr, err, n.cfg.LeaseTTL)})
 		},
