@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
-	"github.com/flinkgo/flinkgo/pkg/connectors/all"
+	"github.com/flinkgo/flinkgo/pkg/flinkgo/flinkgotest"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -18,8 +18,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // The users that stop early alert while the stream goes on, 5 minutes of
 // event time after their last click; the rest alert at the end of input.
 func TestQuietUsersAlert(t *testing.T) {
-	name := runtimetest.UniqueName(t)
-	j := runtimetest.Start(t, `
+	name := flinkgotest.UniqueName(t)
+	j := flinkgotest.Start(t, `
 name: inactivity-alert
 watermarkInterval: 1ms
 operators:
@@ -35,9 +35,9 @@ operators:
   - {uid: byUser, type: keyBy, from: [someStop], expr: user}
   - {uid: quiet, type: inactivity-alert, from: [byUser], quiet: 5m}
   - {uid: out, type: test-collect, from: [quiet], name: `+name+`}
-`, runtimetest.Options{Types: append(all.Definitions(), alertDefinition())})
-	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
-	vals := runtimetest.Values(name)
+`, flinkgotest.Options{Types: []runtime.Definition{alertDefinition()}})
+	require.Equal(t, api.StateFinished, j.Wait(t, time.Minute), j.Info().Error)
+	vals := flinkgotest.Collected(name)
 	require.Len(t, vals, 50, "one alert per user")
 	early := map[string]bool{"u0": true, "u10": true, "u20": true, "u30": true, "u40": true}
 	for i, v := range vals {

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/connectors/internal/splitmix"
+	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 )
 
 // Kind is the type of an event.

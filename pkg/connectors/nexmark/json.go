@@ -3,7 +3,7 @@ package nexmark
 import (
 	"strconv"
 
-	"github.com/flinkgo/flinkgo/internal/itoa"
+	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 )
 
 // The JSON form of an event, which the source emits: one flat object whose

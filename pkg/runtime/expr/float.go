@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/flinkgo/flinkgo/internal/itoa"
+	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 )
 
 // appendFloat appends f as strconv.AppendFloat(dst, f, 'g', -1, 64) does

@@ -10,7 +10,7 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 
-	"github.com/flinkgo/flinkgo/internal/itoa"
+	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 	"github.com/flinkgo/flinkgo/pkg/state"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flinkgo/flinkgo/internal/itoa"
+	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
