@@ -12,6 +12,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 )
 
 // native evaluates the common shapes of expressions without the expr VM
@@ -593,7 +594,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		if i > 0 {
 			p = append(p, ',')
 		}
-		p = append(appendString(p, m.key), ':')
+		p = append(jsonstring.Append(p, m.key), ':')
 		o.keys = append(o.keys, m.key)
 		o.prefixes = append(o.prefixes, p)
 		var w [16]byte
