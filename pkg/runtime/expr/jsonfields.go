@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 )
 
@@ -26,6 +27,9 @@ func fields(data []byte, want map[string]bool, dst map[string]any) error {
 		}
 		return errNotObject
 	}
+	if len(f.bad) > 0 {
+		return f.bad[0].err
+	}
 	return nil
 }
 
@@ -36,7 +40,16 @@ type fieldsSink struct {
 	want map[string]bool
 	dst  map[string]any
 	key  string
-	err  error
+	err  error // what stopped the scan
+	// bad: the members whose value does not decode, unless a later one of
+	// the same name does (the native path never reads an overwritten one
+	// either: the two agree).
+	bad []badMember
+}
+
+type badMember struct {
+	key string
+	err error
 }
 
 func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt, _ int) (int, bool) {
@@ -53,10 +66,10 @@ func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt, _ int) (int, bool) 
 }
 
 func (f *fieldsSink) member(_ int, m member) bool {
+	f.bad = slices.DeleteFunc(f.bad, func(b badMember) bool { return b.key == f.key })
 	v, err := decodeValue(m.val)
 	if err != nil {
-		f.err = err
-		return false
+		f.bad = append(f.bad, badMember{f.key, err})
 	}
 	f.dst[f.key] = v // a later member of the same name overwrites it
 	return true
