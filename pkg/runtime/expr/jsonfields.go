@@ -66,7 +66,9 @@ func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt, _ int) (int, bool) 
 }
 
 func (f *fieldsSink) member(_ int, m member) bool {
-	f.bad = slices.DeleteFunc(f.bad, func(b badMember) bool { return b.key == f.key })
+	if len(f.bad) > 0 {
+		f.bad = slices.DeleteFunc(f.bad, func(b badMember) bool { return b.key == f.key })
+	}
 	v, err := decodeValue(m.val)
 	if err != nil {
 		f.bad = append(f.bad, badMember{f.key, err})
