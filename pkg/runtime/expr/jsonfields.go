@@ -53,11 +53,16 @@ type badMember struct {
 }
 
 func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt, _ int) (int, bool) {
-	f.key = string(key)
-	if escaped {
-		if f.err = json.Unmarshal(f.data[keyAt:keyAt+len(key)+2], &f.key); f.err != nil {
-			return 0, false
+	if !escaped {
+		// want[string(key)] does not allocate: most members are skipped.
+		if f.want != nil && !f.want[string(key)] {
+			return -1, true
 		}
+		f.key = string(key)
+		return 0, true
+	}
+	if f.err = json.Unmarshal(f.data[keyAt:keyAt+len(key)+2], &f.key); f.err != nil {
+		return 0, false
 	}
 	if f.want != nil && !f.want[f.key] {
 		return -1, true
