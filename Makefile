@@ -29,9 +29,11 @@ chaos: build
 	FLINKGO_CHAOS=long $(GO) test -race -count=1 -timeout 60m ./internal/chaos/ ./e2e/
 
 # Fuzz the spec parser, the snapshot decoders, the connectors' state
-# decoders and the per-record JSON field scanner for a bounded number of
-# executions each. A count, not a duration: with a duration Go 1.26's fuzz
-# coordinator can report its own stop deadline as a failure
+# decoders, the per-record JSON member scanner (against encoding/json, the
+# native path against the VM, a join side's projection) and the JSON
+# string writer for a bounded number of executions each. A count, not a
+# duration: with a duration Go 1.26's fuzz coordinator can report its own
+# stop deadline as a failure
 # ("context deadline exceeded", golang/go#75804, fixed in Go 1.27).
 FUZZTIME ?= 500000x
 fuzz:
@@ -40,6 +42,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./pkg/state/
 	for p in datagen file kafka nats nexmark; do $(GO) test -run '^$$' -fuzz FuzzStateDecoders -fuzztime $(FUZZTIME) ./pkg/connectors/$$p/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz FuzzJSONFields -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
+	$(GO) test -run '^$$' -fuzz FuzzNativeAgreesWithTheVM -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
+	$(GO) test -run '^$$' -fuzz FuzzProject -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
+	$(GO) test -run '^$$' -fuzz FuzzAppend -fuzztime $(FUZZTIME) ./pkg/runtime/jsonstring/
 	$(GO) test -run '^$$' -fuzz FuzzNumericOptions -fuzztime $(FUZZTIME) ./pkg/connectors/all/
 
 test-short:

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 )
 
 // Format is how a record becomes bytes in a part file.
@@ -78,7 +78,7 @@ func (e *encoder) appendJSON(dst []byte, r *runtime.Record) []byte {
 	case r.Value == nil: // no value (a Kafka tombstone); an empty one is ""
 		dst = append(dst, "null"...)
 	case !json.Valid(r.Value):
-		dst = appendJSONString(dst, r.Value)
+		dst = jsonstring.AppendBytes(dst, r.Value)
 	case bytes.ContainsAny(r.Value, "\r\n"):
 		e.compact.Reset()
 		_ = json.Compact(&e.compact, r.Value) // valid: cannot fail
@@ -90,7 +90,7 @@ func (e *encoder) appendJSON(dst []byte, r *runtime.Record) []byte {
 	if r.Key == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendJSONString(dst, r.Key)
+		dst = jsonstring.AppendBytes(dst, r.Key)
 	}
 	dst = append(dst, `,"timestamp":`...)
 	if r.Timestamp == 0 {
@@ -99,40 +99,4 @@ func (e *encoder) appendJSON(dst []byte, r *runtime.Record) []byte {
 		dst = strconv.AppendInt(dst, r.Timestamp, 10)
 	}
 	return append(dst, "}\n"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
 }

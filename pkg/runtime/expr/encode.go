@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 )
 
 // AppendValue appends the bytes a record value gets from an expression
@@ -41,7 +43,7 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 		}
 		return appendFloat(dst, x), nil
 	case string:
-		return appendString(dst, x), nil
+		return jsonstring.Append(dst, x), nil
 	case map[string]any:
 		var small [8]string // most records have few fields: no allocation
 		keys := small[:0]
@@ -54,7 +56,7 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, k)
+			dst = jsonstring.Append(dst, k)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = AppendJSON(dst, x[k]); err != nil {
@@ -77,19 +79,6 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	}
 	b, err := json.Marshal(v)
 	return append(dst, b...), err
-}
-
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // sortStrings sorts few strings in place without allocating (insertion

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 )
 
@@ -14,77 +15,228 @@ var errNotObject = errors.New("not a JSON object")
 // Integers become int (so % and integer comparison work), other numbers
 // float64, strings string, true/false bool, null nil; nested objects and
 // arrays are decoded with encoding/json. A value that is not a JSON object
-// is an error. Every object encoding/json accepts gives the same members
-// (FuzzJSONFields checks it); the scanner is more lenient than
-// encoding/json about what it skips (a malformed number or a raw control
-// character in a member it was not asked for), and stops reading once it
-// has every member of want (the rest of the value is not checked then).
+// is an error. It reads data with scanMembers, whose contract it keeps: a
+// member named twice is the last one, as encoding/json reads it. Every
+// object encoding/json accepts gives the same members (FuzzJSONFields
+// checks it).
 func fields(data []byte, want map[string]bool, dst map[string]any) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	f := fieldsSink{data: data, want: want, dst: dst}
+	if !scanMembers(data, nil, &f) {
+		if f.err != nil {
+			return f.err
+		}
 		return errNotObject
 	}
-	i = skipSpace(data, i+1)
-	found := 0
-	if i < len(data) && data[i] == '}' {
-		if skipSpace(data, i+1) != len(data) {
-			return errNotObject
-		}
-		return nil
+	if len(f.bad) > 0 {
+		return f.bad[0].err
 	}
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return errNotObject
+	return nil
+}
+
+// fieldsSink is fields' side of scanMembers: field 0 is a member wanted
+// (its key decoded into key), -1 one skipped.
+type fieldsSink struct {
+	data []byte
+	want map[string]bool
+	dst  map[string]any
+	key  string
+	err  error // what stopped the scan
+	// bad: the members whose value does not decode, unless a later one of
+	// the same name does (the native path never reads an overwritten one
+	// either: the two agree).
+	bad []badMember
+}
+
+type badMember struct {
+	key string
+	err error
+}
+
+func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt, _ int) (int, bool) {
+	if !escaped {
+		// want[string(key)] does not allocate: most members are skipped.
+		if f.want != nil && !f.want[string(key)] {
+			return -1, true
 		}
-		keyStart := i + 1
-		end, escaped, err := scanString(data, i)
-		if err != nil {
-			return err
-		}
-		keyRaw := data[keyStart : end-1]
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return errNotObject
+		f.key = string(key)
+		return 0, true
+	}
+	if f.err = json.Unmarshal(f.data[keyAt:keyAt+len(key)+2], &f.key); f.err != nil {
+		return 0, false
+	}
+	if f.want != nil && !f.want[f.key] {
+		return -1, true
+	}
+	return 0, true
+}
+
+func (f *fieldsSink) member(_ int, m member) bool {
+	if len(f.bad) > 0 {
+		f.bad = slices.DeleteFunc(f.bad, func(b badMember) bool { return b.key == f.key })
+	}
+	v, err := decodeValue(m.val)
+	if err != nil {
+		f.bad = append(f.bad, badMember{f.key, err})
+	}
+	f.dst[f.key] = v // a later member of the same name overwrites it
+	return true
+}
+
+// memberSink is a reader of records through scanMembers. lookup is called
+// for each key the shape at its position does not give (pos: its
+// position, keyAt: the index of its opening quote, escaped: key holds an
+// escape, not decoded): it returns the field the member is (-1: none,
+// skipped), and may remember the key in its shape; !ok stops the scan.
+// member is called for each member of a field, in order, a key named
+// twice twice; !ok stops the scan.
+type memberSink interface {
+	lookup(key []byte, escaped bool, keyAt, pos int) (field int, ok bool)
+	member(field int, m member) bool
+}
+
+// member is one member scanMembers hands to its sink.
+type member struct {
+	key []byte // its key, without the quotes, escapes as written
+	val []byte // its value's raw JSON
+	// canon: val is canonical (see canonical): an integer without a
+	// sign or leading zeros of at most 18 digits (then n is its value),
+	// or a plain string (see plain).
+	canon bool
+	n     int
+}
+
+// scanMembers reads the top-level members of the JSON object data: the
+// one scanner of records in this package. fields (the VM's map of a
+// record), native.scanRow (the fast path's raw members) and
+// RowSet.Project (a join side's kept members) all read through it, so
+// they agree on what a record holds. Its contract:
+//
+//   - a record is read whole, to its closing brace: no member is missed,
+//     and anything after the object but white space makes it not one;
+//   - each member of a field is handed over, in order, a duplicated key
+//     as often as it appears: sinks keep the last (encoding/json's rule,
+//     the last wins);
+//   - it checks the structure (strings, brackets, separators) but not the
+//     grammar of values no sink decodes: a malformed number or a raw
+//     control character in a string nobody reads passes (decodeValue and
+//     the native path check what they read);
+//   - keys are handed over raw; an escaped key is flagged, not decoded.
+//
+// It is fast where records are: one loop without calls for the members
+// no sink reads (a call per value would cost more than the member: a
+// Nexmark bid's are mostly numbers); a member whose `"key":` is the one
+// met at its position in the record before (shape, may be nil) costs
+// three word comparisons; an integer is scanned inline; a string with
+// stopIndex (SSE2 on amd64), sixteen bytes an instruction.
+// !ok: data is not a JSON object, or the sink stopped the scan.
+func scanMembers(data []byte, shape []memberShape, sink memberSink) bool {
+	i := 1
+	if len(data) < 2 || data[0] != '{' || data[1] <= ' ' { // compact JSON is `{"`
+		if i = skipSpace(data, 0); i >= len(data) || data[i] != '{' {
+			return false
 		}
 		i = skipSpace(data, i+1)
-		vEnd, err := scanValue(data, i)
-		if err != nil {
-			return err
-		}
-		var key string
-		if escaped {
-			if err := json.Unmarshal(data[keyStart-1:end], &key); err != nil {
-				return err
+	}
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	var m member
+	for pos := 0; ; pos++ {
+		// The member at this position last time, if this is it: its
+		// `"key":` compared as three words (no backslash in the key: the
+		// string ends at the quote after it).
+		keyAt, keyEnd, f, hit := i, 0, -1, false
+		if pos < len(shape) {
+			// Written out here: as a method it would not be inlined.
+			if sh := &shape[pos]; sh.plen > 0 && len(data)-i >= 24 {
+				w := data[i : i+24 : i+24]
+				if le64(w)&sh.mask[0] == sh.w[0] && le64(w[8:])&sh.mask[1] == sh.w[1] && le64(w[16:])&sh.mask[2] == sh.w[2] {
+					f, hit, keyEnd = sh.field, true, i+sh.plen-1
+					i += sh.plen
+				}
 			}
 		}
-		// want[string(keyRaw)] does not allocate: most members are skipped.
-		if want == nil || (!escaped && want[string(keyRaw)]) || (escaped && want[key]) {
-			if !escaped {
-				key = string(keyRaw)
+		if !hit {
+			if i >= len(data) || data[i] != '"' {
+				return false
 			}
-			v, err := decodeValue(data[i:vEnd])
-			if err != nil {
-				return err
+			if pos < len(shape) { // near the end of data: too close for the words
+				if sh := &shape[pos]; i+1+len(sh.key) < len(data) && data[i+1+len(sh.key)] == '"' && view(data[i+1:i+1+len(sh.key)]) == sh.key {
+					f, hit, keyEnd = sh.field, true, i+2+len(sh.key)
+				}
 			}
-			dst[key] = v
-			if found++; want != nil && found == len(want) {
-				return nil // every wanted member read: the rest is not scanned
+			if !hit {
+				e, escaped, err := scanString(data, i)
+				if err != nil {
+					return false
+				}
+				var ok bool
+				if f, ok = sink.lookup(data[i+1:e-1], escaped, i, pos); !ok {
+					return false
+				}
+				keyEnd = e
+			}
+			i = keyEnd
+			if i < len(data) && data[i] <= ' ' {
+				i = skipSpace(data, i)
+			}
+			if i >= len(data) || data[i] != ':' {
+				return false
+			}
+			i++
+		}
+		// Compact JSON (no space around ':' and ',') is the common case:
+		// one comparison each; skipSpace only where a byte is <= ' '.
+		if i < len(data) && data[i] <= ' ' {
+			i = skipSpace(data, i)
+		}
+		// An integer is scanned here, its value with it (the native
+		// operand finds it decoded); a string with stopIndex (a url,
+		// say): sooner than scanValue. Both tell whether the value is
+		// canonical, so that copying it into an object (appendObject)
+		// costs no second pass.
+		vEnd, canon, n := 0, false, 0
+		if i < len(data) && data[i]-'0' < 10 {
+			j := i + 1
+			n = int(data[i] - '0')
+			for j < len(data) && data[j]-'0' < 10 {
+				n = n*10 + int(data[j]-'0')
+				j++
+			}
+			if j < len(data) && (data[j] == ',' || data[j] == '}') {
+				vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
+			}
+		} else if i < len(data) && data[i] == '"' {
+			vEnd, canon = plainString(data, i)
+		}
+		if vEnd == 0 {
+			var err error
+			if vEnd, err = scanValue(data, i); err != nil {
+				return false
 			}
 		}
-		i = skipSpace(data, vEnd)
+		if f >= 0 {
+			m.key, m.val, m.canon, m.n = data[keyAt+1:keyEnd-1], data[i:vEnd], canon, n
+			if !sink.member(f, m) {
+				return false
+			}
+		}
+		i = vEnd
+		if i < len(data) && data[i] <= ' ' {
+			i = skipSpace(data, i)
+		}
 		if i >= len(data) {
-			return errNotObject
+			return false
 		}
 		if data[i] == '}' {
-			if skipSpace(data, i+1) != len(data) {
-				return errNotObject // trailing bytes after the object
-			}
-			return nil
+			return skipSpace(data, i+1) == len(data)
 		}
 		if data[i] != ',' {
-			return errNotObject
+			return false
 		}
-		i = skipSpace(data, i+1)
+		if i++; i < len(data) && data[i] <= ' ' {
+			i = skipSpace(data, i)
+		}
 	}
 }
 

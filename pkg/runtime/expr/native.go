@@ -12,6 +12,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 )
 
 // native evaluates the common shapes of expressions without the expr VM
@@ -117,6 +118,7 @@ type nctx struct {
 	// other raw[i] is a record before (member). Stamps instead of clearing
 	// raw for every record: clearing slices is a call, with write barriers.
 	rawGen []uint64
+	sink   rowSink // scanRow's, kept here so that it does not escape per record
 }
 
 // member is the raw JSON of member i of the record scanned (nil: absent).
@@ -593,7 +595,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		if i > 0 {
 			p = append(p, ',')
 		}
-		p = append(appendString(p, m.key), ':')
+		p = append(jsonstring.Append(p, m.key), ':')
 		o.keys = append(o.keys, m.key)
 		o.prefixes = append(o.prefixes, p)
 		var w [16]byte
@@ -612,7 +614,7 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 // scan fills c.raw (read through c.member) with the members' raw JSON
 // (plain mode: the record).
 // !ok: the value is not a JSON object the fast path reads (the VM reports
-// what is wrong), a member appears twice or a key is escaped.
+// what is wrong) or a key is escaped.
 func (n *native) scan(data []byte, c *nctx) bool {
 	c.newRecord()
 	if len(n.fields) == 0 {
@@ -621,143 +623,47 @@ func (n *native) scan(data []byte, c *nctx) bool {
 	return n.scanRow(data, 0, c)
 }
 
-// scanRow fills the raw JSON of the fields of row (an index of perRow).
+// scanRow fills the raw JSON of the fields of row (an index of perRow),
+// reading the whole record (scanMembers): a field named twice is the
+// last one.
 func (n *native) scanRow(data []byte, row int, c *nctx) bool {
-	fields := n.perRow[row]
-	if len(fields) == 0 {
+	if len(n.perRow[row]) == 0 {
 		return true
 	}
-	i := 1
-	if len(data) < 2 || data[0] != '{' || data[1] <= ' ' { // compact JSON is `{"`
-		if i = skipSpace(data, 0); i >= len(data) || data[i] != '{' {
-			return false
-		}
-		i = skipSpace(data, i+1)
+	c.sink = rowSink{n: n, c: c, row: row}
+	return scanMembers(data, c.shapes[row], &c.sink)
+}
+
+// rowSink is scanRow's side of scanMembers.
+type rowSink struct {
+	n   *native
+	c   *nctx
+	row int
+}
+
+func (s *rowSink) lookup(key []byte, escaped bool, _, pos int) (int, bool) {
+	if escaped {
+		return -1, false // the VM decodes it
 	}
-	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
+	n, c := s.n, s.c
+	f := n.fieldAmong(n.perRow[s.row], key)
+	c.shapes[s.row] = setShape(c.shapes[s.row], pos, n.keyString(c, key, f), f)
+	return f, true
+}
+
+// member makes m member f of the record: an earlier one of the same name
+// is forgotten, with what was decoded from it.
+func (s *rowSink) member(f int, m member) bool {
+	c := s.c
+	c.raw[f], c.rawGen[f], c.canon[f], c.dec[f].gen = m.val, c.gen, 0, 0
+	if !m.canon {
+		return true
 	}
-	shape := c.shapes[row]
-	found := 0
-	for pos := 0; ; pos++ {
-		// The member at this position last time, if this is it: its
-		// `"key":` compared as three words (no backslash in the key: the
-		// string ends at the quote after it).
-		f, hit := -1, false
-		if pos < len(shape) {
-			// Written out here: as a method it would not be inlined.
-			if m := &shape[pos]; m.plen > 0 && len(data)-i >= 24 {
-				w := data[i : i+24 : i+24]
-				if le64(w)&m.mask[0] == m.w[0] && le64(w[8:])&m.mask[1] == m.w[1] && le64(w[16:])&m.mask[2] == m.w[2] {
-					f, hit = m.field, true
-					i += m.plen
-				}
-			}
-		}
-		if !hit {
-			if i >= len(data) || data[i] != '"' {
-				return false
-			}
-			end := 0
-			if pos < len(shape) {
-				if m := &shape[pos]; i+1+len(m.key) < len(data) && data[i+1+len(m.key)] == '"' && view(data[i+1:i+1+len(m.key)]) == m.key {
-					f, end = m.field, i+2+len(m.key)
-				}
-			}
-			if end == 0 {
-				e, escaped, err := scanString(data, i)
-				if err != nil || escaped {
-					return false
-				}
-				key := data[i+1 : e-1]
-				f, end = n.fieldAmong(fields, key), e
-				shape = setShape(shape, pos, n.keyString(c, key, f), f)
-				c.shapes[row] = shape
-			}
-			i = end
-			if i < len(data) && data[i] <= ' ' {
-				i = skipSpace(data, i)
-			}
-			if i >= len(data) || data[i] != ':' {
-				return false
-			}
-			i++
-		}
-		// Compact JSON (no space around ':' and ',') is the common case:
-		// one comparison each; skipSpace only where a byte is <= ' '.
-		if i < len(data) && data[i] <= ' ' {
-			i = skipSpace(data, i)
-		}
-		// An integer is scanned here: a call (to scanValue) would cost
-		// this loop its registers, and most members are numbers.
-		// Both fast paths also tell whether the member is canonical, so
-		// that copying it into an object (appendObject) costs no second
-		// pass over it.
-		vEnd, canon := 0, false
-		if i < len(data) && data[i]-'0' < 10 {
-			j := i + 1
-			if f >= 0 && n.fields[f].num {
-				// Its value too, as parseInt would read it: the operand
-				// finds it decoded.
-				v := int(data[i] - '0')
-				for j < len(data) && data[j]-'0' < 10 {
-					v = v*10 + int(data[j]-'0')
-					j++
-				}
-				if j < len(data) && (data[j] == ',' || data[j] == '}') {
-					vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
-					if canon {
-						c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: v}, ok: true}
-					}
-				}
-			} else {
-				for j < len(data) && data[j]-'0' < 10 {
-					j++
-				}
-				if j < len(data) && (data[j] == ',' || data[j] == '}') {
-					vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
-				}
-			}
-		} else if i < len(data) && data[i] == '"' {
-			// Also a member no expression reads (a url, say): plainString
-			// ends it sooner than scanValue would.
-			vEnd, canon = plainString(data, i)
-		}
-		if vEnd == 0 {
-			var err error
-			if vEnd, err = scanValue(data, i); err != nil {
-				return false
-			}
-		}
-		if f >= 0 {
-			if c.rawGen[f] == c.gen {
-				return false // twice
-			}
-			c.raw[f], c.rawGen[f] = data[i:vEnd], c.gen
-			if canon {
-				c.canon[f] = c.gen
-			}
-			if found++; found == len(fields) {
-				return true
-			}
-		}
-		i = vEnd
-		if i < len(data) && data[i] <= ' ' {
-			i = skipSpace(data, i)
-		}
-		if i >= len(data) {
-			return false
-		}
-		if data[i] == '}' {
-			return skipSpace(data, i+1) == len(data)
-		}
-		if data[i] != ',' {
-			return false
-		}
-		if i++; i < len(data) && data[i] <= ' ' {
-			i = skipSpace(data, i)
-		}
+	c.canon[f] = c.gen
+	if m.val[0] != '"' && s.n.fields[f].num {
+		c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: m.n}, ok: true}
 	}
+	return true
 }
 
 // fieldAmong is the field (an index of n.fields) among fields named key;

@@ -153,8 +153,9 @@ type RowSet struct {
 	data   [][]byte // the rows loaded
 	// projShapes[row] is the member order Project last met (see there).
 	projShapes [][]memberShape
-	natOK      bool // every row loaded scanned natively
-	decode     bool // the VM's maps must be filled from data
+	proj       projectSink // Project's, kept here so that it does not escape per call
+	natOK      bool        // every row loaded scanned natively
+	decode     bool        // the VM's maps must be filled from data
 }
 
 // nativeRowExpr is an expression's native value and predicate forms (nil:
@@ -325,119 +326,57 @@ func (s *RowSet) With(exprs ...*RowExpr) *RowSet {
 }
 
 // Project appends to dst a JSON object holding only the members of data
-// that the expressions read of row (in data's order, values as they are),
-// so a join keeps no more of a row than it will read. ok is false when
-// the expressions read the whole row or data is not an object the scanner
+// that the expressions read of row (in data's order, values as they are,
+// a member named twice twice: the last wins when it is read), so a join
+// keeps no more of a row than it will read. ok is false when the
+// expressions read the whole row or data is not an object the scanner
 // reads (keep data as it is: evaluating then reports what is wrong).
 func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
 	want := s.want[row]
 	if want == nil {
 		return dst, false
 	}
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return dst, false
-	}
 	start := len(dst)
-	dst = append(dst, '{')
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return append(dst, '}'), skipSpace(data, i+1) == len(data)
+	s.proj = projectSink{s: s, row: row, want: want, dst: append(dst, '{')}
+	if !scanMembers(data, s.projShapes[row], &s.proj) {
+		return dst[:start], false
 	}
-	// shape is what Project met at each position of the row's last
-	// record, its field 1 for a member kept and -1 for one dropped: the
-	// rows of a side mostly share their members' order, and a match costs
-	// three word comparisons instead of scanning the key and a map lookup.
-	shape := s.projShapes[row]
-	found := 0
-	for pos := 0; found < len(want); pos++ {
-		keyStart, keep, hit := i, false, false
-		if pos < len(shape) {
-			if m := &shape[pos]; m.plen > 0 && len(data)-i >= 24 {
-				w := data[i : i+24 : i+24]
-				if le64(w)&m.mask[0] == m.w[0] && le64(w[8:])&m.mask[1] == m.w[1] && le64(w[16:])&m.mask[2] == m.w[2] {
-					keep, hit = m.field > 0, true
-					i += m.plen
-				}
-			}
-		}
-		var key []byte // the quoted key, on a miss
-		if !hit {
-			if i >= len(data) || data[i] != '"' {
-				return dst[:start], false
-			}
-			end, escaped, err := scanString(data, i)
-			if err != nil || escaped {
-				return dst[:start], false
-			}
-			key = data[i:end]
-			i = skipSpace(data, end)
-			if i >= len(data) || data[i] != ':' {
-				return dst[:start], false
-			}
-			i++
-			name := key[1 : len(key)-1]
-			if pos < len(shape) && shape[pos].key == string(name) {
-				keep = shape[pos].field > 0 // near the end: too close for the words
-			} else {
-				keep = want[string(name)]
-				f := -1
-				if keep {
-					f = 1
-				}
-				shape = setShape(shape, pos, s.nat.keyString(&s.nc, name, -1), f)
-				s.projShapes[row] = shape
-			}
-		}
-		if i < len(data) && data[i] <= ' ' {
-			i = skipSpace(data, i)
-		}
-		vEnd := 0
-		if i < len(data) && data[i]-'0' < 10 { // an integer, scanned here (as in scanRow)
-			j := i + 1
-			for j < len(data) && data[j]-'0' < 10 {
-				j++
-			}
-			if j < len(data) && (data[j] == ',' || data[j] == '}') {
-				vEnd = j
-			}
-		} else if i < len(data) && data[i] == '"' {
-			vEnd, _ = plainString(data, i) // 0: escapes, for scanValue
-		}
-		if vEnd == 0 {
-			var err error
-			if vEnd, err = scanValue(data, i); err != nil {
-				return dst[:start], false
-			}
-		}
-		if keep {
-			if found > 0 {
-				dst = append(dst, ',')
-			}
-			if hit {
-				dst = append(dst, data[keyStart:keyStart+shape[pos].plen]...) // "key":
-			} else {
-				dst = append(append(dst, key...), ':')
-			}
-			dst = append(dst, data[i:vEnd]...)
-			found++
-		}
-		i = vEnd
-		if i < len(data) && data[i] <= ' ' {
-			i = skipSpace(data, i)
-		}
-		if i >= len(data) {
-			return dst[:start], false
-		}
-		if data[i] == '}' {
-			break
-		}
-		if data[i] != ',' {
-			return dst[:start], false
-		}
-		if i++; i < len(data) && data[i] <= ' ' {
-			i = skipSpace(data, i)
-		}
+	out, s.proj.dst = append(s.proj.dst, '}'), nil
+	return out, true
+}
+
+// projectSink is Project's side of scanMembers. Its shape (projShapes)
+// is what Project met at each position of the row's last record, its
+// field 1 for a member kept and -1 for one dropped: the rows of a side
+// mostly share their members' order, and a match costs three word
+// comparisons instead of scanning the key and a map lookup.
+type projectSink struct {
+	s    *RowSet
+	row  int
+	want map[string]bool
+	dst  []byte
+	kept int
+}
+
+func (p *projectSink) lookup(key []byte, escaped bool, _, pos int) (int, bool) {
+	if escaped {
+		return -1, false
 	}
-	return append(dst, '}'), true
+	f := -1
+	if p.want[string(key)] {
+		f = 1
+	}
+	s := p.s
+	s.projShapes[p.row] = setShape(s.projShapes[p.row], pos, s.nat.keyString(&s.nc, key, -1), f)
+	return f, true
+}
+
+func (p *projectSink) member(_ int, m member) bool {
+	if p.kept > 0 {
+		p.dst = append(p.dst, ',')
+	}
+	p.dst = append(append(append(p.dst, '"'), m.key...), '"', ':')
+	p.dst = append(p.dst, m.val...)
+	p.kept++
+	return true
 }

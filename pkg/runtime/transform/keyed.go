@@ -9,6 +9,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/internal/itoa"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
+	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
@@ -49,7 +50,7 @@ func (o *countOp) Process(b *runtime.Batch, out runtime.Output) error {
 		kb.Put(n)
 		r.Value = o.arena.Append(len(r.Key)*2+40, func(dst []byte) []byte {
 			dst = append(dst, `{"key":`...)
-			dst = appendJSONString(dst, r.Key)
+			dst = jsonstring.AppendBytes(dst, r.Key)
 			dst = append(dst, `,"count":`...)
 			dst = itoa.AppendInt(dst, n)
 			return append(dst, '}')
@@ -62,18 +63,6 @@ func (o *countOp) Process(b *runtime.Batch, out runtime.Output) error {
 }
 
 func (o *countOp) setKey(k []byte) { o.counts.SetKey(k) }
-
-func appendJSONString(dst, s []byte) []byte {
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			q, _ := json.Marshal(string(s))
-			return append(dst, q...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
 
 type reduceOptions struct {
 	Expr string `yaml:"expr,required"`

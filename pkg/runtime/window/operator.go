@@ -1,13 +1,12 @@
 package window
 
 import (
-	"encoding/json"
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
@@ -67,7 +66,7 @@ type results struct {
 func newResults(cfg config) results {
 	r := results{aggs: cfg.aggs, global: cfg.global}
 	for _, ag := range cfg.aggs {
-		r.names = append(r.names, append(appendString([]byte{','}, []byte(ag.Name)), ':'))
+		r.names = append(r.names, append(jsonstring.Append([]byte{','}, ag.Name), ':'))
 	}
 	return r
 }
@@ -503,7 +502,7 @@ func (r *results) emit(key []byte, start, end int64, acc *Acc, out runtime.Outpu
 	b = append(b, '{')
 	if !r.global {
 		b = append(b, `"key":`...)
-		b = appendString(b, key)
+		b = jsonstring.AppendBytes(b, key)
 		b = append(b, ',')
 	}
 	if r.win == nil || r.winOf != [2]int64{start, end} {
@@ -523,21 +522,6 @@ func (r *results) emit(key []byte, start, end int64, acc *Acc, out runtime.Outpu
 	out.Emit(runtime.Record{Key: r.arena.Copy(key), Value: r.arena.Copy(b), Timestamp: end - 1})
 }
 
-func appendString(b, s []byte) []byte {
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			if !utf8.Valid(s) {
-				break
-			}
-			q, _ := json.Marshal(string(s))
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
 func appendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
@@ -552,7 +536,7 @@ func appendValue(b []byte, v any) []byte {
 		}
 		return strconv.AppendFloat(b, x, 'g', -1, 64)
 	case string:
-		return appendString(b, []byte(x))
+		return jsonstring.Append(b, x)
 	case bool:
 		return strconv.AppendBool(b, x)
 	}
