@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
 // savepointWithOpenWindows runs windowedSpec until its windows hold state,
@@ -96,16 +94,20 @@ func TestRestoreOldSavepointWarnsUnchecked(t *testing.T) {
 }
 
 // stop --drain fires every window; run -s of its savepoint is refused
-// (and --dry-run says so) unless --allow-drained, which restores it with
-// a warning that says what it does.
+// (and --dry-run says so) and creates no job, unless --allow-drained, which
+// restores it with the windows that fired kept fired: the output holds
+// every window once.
 func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
 	e := newEnv(t)
 	e.startDaemon()
-	spec := e.writeSpec("windowed.yaml", windowedSpec(filepath.Join(e.home, "out"), 1_000_000))
+	out := filepath.Join(e.home, "out")
+	spec := e.writeSpec("windowed.yaml", windowedSpec(out, 1_000_000))
 	id := e.mustRun("run", spec)
 	waitOpenWindows(t, e, id)
 	sp := e.mustRun("stop", "--drain", id, "--savepoint-path", filepath.Join(e.home, "sp"))
 	require.Contains(t, e.mustRun("savepoint", "inspect", sp), "drained:         yes")
+	drained := committedWindows(t, out)
+	require.NotEmpty(t, drained, "the drain fired the open windows")
 
 	before := e.mustRun("list", "-a", "-o", "json")
 	for _, args := range [][]string{{"run", "-s", sp, spec}, {"run", "--dry-run", "-s", sp, spec}} {
@@ -123,6 +125,11 @@ func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
 	require.Contains(t, r.stderr, "warning: the savepoint was written by stop --drain and is taken as --allow-drained asks")
 	restored := strings.TrimSpace(r.stdout)
 	require.Equal(t, sp, e.info(restored).RestoredFrom)
-	require.Equal(t, api.StateRunning, e.info(restored).State)
+	// committedWindows fails on a window committed twice: the drained
+	// run's last windows must not fire again with the records after it.
+	for deadline := time.Now().Add(60 * time.Second); len(committedWindows(t, out)) < len(drained)+22; time.Sleep(200 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the restored job committed no new windows: %s", e.stderr.String())
+	}
 	e.mustRun("cancel", restored)
+	committedWindows(t, out)
 }

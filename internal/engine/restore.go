@@ -187,8 +187,9 @@ func uncheckedNote(uids []string, compiled bool) string {
 
 // drainedAllowed is the note of a drained savepoint taken with --allow-drained.
 const drainedAllowed = "the savepoint was written by stop --drain and is taken as --allow-drained asks: " +
-	"every window and timer it had fired at the drain; a record after it that falls in a window that fired starts that window again, " +
-	"which fires a second time with only the new records"
+	"event-time tumbling and sliding windows keep the windows that fired at the drain fired (a record after the drain that falls in one is late: " +
+	"dropped, or sent to the late side output); session windows, processing-time windows and joins start their event time anew, " +
+	"so a window of theirs open at the drain may fire a second time with only the records after it"
 
 // drainedProblem refuses a drained savepoint unless allowed ("" when
 // there is nothing to refuse).
