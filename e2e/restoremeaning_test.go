@@ -38,12 +38,12 @@ func waitOpenWindows(t *testing.T, e *env, id string) {
 // A restore that changes what a window's state means (its size, its
 // aggregates, the keyBy expression feeding it) is refused by run -s and
 // by run --dry-run -s, naming the uid, the old and new value and the ways
-// out, and creates no job; a renamed aggregate goes ahead.
+// out, and creates no job; a renamed aggregate goes ahead, said to be safe.
 func TestRestoreRefusesChangedMeaning(t *testing.T) {
 	e := newEnv(t)
 	e.startDaemon()
 	sp, spec := savepointWithOpenWindows(t, e)
-	require.Contains(t, e.mustRun("savepoint", "inspect", sp), `win state (version 1): aggregate="count(), sum(amount)", key="user"`)
+	require.Contains(t, e.mustRun("savepoint", "inspect", sp), `win state (version 1): aggregate="count(), sum(amount)", aggregate.names="n, total", key="user"`)
 
 	cases := []struct {
 		name, old, new string
@@ -76,7 +76,9 @@ func TestRestoreRefusesChangedMeaning(t *testing.T) {
 	}
 
 	renamed := e.writeSpec("renamed.yaml", strings.Replace(spec, "{n: count(), total: sum(amount)}", "{events: count(), total: sum(amount)}", 1))
-	require.Contains(t, e.mustRun("run", "--dry-run", "-s", sp, renamed), "the restore can go ahead")
+	out := e.mustRun("run", "--dry-run", "-s", sp, renamed)
+	require.Contains(t, out, `note: operator "win" has aggregate.names "n, total" in the snapshot and "events, total" now: safe`)
+	require.Contains(t, out, "the restore can go ahead")
 }
 
 // A savepoint written before state meanings were recorded restores as

@@ -50,7 +50,8 @@ func replace(old, new string) func(string) string {
 // into a job that changes it (a window's size, its aggregates, the keyBy
 // expression feeding it, a reduce's init) is refused, naming the uid, the
 // old and new value and the ways out; changes that read the state the
-// same (a renamed aggregate, a reduce's expr, a reformatted key) are not.
+// same go ahead, said to be safe (a renamed aggregate, a reduce's expr) or
+// not changes at all (a reformatted key).
 func TestRestoreRefusesChangedStateMeaning(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, meaningSpec(name, nil), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
@@ -63,28 +64,30 @@ func TestRestoreRefusesChangedStateMeaning(t *testing.T) {
 	w := r.Meta.Operator("w")
 	require.True(t, w.HasState())
 	require.Equal(t, map[string]string{"window.type": "tumbling", "window.size": "10s", "time": "processing",
-		"aggregate": "count(), max(idx)", "key": "idx % 7"}, w.State.Meaning)
+		"aggregate": "count(), max(idx)", "aggregate.names": "n, top", "key": "idx % 7"}, w.State.Meaning)
 	require.Equal(t, 1, w.State.Version)
 
 	cases := []struct {
 		name string
 		edit func(string) string
 		want []string // in the error; none: the restore goes ahead
+		note string   // in the plan's notes (a safe change)
 	}{
-		{"same job", nil, nil},
+		{"same job", nil, nil, ""},
 		{"window size", replace("size: 10s", "size: 1m"),
-			[]string{`operator "w" has window.size "10s" in the snapshot and "1m0s" now`, "misaligned", `keep window.size "10s"`, "new uid", "--allow-non-restored-state"}},
+			[]string{`operator "w" has window.size "10s" in the snapshot and "1m0s" now`, "misaligned", `keep window.size "10s"`, "new uid", "--allow-non-restored-state"}, ""},
 		{"window type", replace("{type: tumbling, size: 10s}", "{type: sliding, size: 10s, slide: 5s}"),
-			[]string{`operator "w" has window.slide "" in the snapshot and "5s" now`, `operator "w" has window.type "tumbling" in the snapshot and "sliding" now`}},
+			[]string{`operator "w" has window.slide "" in the snapshot and "5s" now`, `operator "w" has window.type "tumbling" in the snapshot and "sliding" now`}, ""},
 		{"aggregate added", replace("top: max(idx)}", "top: max(idx), low: min(idx)}"),
-			[]string{`operator "w" has aggregate "count(), max(idx)" in the snapshot and "count(), max(idx), min(idx)" now`, "adding an aggregate is not supported"}},
-		{"aggregate renamed", replace("{n: count(), top: max(idx)}", "{events: count(), highest: max(idx)}"), nil},
+			[]string{`operator "w" has aggregate "count(), max(idx)" in the snapshot and "count(), max(idx), min(idx)" now`, "adding an aggregate is not supported"}, ""},
+		{"aggregate renamed", replace("{n: count(), top: max(idx)}", "{events: count(), highest: max(idx)}"), nil,
+			`operator "w" has aggregate.names "n, top" in the snapshot and "events, highest" now: safe, an aggregate's accumulator is read by its position`},
 		{"key expression", replace(`expr: "idx % 7"`, `expr: "idx % 5"`),
-			[]string{`operator "w" has key "idx % 7" in the snapshot and "idx % 5" now`, `operator "sums" has key`, `operator "cnt" has key`, "mix old and new keys"}},
-		{"key reformatted", replace(`expr: "idx % 7"`, `expr: "idx  %  7"`), nil},
+			[]string{`operator "w" has key "idx % 7" in the snapshot and "idx % 5" now`, `operator "sums" has key`, `operator "cnt" has key`, "mix old and new keys"}, ""},
+		{"key reformatted", replace(`expr: "idx % 7"`, `expr: "idx  %  7"`), nil, ""},
 		{"reduce init", replace(`init: '{"sum": 0}'`, `init: '{"sum": 100}'`),
-			[]string{`operator "sums" has init "{\"sum\": 0}" in the snapshot and "{\"sum\": 100}" now`}},
-		{"reduce expr", replace(`acc.sum + idx}`, `acc.sum + 2 * idx}`), nil},
+			[]string{`operator "sums" has init "{\"sum\": 0}" in the snapshot and "{\"sum\": 100}" now`}, ""},
+		{"reduce expr", replace(`acc.sum + idx}`, `acc.sum + 2 * idx}`), nil, `operator "sums" has expr`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,7 +96,13 @@ func TestRestoreRefusesChangedStateMeaning(t *testing.T) {
 			plan := engine.PlanRestore(g, r, engine.RestoreOptions{AllowNonRestored: true})
 			if c.want == nil {
 				require.NoError(t, plan.Err())
-				require.Empty(t, plan.Notes)
+				if c.note == "" {
+					require.Empty(t, plan.Notes)
+				} else {
+					require.Len(t, plan.Notes, 1)
+					require.Contains(t, plan.Notes[0], c.note)
+					require.Contains(t, plan.Notes[0], ": safe, ")
+				}
 				return
 			}
 			require.Error(t, plan.Err())

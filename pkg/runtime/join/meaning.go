@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/window"
 )
@@ -22,8 +23,17 @@ func commonMeaning(o commonOptions) *runtime.StateMeaning {
 	return &runtime.StateMeaning{Version: meaningVersion, Judge: judge, Values: map[string]string{
 		"left.from": o.Left.From, "right.from": o.Right.From,
 		"left.key": normalize(o.Left.Key), "right.key": normalize(o.Right.Key),
-		"how": howMeaning(o.How),
+		"how": howMeaning(o.How), "select": selectMeaning(o.Select), "where": normalize(o.Where),
 	}}
+}
+
+// selectMeaning is a join's select list, "name: expr" in order.
+func selectMeaning(sel api.NamedStrings) string {
+	parts := make([]string, len(sel))
+	for i, s := range sel {
+		parts[i] = s.Name + ": " + normalize(s.Value)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // howMeaning is how with its default written out.
@@ -51,6 +61,8 @@ func judge(name, was, now string) (bool, string) {
 		return false, why
 	}
 	switch name {
+	case "select", "where":
+		return true, fmt.Sprintf("%s is evaluated on each match, not stored: buffered rows are read the same and matched under the new %s", name, name)
 	case "left.key", "right.key":
 		return false, fmt.Sprintf("the snapshot's buffered %s rows are stored under the key %s: read under %s they would meet rows of other keys", strings.TrimSuffix(name, ".key"), was, now)
 	case "left.from", "right.from":

@@ -20,11 +20,11 @@ const (
 func normalize(src string) string { return strings.Join(strings.Fields(src), " ") }
 
 // reduceMeaning is what a reduce's state means: the init its accs started
-// from and the ttl its keys are forgotten after. A changed expr is not in
-// it: the accs go on folding under the new one, as a changed function does
-// in Flink.
+// from and the ttl its keys are forgotten after; and its expr, whose change
+// is safe (the accs go on folding under the new one, as a changed function
+// does in Flink) and said so.
 func reduceMeaning(o reduceOptions) *runtime.StateMeaning {
-	m := &runtime.StateMeaning{Version: reduceStateVersion, Values: map[string]string{}, Judge: judgeReduce}
+	m := &runtime.StateMeaning{Version: reduceStateVersion, Values: map[string]string{"expr": normalize(o.Expr)}, Judge: judgeReduce}
 	if o.Init != "" {
 		m.Values["init"] = normalize(o.Init)
 	}
@@ -36,6 +36,8 @@ func reduceMeaning(o reduceOptions) *runtime.StateMeaning {
 
 func judgeReduce(name, was, now string) (bool, string) {
 	switch name {
+	case "expr":
+		return true, "the restored accs go on folding under the new expr (each key's acc is what the old one made of its records so far)"
 	case "init":
 		return false, fmt.Sprintf("the snapshot's accs started from init %s: keys restored would go on from it while new keys start from %s, so one output would mix both", orNone(was), orNone(now))
 	case "ttl":

@@ -59,11 +59,17 @@ func (cfg config) meaning() *runtime.StateMeaning {
 		m.Values["time"] = "processing"
 	}
 	m.Values["aggregate"] = aggregateMeaning(cfg.aggs)
+	names := make([]string, len(cfg.aggs))
+	for i, ag := range cfg.aggs {
+		names[i] = ag.Name
+	}
+	m.Values["aggregate.names"] = strings.Join(names, ", ")
 	return m
 }
 
 // aggregateMeaning lists aggs' functions and arguments in order, without
-// their names: renaming an output field reads the state the same.
+// their names (aggregate.names, a safe change: renaming an output field
+// reads the state the same).
 func aggregateMeaning(aggs []Aggregate) string {
 	parts := make([]string, len(aggs))
 	for i, ag := range aggs {
@@ -83,6 +89,8 @@ func judge(name, was, now string) (bool, string) {
 	switch name {
 	case "time":
 		return false, fmt.Sprintf("the snapshot's window timers are in %s time and would not fire in %s time", was, now)
+	case "aggregate.names":
+		return true, "an aggregate's accumulator is read by its position, not its name: a renamed aggregate goes on from the restored one under its new name"
 	case "aggregate":
 		return false, fmt.Sprintf("each open window holds one accumulator per aggregate, in order (%s); the job's aggregates (%s) would read them as others "+
 			"(adding an aggregate is not supported on restore: it has no accumulator for the windows already open; renaming one is safe)", was, now)
