@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/scorecard"
 )
 
 // savepointWithOpenWindows runs windowedSpec until its windows hold state,
@@ -100,6 +102,7 @@ func TestRestoreOldSavepointWarnsUnchecked(t *testing.T) {
 // restores it with the windows that fired kept fired: the output holds
 // every window once.
 func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
+	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -133,5 +136,7 @@ func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the restored job committed no new windows: %s", e.stderr.String())
 	}
 	e.mustRun("cancel", restored)
-	committedWindows(t, out)
+	windows := committedWindows(t, out) // fails on a window committed twice
+	scorecard.Record(t, start, scorecard.Entry{Suite: "drained savepoint: run -s refused, then --allow-drained (datagen events → window → file)",
+		Faults: "1 stop --drain among open windows, restored", Planned: 1, Fired: 1, Cases: 1, Records: int64(len(windows)), Lost: 0, Duplicated: 0})
 }
