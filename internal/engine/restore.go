@@ -71,34 +71,15 @@ func PlanRestore(g *Graph, r *Restore, o RestoreOptions) *api.RestorePlan {
 			p.Dropped = append(p.Dropped, api.DroppedState{UID: op.UID, Type: op.Type, Bytes: op.Size()})
 			continue
 		}
-		ms := api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
-			NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()}
-		var problems []string
-		if op.Type != v.Op.Type && op.HasState() {
-			ms.NewType = v.Op.Type
-			problems = append(problems, fmt.Sprintf("was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.Type, v.Op.Type))
-		} else if op.HasState() {
-			changes, recorded := meaningChanges(old, &op, v)
-			if !recorded {
-				unchecked = append(unchecked, op.UID)
-			}
-			pr, notes := judgeMeaning(op.UID, changes)
-			problems = append(problems, pr...)
-			p.Notes = append(p.Notes, notes...)
+		ms, notes, recorded := matchOperator(g, old, m, &op, v)
+		if !recorded {
+			unchecked = append(unchecked, op.UID)
 		}
-		if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
-			problems = append(problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
-		}
-		ms.Problem = strings.Join(problems, "; ")
-		for _, pr := range problems {
+		p.Notes = append(p.Notes, notes...)
+		for _, pr := range ms.problems {
 			p.Problems = append(p.Problems, fmt.Sprintf("operator %q %s", op.UID, pr))
 		}
-		if ms.Problem == "" && op.HasState() && v.Plan != nil {
-			for _, path := range v.Plan.OutputPaths {
-				ms.Outputs = append(ms.Outputs, api.RestoredOutput{Path: path, Effect: outputEffect(&op)})
-			}
-		}
-		p.Matched = append(p.Matched, ms)
+		p.Matched = append(p.Matched, ms.MatchedState)
 	}
 	for _, v := range g.Vertices {
 		if m.Operator(v.Op.UID) == nil {
@@ -117,6 +98,42 @@ func PlanRestore(g *Graph, r *Restore, o RestoreOptions) *api.RestorePlan {
 		p.Problems = append(p.Problems, fmt.Sprintf("the snapshot has state for operators the job does not have: %s; add them back or pass --allow-non-restored-state (-n) to drop it", strings.Join(parts, ", ")))
 	}
 	return p
+}
+
+// matched is an operator of the snapshot the job has, with each of its
+// problems (their join is its Problem).
+type matched struct {
+	api.MatchedState
+	problems []string
+}
+
+// matchOperator judges restoring op's state into v: its problems, the
+// notes of safe changes, and whether op recorded its state's meaning (see
+// meaningChanges). old is the snapshot's own job, compiled (nil: none).
+func matchOperator(g, old *Graph, m *checkpoint.Metadata, op *checkpoint.OperatorState, v *Vertex) (ms matched, notes []string, recorded bool) {
+	ms.MatchedState = api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
+		NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()}
+	recorded = true
+	if op.Type != v.Op.Type && op.HasState() {
+		ms.NewType = v.Op.Type
+		ms.problems = append(ms.problems, fmt.Sprintf("was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.Type, v.Op.Type))
+	} else if op.HasState() {
+		var changes []runtime.MeaningChange
+		changes, recorded = meaningChanges(old, op, v)
+		var pr []string
+		pr, notes = judgeMeaning(op.UID, changes)
+		ms.problems = append(ms.problems, pr...)
+	}
+	if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
+		ms.problems = append(ms.problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
+	}
+	ms.Problem = strings.Join(ms.problems, "; ")
+	if ms.Problem == "" && op.HasState() && v.Plan != nil {
+		for _, path := range v.Plan.OutputPaths {
+			ms.Outputs = append(ms.Outputs, api.RestoredOutput{Path: path, Effect: outputEffect(op)})
+		}
+	}
+	return ms, notes, recorded
 }
 
 // snapshotGraph compiles the job spec a snapshot was taken with, for the
