@@ -137,6 +137,7 @@ type (
 		Kind    Kind
 		Trigger time.Time
 		Handles []Handle // ordered by task
+		Drain   bool     // a stop --drain: the input ended before the barrier
 	}
 	// Record: the snapshot is durable and commits once recorded: record it
 	// as the job's restore point, with the retained checkpoints and the
@@ -352,7 +353,7 @@ func (c *Coordinator) ack(e AckEvent) []Decision {
 		hs = append(hs, h)
 	}
 	sort.Slice(hs, func(i, j int) bool { return hs[i].Task < hs[j].Task })
-	return []Decision{WriteMetadata{ID: p.id, Kind: p.kind, Trigger: p.trigger, Handles: hs}}
+	return []Decision{WriteMetadata{ID: p.id, Kind: p.kind, Trigger: p.trigger, Handles: hs, Drain: p.req != nil && p.req.Drain}}
 }
 
 func (c *Coordinator) decline(e DeclineEvent) []Decision {

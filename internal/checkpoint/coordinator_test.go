@@ -314,7 +314,11 @@ func (s *script) decision(d Decision) string {
 		for i, h := range x.Handles {
 			tasks[i] = strconv.Itoa(h.Task)
 		}
-		return fmt.Sprintf("write-metadata id=%d kind=%s tasks=%s trigger=t+%s", x.ID, x.Kind, strings.Join(tasks, ","), x.Trigger.Sub(t0))
+		out := fmt.Sprintf("write-metadata id=%d kind=%s tasks=%s trigger=t+%s", x.ID, x.Kind, strings.Join(tasks, ","), x.Trigger.Sub(t0))
+		if x.Drain {
+			out += " drain"
+		}
+		return out
 	case Record:
 		return fmt.Sprintf("record id=%d kind=%s retained=%v next=%d", x.ID, x.Kind, x.Retained, x.NextID)
 	case Complete:

@@ -41,7 +41,11 @@ type Metadata struct {
 	Spec            string          `json:"spec"`
 	MaxParallelism  int             `json:"maxParallelism"`
 	Operators       []OperatorState `json:"operators"`
-	Extra           map[string]any  `json:"extra,omitempty"`
+	// Drained: a stop --drain wrote it, after the end of input fired
+	// every window and timer: a restore would fire them again (refused
+	// unless the user asks for it).
+	Drained bool           `json:"drained,omitempty"`
+	Extra   map[string]any `json:"extra,omitempty"`
 }
 
 // OperatorState is one operator's part of a snapshot.
@@ -50,6 +54,17 @@ type OperatorState struct {
 	Type        string   `json:"type"`
 	Parallelism int      `json:"parallelism"`
 	Subtasks    []Handle `json:"subtasks"`
+	// State is what the operator's state means, as the job that wrote the
+	// snapshot configured it (nil in snapshots of a flinkgo before it was
+	// recorded: then it cannot be checked from the snapshot alone).
+	State *StateRecord `json:"state,omitempty"`
+}
+
+// StateRecord is an operator's runtime.StateMeaning as a snapshot records
+// it: its state schema version and the values its state depends on.
+type StateRecord struct {
+	Version int               `json:"version"`
+	Meaning map[string]string `json:"meaning,omitempty"`
 }
 
 // Size is the total size of the operator's state files.

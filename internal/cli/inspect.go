@@ -2,7 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -82,6 +86,9 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 	} else {
 		fmt.Fprintf(out, "complete:        yes (every state file present with its checksum)\n")
 	}
+	if m.Drained {
+		fmt.Fprintf(out, "drained:         yes (stop --drain fired every window and timer: run -s refuses it unless --allow-drained)\n")
+	}
 	fmt.Fprintln(out)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "UID\tTYPE\tPARALLELISM\tBYTES\tKEYS\tKEYS WITH TIMERS")
@@ -89,6 +96,7 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\n", op.UID, op.Type, op.Parallelism, op.Size(), op.Keys(), op.TimerKeys())
 	}
 	_ = w.Flush()
+	printMeanings(out, m)
 	for _, op := range m.Operators {
 		for _, h := range op.Subtasks {
 			if len(h.Details) == 0 {
@@ -103,5 +111,20 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 				fmt.Fprintf(out, "  %s[%d] %s: %s\n", op.UID, h.Subtask, k, human(h.Details[k]))
 			}
 		}
+	}
+}
+
+// printMeanings lists what each operator's state means, as the snapshot
+// recorded it (a restore refuses a job that changes it).
+func printMeanings(out io.Writer, m *checkpoint.Metadata) {
+	for _, op := range m.Operators {
+		if op.State == nil || len(op.State.Meaning) == 0 {
+			continue
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(op.State.Meaning)) {
+			parts = append(parts, fmt.Sprintf("%s=%q", k, op.State.Meaning[k]))
+		}
+		fmt.Fprintf(out, "  %s state (version %d): %s\n", op.UID, op.State.Version, strings.Join(parts, ", "))
 	}
 }

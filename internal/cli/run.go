@@ -19,7 +19,7 @@ import (
 
 func newRunCmd(g *globals) *cobra.Command {
 	var savepoint, requestID string
-	var allowNonRestored, allowNonEmpty, dryRun bool
+	var allowNonRestored, allowNonEmpty, allowDrained, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "run [-s SAVEPOINT] JOB.yaml",
 		Short: "Submit a job; prints its id once it is RUNNING",
@@ -28,6 +28,10 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Validate and submit a job. With -s it restores from a savepoint directory, its _metadata
 file, or a retained checkpoint chk-<n> directory; state is matched by operator uid.
 --dry-run prints the restore plan and exits 3 if the restore would fail.
+A restore is refused when the job changes what an operator's state means
+(a window's size, its aggregates, the keyBy expression feeding it, a
+join's keys or bounds, ...: docs/restore.md), and when the savepoint was
+written by stop --drain (--allow-drained takes it anyway).
 
 A job's file sink must write into a directory no other job of the daemon
 that has not ended writes; a new job (without -s) also needs an empty one,
@@ -62,7 +66,7 @@ retry never creates a second job.`,
 				requestID = newRequestID()
 			}
 			req := api.SubmitRequest{Spec: string(src), File: file, SavepointPath: sp, AllowNonRestoredState: allowNonRestored,
-				AllowNonEmptyOutput: allowNonEmpty, DryRun: dryRun, RequestID: requestID}
+				AllowDrained: allowDrained, AllowNonEmptyOutput: allowNonEmpty, DryRun: dryRun, RequestID: requestID}
 			return g.withClient(cmd, 2*time.Minute, func(ctx context.Context, c *client.Client) error {
 				resp, err := c.Submit(ctx, req)
 				if errors.Is(err, client.ErrNoAnswer) && !dryRun {
@@ -79,6 +83,11 @@ retry never creates a second job.`,
 				if err != nil {
 					return err
 				}
+				if resp.Plan != nil {
+					for _, n := range resp.Plan.Notes {
+						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", n)
+					}
+				}
 				if g.json() {
 					if err := printJSON(cmd.OutOrStdout(), map[string]any{"id": resp.ID, "state": resp.State}); err != nil {
 						return err
@@ -92,6 +101,7 @@ retry never creates a second job.`,
 	}
 	cmd.Flags().StringVarP(&savepoint, "fromSavepoint", "s", "", "restore from this savepoint or retained checkpoint")
 	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "drop savepoint state of operators the job does not have")
+	cmd.Flags().BoolVar(&allowDrained, "allow-drained", false, "restore a savepoint of stop --drain (refused otherwise: its windows and timers fired at the drain)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the restore plan without starting")
 	cmd.Flags().BoolVar(&allowNonEmpty, "allow-non-empty-output", false, "let the job write into output directories that hold other files or another (ended) job's output")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "the submission's id (default: a fresh one): the same id again returns the job it created")
@@ -171,6 +181,9 @@ func printPlan(cmd *cobra.Command, g *globals, p *api.RestorePlan) {
 	}
 	for _, n := range p.New {
 		fmt.Fprintf(w, "  new      %-20s (starts empty)\n", n)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	if len(p.Problems) == 0 {
 		fmt.Fprintln(w, "the restore can go ahead")

@@ -97,13 +97,16 @@ func (d *Daemon) Submit(req api.SubmitRequest) (*api.SubmitResponse, error) {
 			}
 			return nil, api.Errorf(code, "cannot restore from %s: %v", req.SavepointPath, err)
 		}
-		plan := engine.PlanRestore(g, restore, req.AllowNonRestoredState)
+		plan := engine.PlanRestore(g, restore, engine.RestoreOptions{AllowNonRestored: req.AllowNonRestoredState, AllowDrained: req.AllowDrained})
 		resp.Plan = plan
 		if err := plan.Err(); err != nil {
 			if req.DryRun {
 				return resp, err
 			}
 			return nil, err
+		}
+		for _, n := range plan.Notes {
+			d.log.Warn().Str("savepoint", req.SavepointPath).Msg(n)
 		}
 		for _, dr := range plan.Dropped {
 			d.log.Warn().Str("uid", dr.UID).Int64("bytes", dr.Bytes).Msg("dropping state of an operator the job does not have (allow-non-restored-state)")

@@ -93,7 +93,7 @@ func TestIncompatibleRestores(t *testing.T) {
 	plan := func(spec string, allow bool) *api.RestorePlan {
 		g, err := engine.Compile(testRegistry, "x.yaml", []byte(spec), engine.Defaults{})
 		require.NoError(t, err)
-		return engine.PlanRestore(g, r, allow)
+		return engine.PlanRestore(g, r, engine.RestoreOptions{AllowNonRestored: allow})
 	}
 	base := func(keyedUID, extra string, maxPar int) string {
 		return fmt.Sprintf(`

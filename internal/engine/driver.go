@@ -174,10 +174,11 @@ func (d *driver) metadata(w checkpoint.WriteMetadata) *checkpoint.Metadata {
 	g := d.j.graph
 	m := &checkpoint.Metadata{JobID: d.j.id, JobName: g.Spec.Name, CheckpointID: w.ID, Kind: w.Kind.String(),
 		Timestamp: w.Trigger, DurationMs: time.Since(w.Trigger).Milliseconds(),
-		SpecFingerprint: api.Fingerprint(g.Source), Spec: string(g.Source), MaxParallelism: g.MaxParallelism}
+		SpecFingerprint: api.Fingerprint(g.Source), Spec: string(g.Source), MaxParallelism: g.MaxParallelism, Drained: w.Drain}
 	byUID := map[string]*checkpoint.OperatorState{}
 	for _, v := range g.Vertices {
-		m.Operators = append(m.Operators, checkpoint.OperatorState{UID: v.Op.UID, Type: v.Op.Type, Parallelism: v.Parallelism})
+		m.Operators = append(m.Operators, checkpoint.OperatorState{UID: v.Op.UID, Type: v.Op.Type, Parallelism: v.Parallelism,
+			State: recordMeaning(stateMeaning(v))})
 	}
 	for i := range m.Operators {
 		byUID[m.Operators[i].UID] = &m.Operators[i]

@@ -38,14 +38,30 @@ func LoadRestore(fsys vfs.FS, path string) (*Restore, error) {
 // Kind of the snapshot ("checkpoint", "savepoint", …).
 func (r *Restore) Kind() string { return r.Meta.Kind }
 
+// RestoreOptions are what a user allows a restore to do.
+type RestoreOptions struct {
+	// AllowNonRestored drops the state of operators the job does not have
+	// (--allow-non-restored-state).
+	AllowNonRestored bool
+	// AllowDrained takes a savepoint of stop --drain (--allow-drained).
+	AllowDrained bool
+}
+
 // PlanRestore maps the snapshot onto g by operator uid. An operator whose
-// state cannot be restored (another type, other key groups, other values
-// of the options its state depends on) is listed with its problem, not as
-// restorable; every problem is also in Problems.
-func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
+// state cannot be restored (another type, other key groups, a state
+// meaning that changed: see stateMeaning) is listed with its problem, not
+// as restorable; every problem is also in Problems. A drained savepoint is
+// a problem unless o allows it.
+func PlanRestore(g *Graph, r *Restore, o RestoreOptions) *api.RestorePlan {
 	m := r.Meta
-	p := &api.RestorePlan{From: r.Dir, Kind: m.Kind, ID: m.CheckpointID, AllowDrop: allowNonRestored}
+	p := &api.RestorePlan{From: r.Dir, Kind: m.Kind, ID: m.CheckpointID, AllowDrop: o.AllowNonRestored, Drained: m.Drained}
+	if pr := drainedProblem(m.Drained, o.AllowDrained); pr != "" {
+		p.Problems = append(p.Problems, pr)
+	} else if m.Drained {
+		p.Notes = append(p.Notes, drainedAllowed)
+	}
 	old := snapshotGraph(g.types, m)
+	var unchecked []string
 	for _, op := range m.Operators {
 		v := g.Vertex(op.UID)
 		if v == nil {
@@ -55,28 +71,15 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 			p.Dropped = append(p.Dropped, api.DroppedState{UID: op.UID, Type: op.Type, Bytes: op.Size()})
 			continue
 		}
-		ms := api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
-			NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()}
-		var problems []string
-		if op.Type != v.Op.Type && op.HasState() {
-			ms.NewType = v.Op.Type
-			problems = append(problems, fmt.Sprintf("was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.Type, v.Op.Type))
-		} else if op.HasState() {
-			problems = append(problems, changedDependencies(old, v)...)
+		ms, notes, recorded := matchOperator(g, old, m, &op, v)
+		if !recorded {
+			unchecked = append(unchecked, op.UID)
 		}
-		if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
-			problems = append(problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
-		}
-		ms.Problem = strings.Join(problems, "; ")
-		for _, pr := range problems {
+		p.Notes = append(p.Notes, notes...)
+		for _, pr := range ms.problems {
 			p.Problems = append(p.Problems, fmt.Sprintf("operator %q %s", op.UID, pr))
 		}
-		if ms.Problem == "" && op.HasState() && v.Plan != nil {
-			for _, path := range v.Plan.OutputPaths {
-				ms.Outputs = append(ms.Outputs, api.RestoredOutput{Path: path, Effect: outputEffect(&op)})
-			}
-		}
-		p.Matched = append(p.Matched, ms)
+		p.Matched = append(p.Matched, ms.MatchedState)
 	}
 	for _, v := range g.Vertices {
 		if m.Operator(v.Op.UID) == nil {
@@ -84,7 +87,10 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 		}
 	}
 	sort.Strings(p.New)
-	if len(p.Dropped) > 0 && !allowNonRestored {
+	if note := uncheckedNote(unchecked, old != nil); note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	if len(p.Dropped) > 0 && !o.AllowNonRestored {
 		var parts []string
 		for _, d := range p.Dropped {
 			parts = append(parts, fmt.Sprintf("%s (type %s, %d bytes)", d.UID, d.Type, d.Bytes))
@@ -94,11 +100,47 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 	return p
 }
 
+// matched is an operator of the snapshot the job has, with each of its
+// problems (their join is its Problem).
+type matched struct {
+	api.MatchedState
+	problems []string
+}
+
+// matchOperator judges restoring op's state into v: its problems, the
+// notes of safe changes, and whether op recorded its state's meaning (see
+// meaningChanges). old is the snapshot's own job, compiled (nil: none).
+func matchOperator(g, old *Graph, m *checkpoint.Metadata, op *checkpoint.OperatorState, v *Vertex) (ms matched, notes []string, recorded bool) {
+	ms.MatchedState = api.MatchedState{UID: op.UID, Type: op.Type, OldParallelism: op.Parallelism,
+		NewParallelism: v.Parallelism, Bytes: op.Size(), Keys: op.Keys()}
+	recorded = true
+	if op.Type != v.Op.Type && op.HasState() {
+		ms.NewType = v.Op.Type
+		ms.problems = append(ms.problems, fmt.Sprintf("was of type %s in the snapshot and is %s now; state of one type cannot be read by another (give the new operator a new uid)", op.Type, v.Op.Type))
+	} else if op.HasState() {
+		var changes []runtime.MeaningChange
+		changes, recorded = meaningChanges(old, op, v)
+		var pr []string
+		pr, notes = judgeMeaning(op.UID, changes)
+		ms.problems = append(ms.problems, pr...)
+	}
+	if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
+		ms.problems = append(ms.problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
+	}
+	ms.Problem = strings.Join(ms.problems, "; ")
+	if ms.Problem == "" && op.HasState() && v.Plan != nil {
+		for _, path := range v.Plan.OutputPaths {
+			ms.Outputs = append(ms.Outputs, api.RestoredOutput{Path: path, Effect: outputEffect(op)})
+		}
+	}
+	return ms, notes, recorded
+}
+
 // snapshotGraph compiles the job spec a snapshot was taken with, for the
-// option values its operators' state depends on (nil when it no longer
-// compiles: then those values cannot be compared).
+// state meanings of a snapshot that does not record them (nil when it no
+// longer compiles: then they cannot be compared).
 func snapshotGraph(reg *runtime.Registry, m *checkpoint.Metadata) *Graph {
-	if m.Spec == "" {
+	if m.Spec == "" || recordsMeanings(m) {
 		return nil
 	}
 	g, err := Compile(reg, "snapshot", []byte(m.Spec), Defaults{})
@@ -108,24 +150,73 @@ func snapshotGraph(reg *runtime.Registry, m *checkpoint.Metadata) *Graph {
 	return g
 }
 
-// changedDependencies lists the options v's restored state depends on
-// whose value differs from the snapshot's.
-func changedDependencies(old *Graph, v *Vertex) []string {
-	if old == nil || v.Plan == nil {
-		return nil
-	}
-	ov := old.Vertex(v.Op.UID)
-	if ov == nil || ov.Plan == nil {
-		return nil
-	}
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(v.Plan.StateDependsOn)) {
-		was, ok := ov.Plan.StateDependsOn[k]
-		if now := v.Plan.StateDependsOn[k]; ok && was != now {
-			out = append(out, fmt.Sprintf("has %s %q in the snapshot and %q now; its restored state is only valid with %s %q (a restore would fail or leave the output wrong): keep it, or give the operator a new uid to start it without state", k, was, now, k, was))
+// recordsMeanings reports whether the snapshot records its operators'
+// state meanings (every snapshot of a flinkgo that writes them does).
+func recordsMeanings(m *checkpoint.Metadata) bool {
+	for _, op := range m.Operators {
+		if op.State != nil {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// meaningChanges compares the meaning op's state has in the snapshot with
+// the one v gives it. A snapshot that does not record it (an older
+// flinkgo's) is compared through the spec it carries, compiled now (old,
+// nil when it does not compile), without the state schema version: then
+// recorded is false when v's state has a meaning to check.
+func meaningChanges(old *Graph, op *checkpoint.OperatorState, v *Vertex) (_ []runtime.MeaningChange, recorded bool) {
+	now := stateMeaning(v)
+	if op.State != nil {
+		return runtime.CompareMeaning(op.State.Version, op.State.Meaning, now), true
+	}
+	if now == nil {
+		return nil, true // nothing to check
+	}
+	var ov *Vertex
+	if old != nil {
+		ov = old.Vertex(op.UID)
+	}
+	if ov == nil || ov.Plan == nil || ov.Op.Type != v.Op.Type {
+		return nil, false
+	}
+	was := &runtime.StateMeaning{}
+	if m := stateMeaning(ov); m != nil {
+		was = m
+	}
+	return runtime.CompareMeaning(now.Version, was.Values, now), false
+}
+
+// uncheckedNote warns that the state meanings of uids could not be read
+// from the snapshot ("" when there are none): compiled is whether they
+// were compared through the spec it carries instead.
+func uncheckedNote(uids []string, compiled bool) string {
+	if len(uids) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("the snapshot was written by a flinkgo that did not record what operator state means, so the state of %s cannot be checked against the job: ", strings.Join(uids, ", "))
+	if compiled {
+		return s + "its options were compared with the job spec the snapshot carries, but not the state schema version; make sure this flinkgo reads that state"
+	}
+	return s + "the job spec it carries no longer compiles; make sure windows, aggregates, keys and join bounds are as they were"
+}
+
+// drainedAllowed is the note of a drained savepoint taken with --allow-drained.
+const drainedAllowed = "the savepoint was written by stop --drain and is taken as --allow-drained asks: " +
+	"event-time tumbling and sliding windows keep the windows that fired at the drain fired (a record after the drain that falls in one is late: " +
+	"dropped, or sent to the late side output); session windows, processing-time windows and joins start their event time anew, " +
+	"so a window of theirs open at the drain may fire a second time with only the records after it"
+
+// drainedProblem refuses a drained savepoint unless allowed ("" when
+// there is nothing to refuse).
+func drainedProblem(drained, allowed bool) string {
+	if !drained || allowed {
+		return ""
+	}
+	return "the savepoint was written by stop --drain: the end of input fired every window and timer, so a restored job " +
+		"would fire the windows open at the drain a second time with only the records after it (partial results); " +
+		"restore from a savepoint of stop without --drain, or pass --allow-drained to take it anyway"
 }
 
 // outputEffect says what restoring op does to its output directories.

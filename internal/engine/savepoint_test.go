@@ -73,7 +73,7 @@ func TestSavepointRelocatable(t *testing.T) {
 	require.Equal(t, moved, r.Dir)
 	g, err := engine.Compile(testRegistry, "x.yaml", []byte(countingSpec(name, 1, 100)), engine.Defaults{})
 	require.NoError(t, err)
-	plan := engine.PlanRestore(g, r, false)
+	plan := engine.PlanRestore(g, r, engine.RestoreOptions{})
 	require.NoError(t, plan.Err())
 	require.Len(t, plan.Matched, 4)
 }
@@ -98,12 +98,12 @@ operators:
 `
 	g, err := engine.Compile(testRegistry, "x.yaml", []byte(without), engine.Defaults{})
 	require.NoError(t, err)
-	plan := engine.PlanRestore(g, r, false)
+	plan := engine.PlanRestore(g, r, engine.RestoreOptions{})
 	require.ErrorContains(t, plan.Err(), "cnt (type count,")
 	require.ErrorContains(t, plan.Err(), "--allow-non-restored-state")
 	require.Len(t, plan.Dropped, 1, "only operators with state count: %v", plan.Dropped)
 	require.Empty(t, plan.New)
-	require.NoError(t, engine.PlanRestore(g, r, true).Err())
+	require.NoError(t, engine.PlanRestore(g, r, engine.RestoreOptions{AllowNonRestored: true}).Err())
 
 	retyped := `
 name: counting
@@ -115,7 +115,7 @@ operators:
 `
 	g, err = engine.Compile(testRegistry, "x.yaml", []byte(retyped), engine.Defaults{})
 	require.NoError(t, err)
-	plan = engine.PlanRestore(g, r, true)
+	plan = engine.PlanRestore(g, r, engine.RestoreOptions{AllowNonRestored: true})
 	require.ErrorContains(t, plan.Err(), `operator "cnt" was of type count in the snapshot and is filter now`)
 	// The refused operator is not shown as restored with its old type.
 	for _, m := range plan.Matched {

@@ -15,6 +15,9 @@ type SubmitRequest struct {
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// AllowNonRestoredState drops snapshot state whose uid is not in the job.
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
+	// AllowDrained restores a savepoint of stop --drain, which is refused
+	// otherwise (its windows and timers fired at the drain).
+	AllowDrained bool `json:"allowDrained,omitempty"`
 	// DryRun validates and plans the restore without starting anything.
 	DryRun bool `json:"dryRun,omitempty"`
 	// AllowNonEmptyOutput lets a job write into output directories that
@@ -44,7 +47,13 @@ type RestorePlan struct {
 	Dropped   []DroppedState `json:"dropped,omitempty"`
 	New       []string       `json:"new,omitempty"`
 	AllowDrop bool           `json:"allowNonRestoredState"`
-	Problems  []string       `json:"problems,omitempty"`
+	// Drained: the snapshot was written by stop --drain.
+	Drained  bool     `json:"drained,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+	// Notes say what the restore does that a user should know and that
+	// does not refuse it: a changed option that is safe for the state, a
+	// snapshot whose state meanings could not be checked.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Err is nil when the restore can go ahead.

@@ -64,11 +64,17 @@ type Plan struct {
 	// overlap (same, parent or child) those of another job that has not
 	// ended, and the operator claims each with ClaimOutput when it opens.
 	OutputPaths []string
-	// StateDependsOn are the option values (normalized, by option name)
-	// the operator's snapshotted state is only valid with, such as the
-	// directory a file sink's pending part files are in: a restore whose
-	// new values differ from the snapshot's is refused.
-	StateDependsOn map[string]string
+	// State says what the operator's snapshotted state means (the option
+	// values it was written under and is only read correctly with, such
+	// as a window's size or the directory a file sink's pending part files
+	// are in): a snapshot records it, and a restore whose job changes it
+	// in a way its Judge does not call safe is refused. nil: the state
+	// depends on no option. The engine adds the key expression of the
+	// keyBy feeding a keyed operator (KeyExpr).
+	State *StateMeaning
+	// KeyExpr (keyBy, KeyedOutput) is the key expression, normalized: the
+	// keyed state downstream is only valid under it.
+	KeyExpr string
 	// GlobalKey: the operator keeps keyed state and timers without a keyed
 	// input, under one key (the empty one); it runs with parallelism 1
 	// (a window over the whole stream).

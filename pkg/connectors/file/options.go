@@ -1,6 +1,7 @@
 package file
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -72,8 +73,11 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	// Restored pending and in-progress part files are named relative to
 	// the path, and the part names decide which files a restore re-commits
 	// or deletes: a restore with other values would fail or duplicate.
-	depends := map[string]string{"path": dir, "partPrefix": s.naming.Prefix, "partSuffix": s.naming.Suffix}
-	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing, OutputPaths: []string{dir}, StateDependsOn: depends,
+	meaning := &runtime.StateMeaning{Values: map[string]string{"path": dir, "partPrefix": s.naming.Prefix, "partSuffix": s.naming.Suffix},
+		Judge: func(name, was, now string) (bool, string) {
+			return false, fmt.Sprintf("the snapshot's pending and in-progress part files are named relative to %s %q (a restore would fail or leave the output wrong)", name, was)
+		}}
+	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing, OutputPaths: []string{dir}, State: meaning,
 		NewOperator: func() runtime.Operator { return &sink{set: s} }}
 }
 

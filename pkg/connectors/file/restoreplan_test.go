@@ -47,7 +47,7 @@ func TestRestorePlanChecksFileSinkPath(t *testing.T) {
 
 	g, err := plan("/out", "part")
 	require.NoError(t, err)
-	p := engine.PlanRestore(g, r, false)
+	p := engine.PlanRestore(g, r, engine.RestoreOptions{})
 	require.NoError(t, p.Err())
 	files := p.Matched[1]
 	require.Equal(t, "files", files.UID)
@@ -62,7 +62,7 @@ func TestRestorePlanChecksFileSinkPath(t *testing.T) {
 	} {
 		g, err := plan(c.path, c.prefix)
 		require.NoError(t, err)
-		p := engine.PlanRestore(g, r, false)
+		p := engine.PlanRestore(g, r, engine.RestoreOptions{})
 		require.ErrorContains(t, p.Err(), c.want)
 		require.NotEmpty(t, p.Matched[1].Problem)
 		require.Empty(t, p.Matched[1].Outputs, "a refused operator's outputs are not described as restored")

@@ -201,13 +201,14 @@ func names(hows map[string]How) string {
 }
 
 // plan is the Plan of a checked join: each side hash-partitioned by its key.
-func (k *checker) plan(cfg config, what string, newOp func() runtime.Operator) *runtime.Plan {
+func (k *checker) plan(cfg config, what string, meaning *runtime.StateMeaning, newOp func() runtime.Operator) *runtime.Plan {
 	if !k.ok {
 		return nil
 	}
 	left, right := cfg.keys[0], cfg.keys[1]
 	return &runtime.Plan{
 		KeyedInput:  true,
+		State:       meaning,
 		InputKeys:   []func() runtime.KeySelector{func() runtime.KeySelector { return newKeySelector(left) }, func() runtime.KeySelector { return newKeySelector(right) }},
 		SideOutputs: []string{LateLeftOutput, LateRightOutput},
 		EventTime:   fmt.Sprintf("%s %q works on event time", what, k.c.Op.UID),
@@ -225,7 +226,9 @@ func configureWindow(c *runtime.ConfigContext) *runtime.Plan {
 	if !good {
 		return nil
 	}
-	return k.plan(cfg, "windowJoin", func() runtime.Operator { return runtime.KeyedCoProcess(newWindowJoin(cfg.clone(), a)) })
+	m := commonMeaning(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where})
+	a.AddMeaning(m.Values)
+	return k.plan(cfg, "windowJoin", m, func() runtime.Operator { return runtime.KeyedCoProcess(newWindowJoin(cfg.clone(), a)) })
 }
 
 func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
@@ -259,7 +262,13 @@ func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
 			cfg.tsExpr = i
 		}
 	}
-	return k.plan(cfg, "intervalJoin", func() runtime.Operator {
+	m := commonMeaning(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where})
+	m.Values["lower"] = boundMeaning(lower)
+	m.Values["upper"] = boundMeaning(upper)
+	if o.Until != "" {
+		m.Values["until"] = normalize(o.Until)
+	}
+	return k.plan(cfg, "intervalJoin", m, func() runtime.Operator {
 		return runtime.KeyedCoProcess(newIntervalJoin(cfg.clone(), lower, upper))
 	})
 }

@@ -24,7 +24,8 @@ func configureCount(c *runtime.ConfigContext) *runtime.Plan {
 	var o struct{}
 	c.Decode(&o)
 	// It reads no Values: a record is its key.
-	return &runtime.Plan{KeyedInput: true, InputValues: runtime.ValuesUnread, NewOperator: func() runtime.Operator { return &countOp{} }}
+	return &runtime.Plan{KeyedInput: true, InputValues: runtime.ValuesUnread, State: &runtime.StateMeaning{Version: countStateVersion},
+		NewOperator: func() runtime.Operator { return &countOp{} }}
 }
 
 // countOp keeps a count per key in keyed value state.
@@ -96,19 +97,20 @@ func configureReduce(c *runtime.ConfigContext) *runtime.Plan {
 	fold := expr.NewFold(p, init, "acc")
 	// ValuesDropped: the accumulator and what is emitted are built in
 	// the operator's arena (or decoded, copying) from the record's Value.
-	return &runtime.Plan{KeyedInput: true, OnError: true, InputValues: runtime.ValuesDropped, NewOperator: func() runtime.Operator {
-		op := &reduceOp{prog: p.Clone(), ttl: ttl}
-		if init != nil {
-			op.init = init.Clone()
-		}
-		if fold != nil {
-			op.fold = fold.Clone()
-		}
-		if ttl > 0 {
-			return &reduceTTLOp{reduceOp: op, nextSweep: math.MinInt64}
-		}
-		return op
-	}}
+	return &runtime.Plan{KeyedInput: true, OnError: true, InputValues: runtime.ValuesDropped, State: reduceMeaning(o),
+		NewOperator: func() runtime.Operator {
+			op := &reduceOp{prog: p.Clone(), ttl: ttl}
+			if init != nil {
+				op.init = init.Clone()
+			}
+			if fold != nil {
+				op.fold = fold.Clone()
+			}
+			if ttl > 0 {
+				return &reduceTTLOp{reduceOp: op, nextSweep: math.MinInt64}
+			}
+			return op
+		}}
 }
 
 // reduceOp folds each key's records into an accumulator: acc starts as the

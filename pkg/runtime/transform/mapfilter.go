@@ -110,7 +110,7 @@ func configureKeyBy(c *runtime.ConfigContext) *runtime.Plan {
 	if p == nil {
 		return nil
 	}
-	return &runtime.Plan{KeyedOutput: true, OnError: true, InputValues: runtime.ValuesForwarded,
+	return &runtime.Plan{KeyedOutput: true, OnError: true, InputValues: runtime.ValuesForwarded, KeyExpr: normalize(o.Expr),
 		NewOperator: func() runtime.Operator { return &keyByOp{prog: p.Clone()} }}
 }
 

@@ -64,7 +64,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if !ok {
 		return nil
 	}
-	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true,
+	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true, State: cfg.meaning(),
 		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newFunction(cfg)) }}
 	if cfg.nargs == 0 { // count() alone: a record is its key and time
 		p.InputValues = runtime.ValuesUnread

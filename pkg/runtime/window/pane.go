@@ -16,6 +16,13 @@ import (
 // takes the least, see restoreFired).
 const firedList = "firedWatermark"
 
+// lastEndList is the operator state of paneOp: the greatest end of a window
+// it fired, one item per subtask (Union). After the input ended (stop
+// --drain) the fired watermark is MaxWatermark, which a restore cannot
+// keep; the last end fired is what it keeps instead (see restoreFired).
+// Snapshots of a flinkgo before it have none.
+const lastEndList = "lastFiredWindowEnd"
+
 // paneOp is the window operator of event-time tumbling and sliding
 // windows. Its state is laid out pane by pane (state.Sliced), keys within
 // each pane, as Flink's slicing window aggregation and Arroyo lay theirs:
@@ -37,12 +44,15 @@ type paneOp struct {
 	// before fired+1 have fired. It is the input watermark, or after a
 	// restore the watermark of the snapshot while the input's is lower.
 	fired int64
-	vals  []any
-	rec   runtime.Record // the record being evaluated
-	res   results
-	late  *atomic.Int64
-	open  *atomic.Int64
-	keys  *atomic.Int64
+	// lastEnd is the greatest end of a window fired (MinWatermark: none),
+	// restored as the greatest of the old subtasks'.
+	lastEnd int64
+	vals    []any
+	rec     runtime.Record // the record being evaluated
+	res     results
+	late    *atomic.Int64
+	open    *atomic.Int64
+	keys    *atomic.Int64
 	// merged and one hold a sliding window's result while it is emitted:
 	// per key (firing), or the current key's (a late record's re-firing);
 	// spare keeps merged's accumulators for the next window.
@@ -64,7 +74,7 @@ type paneEnds struct {
 
 func newPaneOp(cfg config) *paneOp {
 	return &paneOp{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs), res: newResults(cfg),
-		fired: runtime.MinWatermark, merged: map[string]*Acc{}, top: newTopOf(cfg.aggs, cfg.keepMax)}
+		fired: runtime.MinWatermark, lastEnd: runtime.MinWatermark, merged: map[string]*Acc{}, top: newTopOf(cfg.aggs, cfg.keepMax)}
 }
 
 var (
@@ -80,7 +90,10 @@ func (o *paneOp) Open(ctx *runtime.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	o.fired, err = restoreFired(ctx.OperatorState().Get(firedList))
+	if o.lastEnd, err = restoreLastEnd(ctx.OperatorState().Get(lastEndList)); err != nil {
+		return fmt.Errorf("restore %s: %w", lastEndList, err)
+	}
+	o.fired, err = restoreFired(ctx.OperatorState().Get(firedList), o.lastEnd)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", firedList, err)
 	}
@@ -96,7 +109,8 @@ func (o *paneOp) Open(ctx *runtime.Context) (err error) {
 // exactly-once checkpoint every subtask of the window took its snapshot
 // at the same input watermark, so the least is each one's; otherwise the
 // least fires some windows again rather than lose a record as late.
-func restoreFired(items [][]byte) (int64, error) {
+// lastEnd is the greatest end of a window the old subtasks fired.
+func restoreFired(items [][]byte, lastEnd int64) (int64, error) {
 	if len(items) == 0 {
 		return runtime.MinWatermark, nil
 	}
@@ -110,16 +124,38 @@ func restoreFired(items [][]byte) (int64, error) {
 	}
 	if least == runtime.MaxWatermark {
 		// Every input had ended (stop --drain, a bounded input): every
-		// window fired and every pane went. The restored job starts anew,
-		// as operator and Flink do (neither restores the watermark),
-		// instead of judging every new record late.
-		return runtime.MinWatermark, nil
+		// window fired and every pane went. The restored job (a drained
+		// savepoint is only restored with --allow-drained) keeps the
+		// windows that fired fired: a record of one is late, not the
+		// start of a second firing with only the records after the drain.
+		// Later windows fire as usual, instead of every new record being
+		// judged late. Without a last end (nothing fired, or a snapshot
+		// of a flinkgo before it) it starts anew, as operator and Flink do.
+		if lastEnd == runtime.MinWatermark {
+			return runtime.MinWatermark, nil
+		}
+		return lastEnd - 1, nil
 	}
 	return least, nil
 }
 
+// restoreLastEnd is the greatest end of a window the old subtasks fired
+// (MinWatermark when none recorded one).
+func restoreLastEnd(items [][]byte) (int64, error) {
+	last := runtime.MinWatermark
+	for _, it := range items {
+		e, n := binary.Varint(it)
+		if n <= 0 || n != len(it) {
+			return 0, fmt.Errorf("bad item of %d bytes", len(it))
+		}
+		last = max(last, e)
+	}
+	return last, nil
+}
+
 func (o *paneOp) SnapshotState(int64) error {
 	o.ctx.OperatorState().Set(firedList, state.Union, [][]byte{binary.AppendVarint(nil, o.fired)})
+	o.ctx.OperatorState().Set(lastEndList, state.Union, [][]byte{binary.AppendVarint(nil, o.lastEnd)})
 	return nil
 }
 
@@ -240,6 +276,7 @@ func (o *paneOp) OnWatermark(w int64, out runtime.Output) error {
 // fire emits the result of the window ending at e for each key with a
 // record in it.
 func (o *paneOp) fire(e int64, out runtime.Output) {
+	o.lastEnd = max(o.lastEnd, e)
 	from, to := o.a.PanesOf(e)
 	in := o.in[:0]
 	for _, p := range o.panes.Starts() {
