@@ -259,6 +259,8 @@ func TestConfigurationErrorsFailAtStart(t *testing.T) {
 			"{uid: out, type: discard, from: [in]}", `stream "qq" does not exist`},
 		{"missing kafka sink topic", "{uid: in, type: datagen, rate: 10}",
 			fmt.Sprintf("{uid: out, type: kafka, from: [in], brokers: [%s], topic: nope}", kb.Addr()), `topic "nope" does not exist`},
+		{"missing kafka exactly-once sink topic", "{uid: in, type: datagen, rate: 10}",
+			fmt.Sprintf("{uid: out, type: kafka, from: [in], brokers: [%s], topic: nope, deliveryGuarantee: exactly-once}", kb.Addr()), `topic "nope" does not exist`},
 	} {
 		spec := e.writeSpec(strings.ReplaceAll(c.name, " ", "-")+".yaml", fmt.Sprintf("name: x\ncheckpointing: {interval: 1s}\noperators:\n  - %s\n  - %s\n", c.source, c.sink))
 		start := time.Now()
