@@ -96,7 +96,7 @@ long it watched.`,
 				} else {
 					fmt.Fprintln(cmd.OutOrStdout(), resp.ID)
 				}
-				if err := startOutcome(ctx, cmd, c, resp); err != nil || resp.State != api.StateRunning {
+				if err := startOutcome(ctx, cmd, c, resp, waitRunning); err != nil || resp.State != api.StateRunning {
 					return err
 				}
 				return watchRunning(ctx, cmd, g, c, resp.ID, waitRunning)
@@ -133,9 +133,10 @@ func defaultWaitRunning() (time.Duration, error) {
 
 // startOutcome says how the job's start went: FAILED at start (a
 // configuration error, such as a missing topic, fails the job without
-// restarts) or a first attempt that failed and is restarting exits 1
-// with the reason.
-func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, resp *api.SubmitResponse) error {
+// restarts) exits 1 with the reason; so does a first attempt that failed
+// and is restarting, unless run does not watch the job (watch 0: a
+// warning, exit 0).
+func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, resp *api.SubmitResponse, watch time.Duration) error {
 	if resp.State != api.StateFailed && resp.State != api.StateRestarting {
 		return nil
 	}
@@ -143,7 +144,12 @@ func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, res
 	if info == nil || info.State == "" {
 		info = &api.JobInfo{ID: resp.ID, State: resp.State}
 	}
-	return attemptFailed(info, "at start")
+	err := attemptFailed(info, "at start")
+	if resp.State == api.StateRestarting && watch <= 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+		return nil
+	}
+	return err
 }
 
 // watchRunning watches the RUNNING job id for d (client.WatchFirstAttempt)
