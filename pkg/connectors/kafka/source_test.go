@@ -270,3 +270,33 @@ operators:
 	assert.Contains(t, err.Error(), `cannot compile expression "idx +"`)
 	assert.Contains(t, err.Error(), "test.yaml:4:")
 }
+
+// brokers is a list, and a plain string (`brokers: 127.0.0.1:9092`, as
+// every Kafka tool writes it) or a comma-separated string reads as the
+// list it abbreviates; a broker that is no host:port is named with its
+// index.
+func TestBrokersAsAString(t *testing.T) {
+	b := startBroker(t, "in:1", "out:1")
+	produceIdx(t, b.Addr(), "in", 1, 10)
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: brokers-string
+operators:
+  - uid: in
+    type: kafka
+    brokers: %[1]s
+    topic: in
+    bounded: latest
+  - {uid: out, type: kafka, from: [in], brokers: "%[1]s, %[1]s", topic: out}
+`, b.Addr()), runtimetest.Options{Types: testTypes})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
+	require.Len(t, readTopic(t, b.Addr(), "out"), 10)
+
+	_, err := compileSpec(`
+name: bad
+operators:
+  - {uid: in, type: kafka, brokers: "localhost:9092,nohost", topic: in}
+  - {uid: out, type: test-collect, from: [in], name: x}
+`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `operators[0].brokers[1]: nohost is not host:port`)
+}
