@@ -102,6 +102,28 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+// A number a float64 cannot hold (1e400) is valid JSON syntax that no
+// operator can read: the source's onDecodeError sees it, saying what it is,
+// instead of an operator downstream failing with "not a JSON object".
+func TestNumberOverflowIsADecodeError(t *testing.T) {
+	for _, policy := range []string{"fail", "skip"} {
+		t.Run(policy, func(t *testing.T) {
+			b := startBroker(t, "in:1")
+			produceTo(t, b.Addr(), "in", 0, `{"idx": 1}`, `{"idx": 2, "amount": 1e400}`, `{"idx": 3}`)
+			name := runtimetest.UniqueName(t)
+			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, bounded: latest, onDecodeError: "+policy), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+			if policy == "fail" {
+				require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
+				assert.Contains(t, j.Info().Error, "in/0 offset 1: value cannot be read as JSON: number 1e400 is out of the range of a 64-bit float")
+				return
+			}
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
+			assert.Equal(t, []string{`{"idx": 1}`, `{"idx": 3}`}, runtimetest.Values(name))
+			assert.Equal(t, int64(1), operator(t, j, "in").Metrics["recordsSkipped"])
+		})
+	}
+}
+
 // TestRawFormatKeysAndTimestamps: raw values as they are, Kafka key and
 // timestamp on the record.
 func TestRawFormatKeysAndTimestamps(t *testing.T) {
