@@ -214,6 +214,9 @@ func (t *subtask) fireTimers(d runtime.TimeDomain, limit int64) error {
 		})
 		t.gauges.Gauge(metricTimers).Store(int64(c.timers.len()))
 		if err != nil {
+			if _, named := runtime.AsRecordFailure(err); named {
+				return err // it names the timer
+			}
 			return fmt.Errorf("%s timer: %w", d, err)
 		}
 	}
