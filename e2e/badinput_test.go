@@ -69,12 +69,12 @@ var badSpecs = []struct {
 	{"option typo in a job without sink", "name: x\noperators:\n  - {uid: in, type: datagen, cuont: 10}\n",
 		[]string{"operators: the job has no sink", `3:30: operators[0].cuont: unknown field "cuont"; did you mean "count"?`}},
 	{"options beside a top-level typo and a dangling from", "name: x\ncheckpointng: {interval: 1s}\noperators:\n" +
-		"  - {uid: in, type: kafka, brokers: localhost:9092, topic: t, format: xml}\n" +
+		"  - {uid: in, type: kafka, brokers: [{host: localhost}], topic: t, format: xml}\n" +
 		"  - {uid: gen, type: datagen, rate: fast, count: -5}\n" +
 		"  - {uid: out, type: print, from: [in, gne]}\n",
 		[]string{`2:1: checkpointng: unknown field "checkpointng"; did you mean "checkpointing"?`,
-			`4:37: operators[0].brokers: expected a list, got "localhost:9092"`,
-			`4:71: operators[0].format: must be one of json, raw, got "xml"`,
+			`4:38: operators[0].brokers[0]: {"host":"localhost"} is not host:port`,
+			`4:76: operators[0].format: must be one of json, raw, got "xml"`,
 			`5:37: operators[1].rate: expected a number, got "fast"`,
 			`5:50: operators[1].count: must be 0 or more, got -5`,
 			`6:40: operators[2].from[1]: no operator has uid "gne"; did you mean "gen"?`}},

@@ -75,7 +75,9 @@ func (e *env) binary() string {
 }
 
 func (e *env) environ() []string {
-	env := append(os.Environ(), "FLINKGO_HOME="+e.home, "FLINKGO_ADDRESS=")
+	// FLINKGO_WAIT_RUNNING=0: run returns once the job is RUNNING, as the
+	// tests expect; those of run's watch pass --wait-running.
+	env := append(os.Environ(), "FLINKGO_HOME="+e.home, "FLINKGO_ADDRESS=", "FLINKGO_WAIT_RUNNING=0")
 	if os.Getenv("GORACE") == "" {
 		// A -race binary sleeps 1s at exit (atexit_sleep_ms) so late race
 		// reports get out; every CLI call would pay it.

@@ -259,6 +259,8 @@ func TestConfigurationErrorsFailAtStart(t *testing.T) {
 			"{uid: out, type: discard, from: [in]}", `stream "qq" does not exist`},
 		{"missing kafka sink topic", "{uid: in, type: datagen, rate: 10}",
 			fmt.Sprintf("{uid: out, type: kafka, from: [in], brokers: [%s], topic: nope}", kb.Addr()), `topic "nope" does not exist`},
+		{"missing kafka exactly-once sink topic", "{uid: in, type: datagen, rate: 10}",
+			fmt.Sprintf("{uid: out, type: kafka, from: [in], brokers: [%s], topic: nope, deliveryGuarantee: exactly-once}", kb.Addr()), `topic "nope" does not exist`},
 	} {
 		spec := e.writeSpec(strings.ReplaceAll(c.name, " ", "-")+".yaml", fmt.Sprintf("name: x\ncheckpointing: {interval: 1s}\noperators:\n  - %s\n  - %s\n", c.source, c.sink))
 		start := time.Now()
@@ -278,6 +280,41 @@ func TestConfigurationErrorsFailAtStart(t *testing.T) {
 	require.NotEqual(t, 0, r.code)
 	require.Contains(t, r.stderr, "not a directory")
 	require.Empty(t, r.stdout, "refused at submit: no job")
+}
+
+// A job that fails a moment after it started (a left join's select over
+// an unmatched row, in a timer) makes run exit 1 with the error instead of
+// 0; a healthy job exits 0 and run says how long it watched it.
+func TestRunReportsAFailureJustAfterTheStart(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	spec := func(sel string) string {
+		return e.writeSpec("join-"+strings.Fields(sel)[0]+".yaml", fmt.Sprintf(`
+name: left-join
+checkpointing: {interval: 1s}
+operators:
+  - {uid: l, type: datagen, format: events, rate: 200, keys: 4, step: 10ms, eventTime: {maxOutOfOrderness: 0s}}
+  - {uid: r, type: datagen, format: events, rate: 200, keys: 4, keyPrefix: v, step: 10ms, eventTime: {maxOutOfOrderness: 0s}}
+  - uid: j
+    type: intervalJoin
+    left: {from: l, key: user}
+    right: {from: r, key: user}
+    lower: 0s
+    upper: 20ms
+    how: left
+    select: {d: "%s"}
+  - {uid: out, type: discard, from: [j]}
+`, sel))
+	}
+	r := e.run("run", "--wait-running", "10s", spec("right.amount - left.amount"))
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	require.NotEmpty(t, strings.TrimSpace(r.stdout), "the job's id")
+	require.Regexp(t, `job \S+ failed [0-9.]+m?s after it started and is restarting by its restart strategy: .*invalid operation: <nil> - int`, r.stderr)
+	e.mustRun("cancel", strings.TrimSpace(r.stdout))
+
+	r = e.run("run", "--wait-running", "1s", spec("left.amount"))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "is RUNNING: watched it for 1s, no failure")
 }
 
 // A record that fails again at the same position after a restart ends the

@@ -20,6 +20,7 @@ import (
 func newRunCmd(g *globals) *cobra.Command {
 	var savepoint, requestID string
 	var allowNonRestored, allowNonEmpty, allowDrained, dryRun bool
+	waitRunning, envErr := defaultWaitRunning()
 	cmd := &cobra.Command{
 		Use:   "run [-s SAVEPOINT] JOB.yaml",
 		Short: "Submit a job; prints its id once it is RUNNING",
@@ -37,7 +38,13 @@ A job's file sink must write into a directory no other job of the daemon
 that has not ended writes; a new job (without -s) also needs an empty one,
 unless --allow-non-empty-output. Each run sends a fresh request id (or
 --request-id) and retries with it when the daemon's answer is lost, so a
-retry never creates a second job.`,
+retry never creates a second job.
+
+Once the job is RUNNING, run watches it for --wait-running (default 2s; 0:
+not at all) and exits 1 with the error when its first attempt fails in
+that time (a record or timer that fails a moment after the start); the job
+then restarts by its restart strategy, or is FAILED. It says on stderr how
+long it watched.`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 && savepoint != "" {
 				return api.Errorf(api.CodeUsage, "run -s %s needs the job's spec file too: flinkgo run -s %s JOB.yaml (the savepoint holds the state; the spec says what runs)", savepoint, savepoint)
@@ -45,6 +52,9 @@ retry never creates a second job.`,
 			return args(1, 1)(cmd, a)
 		},
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if envErr != nil && !cmd.Flags().Changed("wait-running") {
+				return envErr
+			}
 			src, err := readSpec(a[0])
 			if err != nil {
 				return err
@@ -95,7 +105,10 @@ retry never creates a second job.`,
 				} else {
 					fmt.Fprintln(cmd.OutOrStdout(), resp.ID)
 				}
-				return startOutcome(ctx, cmd, c, resp)
+				if err := startOutcome(ctx, cmd, c, resp, waitRunning); err != nil || resp.State != api.StateRunning {
+					return err
+				}
+				return watchRunning(ctx, cmd, g, c, resp.ID, waitRunning)
 			})
 		},
 	}
@@ -104,27 +117,85 @@ retry never creates a second job.`,
 	cmd.Flags().BoolVar(&allowDrained, "allow-drained", false, "restore a savepoint of stop --drain (refused otherwise: its windows and timers fired at the drain)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the restore plan without starting")
 	cmd.Flags().BoolVar(&allowNonEmpty, "allow-non-empty-output", false, "let the job write into output directories that hold other files or another (ended) job's output")
+	cmd.Flags().DurationVar(&waitRunning, "wait-running", waitRunning, "after the start, watch the job this long and exit 1 if it fails meanwhile (0: do not watch; default $"+waitRunningEnv+", else 2s)")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "the submission's id (default: a fresh one): the same id again returns the job it created")
 	return cmd
 }
 
+// waitRunningEnv, when set, is run's default --wait-running (a test
+// harness or a script that watches jobs itself sets 0).
+const waitRunningEnv = "FLINKGO_WAIT_RUNNING"
+
+// defaultWaitRunning is how long run watches a started job by default:
+// long enough for a failure on the first records or the first timers,
+// unless $FLINKGO_WAIT_RUNNING says otherwise.
+func defaultWaitRunning() (time.Duration, error) {
+	v := os.Getenv(waitRunningEnv)
+	if v == "" {
+		return 2 * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, api.Errorf(api.CodeUsage, "$%s=%q: want a duration such as 2s or 0", waitRunningEnv, v)
+	}
+	return d, nil
+}
+
 // startOutcome says how the job's start went: FAILED at start (a
 // configuration error, such as a missing topic, fails the job without
-// restarts) exits non-zero with the reason; a first attempt that failed
-// and is restarting is a warning with its error.
-func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, resp *api.SubmitResponse) error {
+// restarts) exits 1 with the reason; so does a first attempt that failed
+// and is restarting, unless run does not watch the job (watch 0: a
+// warning, exit 0).
+func startOutcome(ctx context.Context, cmd *cobra.Command, c *client.Client, resp *api.SubmitResponse, watch time.Duration) error {
 	if resp.State != api.StateFailed && resp.State != api.StateRestarting {
 		return nil
 	}
+	info, _ := c.Info(ctx, resp.ID)
+	if info == nil || info.State == "" {
+		info = &api.JobInfo{ID: resp.ID, State: resp.State}
+	}
+	err := attemptFailed(info, "at start")
+	if resp.State == api.StateRestarting && watch <= 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+		return nil
+	}
+	return err
+}
+
+// watchRunning watches the RUNNING job id for d (client.WatchFirstAttempt)
+// and exits 1 if its first attempt failed meanwhile; else it says on
+// stderr how long it watched.
+func watchRunning(ctx context.Context, cmd *cobra.Command, g *globals, c *client.Client, id string, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	start := time.Now()
+	info, err := c.WatchFirstAttempt(ctx, id, d)
+	if err != nil {
+		return err
+	}
+	if client.FirstAttemptFailed(info) {
+		return attemptFailed(info, fmt.Sprintf("%s after it started", time.Since(start).Round(100*time.Millisecond)))
+	}
+	if !g.json() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "job %s is %s: watched it for %s, no failure (--wait-running sets how long; flinkgo info %s shows how it goes)\n",
+			id, info.State, time.Since(start).Round(100*time.Millisecond), id)
+	}
+	return nil
+}
+
+// attemptFailed is run's error for a job whose first attempt failed when:
+// exit 1 with the error, and what becomes of the job.
+func attemptFailed(info *api.JobInfo, when string) error {
 	reason := ""
-	if info, _ := c.Info(ctx, resp.ID); info != nil && info.Error != "" {
+	if info.Error != "" {
 		reason = ": " + info.Error
 	}
-	if resp.State == api.StateFailed {
-		return api.Errorf(api.CodeFailed, "job %s failed at start%s", resp.ID, reason)
+	if info.State == api.StateFailed {
+		return api.Errorf(api.CodeFailed, "job %s failed %s%s", info.ID, when, reason)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "warning: job %s failed at start and is restarting by its restart strategy%s (flinkgo info %s shows how it goes)\n", resp.ID, reason, resp.ID)
-	return nil
+	return api.Errorf(api.CodeFailed, "job %s failed %s and is restarting by its restart strategy%s (flinkgo info %s shows how it goes; flinkgo cancel %s stops it)",
+		info.ID, when, reason, info.ID, info.ID)
 }
 
 // readSpec reads a job spec file: one that does not exist is "not found"

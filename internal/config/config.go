@@ -197,6 +197,9 @@ func parseFile(file string, data []byte, positions map[string]api.Pos) (map[stri
 				return
 			}
 			s, ok := scalar(n)
+			if items, isList := listValue(n); isList && listKeys[k] {
+				s, ok = strings.Join(items, ","), true
+			}
 			if !ok {
 				errs.Errors = append(errs.Errors, api.FieldError{File: file, Pos: pos, Field: k, Msg: "expected a single value, not a list"})
 				return
@@ -253,6 +256,23 @@ func flatten(n ast.Node, prefix string, leaf func(key string, keyNode, value ast
 			leaf(k, kv.Key, kv.Value)
 		}
 	}
+}
+
+// listValue is the items of a YAML list of scalars (isList false: n is no
+// such list), for a list-valued key (listKeys).
+func listValue(n ast.Node) (items []string, isList bool) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		return nil, false
+	}
+	for _, v := range seq.Values {
+		s, ok := scalar(v)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, s)
+	}
+	return items, true
 }
 
 func scalar(n ast.Node) (string, bool) {

@@ -69,3 +69,21 @@ func TestHAConfig(t *testing.T) {
 		require.ErrorContains(t, err, want, v)
 	}
 }
+
+// A list-valued key takes a YAML list, one string or a comma-separated
+// string, as the spec's list-valued keys do (api.SplitList).
+func TestListKeysTakeAListOrAString(t *testing.T) {
+	home := t.TempDir()
+	file := filepath.Join(home, "flinkgo.yaml")
+	for _, endpoints := range []string{`[http://a:2379, http://b:2379]`, `"http://a:2379,http://b:2379"`, "\n      - http://a:2379\n      - http://b:2379"} {
+		require.NoError(t, os.WriteFile(file, []byte("high-availability:\n  type: etcd\n  etcd:\n    endpoints: "+endpoints+"\n  storageDir: /shared\nrest:\n  allowed-hosts: [a.example, b.example]\n"), 0o600))
+		c, err := Load(home, "", nil)
+		require.NoError(t, err, endpoints)
+		require.Equal(t, []string{"http://a:2379", "http://b:2379"}, c.HA.Endpoints, endpoints)
+		require.Equal(t, []string{"a.example", "b.example"}, c.AllowedHosts, endpoints)
+	}
+	require.NoError(t, os.WriteFile(file, []byte("high-availability:\n  etcd:\n    endpoints: http://a:2379\n"), 0o600))
+	c, err := Load(home, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"http://a:2379"}, c.HA.Endpoints)
+}

@@ -23,22 +23,33 @@ type key struct {
 	set  func(c *Config, v string) error
 }
 
+// listKeys are the keys whose value is a list (listKey).
+var listKeys = map[string]bool{}
+
+// listKey is a key whose value is a list: a YAML list, one string or a
+// comma-separated string (in the file, a flag or an environment
+// variable), split by api.SplitList, the spec's rule for list-valued keys.
+func listKey(name, doc string, set func(c *Config, items []string) error) key {
+	listKeys[name] = true
+	return key{name, "", doc + "; a list, or one comma-separated string", func(c *Config, v string) error {
+		return set(c, api.SplitList(v))
+	}}
+}
+
 // keys lists every key the config file accepts. configs/flinkgo.yaml
 // documents each of them (a test checks it). The s3.* keys are in s3.go.
 var keys = append([]key{
 	{"rest.address", "127.0.0.1:8081", "TCP address of the REST API and /metrics; empty disables it", func(c *Config, v string) error { c.RestAddress = v; return nil }},
-	{"rest.allowed-hosts", "", "comma-separated extra host names the REST API and dashboard answer to (its own IP address and localhost always work; other names are refused against DNS rebinding)", func(c *Config, v string) error {
+	listKey("rest.allowed-hosts", "extra host names the REST API and dashboard answer to (its own IP address and localhost always work; other names are refused against DNS rebinding)", func(c *Config, hosts []string) error {
 		c.AllowedHosts = nil
-		for _, h := range strings.Split(v, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				if strings.ContainsAny(h, ":/ ") {
-					return fmt.Errorf("%q is not a host name (give the name only, without port or scheme)", h)
-				}
-				c.AllowedHosts = append(c.AllowedHosts, h)
+		for _, h := range hosts {
+			if strings.ContainsAny(h, ":/ ") {
+				return fmt.Errorf("%q is not a host name (give the name only, without port or scheme)", h)
 			}
+			c.AllowedHosts = append(c.AllowedHosts, h)
 		}
 		return nil
-	}},
+	}),
 	{"rest.idleness-timeout", "1min", "an idle keep-alive connection to the REST API (or the socket) is closed after this", func(c *Config, v string) error {
 		d, err := api.ParseDuration(v)
 		if err != nil {
@@ -61,13 +72,9 @@ var keys = append([]key{
 	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = storagePath(v); return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints (savepoint and stop without a directory, the shutdown savepoints), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/savepoints", func(c *Config, v string) error { c.SavepointsDir = storagePath(v); return nil }},
-	{"security.allowed-paths", "", "comma-separated directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, v string) error {
+	listKey("security.allowed-paths", "directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, paths []string) error {
 		c.AllowedPaths = nil
-		for _, p := range strings.Split(v, ",") {
-			p = strings.TrimSpace(p)
-			if p == "" {
-				continue
-			}
+		for _, p := range paths {
 			if vfs.IsObject(p) {
 				if !vfs.IsAbs(p) {
 					return fmt.Errorf("%q names no bucket", p)
@@ -81,7 +88,7 @@ var keys = append([]key{
 			c.AllowedPaths = append(c.AllowedPaths, filepath.Clean(p))
 		}
 		return nil
-	}},
+	}),
 	{"daemon.shutdown-savepoint-timeout", "10s", "on SIGTERM each running job is stopped with a savepoint (resumed from it at the next start); past this it is suspended without one", func(c *Config, v string) error {
 		d, err := api.ParseDuration(v)
 		if err != nil {
@@ -136,15 +143,10 @@ var keys = append([]key{
 		}
 		return fmt.Errorf("must be NONE or etcd, got %q", v)
 	}},
-	{"high-availability.etcd.endpoints", "", "comma-separated etcd client URLs (http://host:2379,...)", func(c *Config, v string) error {
-		c.HA.Endpoints = nil
-		for _, e := range strings.Split(v, ",") {
-			if e = strings.TrimSpace(e); e != "" {
-				c.HA.Endpoints = append(c.HA.Endpoints, e)
-			}
-		}
+	listKey("high-availability.etcd.endpoints", "etcd client URLs (http://host:2379)", func(c *Config, endpoints []string) error {
+		c.HA.Endpoints = endpoints
 		return nil
-	}},
+	}),
 	{"high-availability.storageDir", "", "storage shared by the cluster's daemons, s3://bucket/prefix (through the s3.* keys) or a shared POSIX directory: checkpoints and savepoints go under <dir>/<cluster-id>/ unless state.checkpoints.dir / state.savepoints.dir say otherwise", func(c *Config, v string) (err error) {
 		c.HA.StorageDir, err = sharedDir(v)
 		return err

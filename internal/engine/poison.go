@@ -35,9 +35,18 @@ func (w *poisonWatch) check(err error) error {
 type poisonError struct{ f *runtime.RecordFailure }
 
 func (p *poisonError) Error() string {
-	return fmt.Sprintf("operator %s failed on the same record again after a restart, so restarting cannot get past it: record %s (value %q): %v; "+
+	return fmt.Sprintf("operator %s failed on the same record again after a restart, so restarting cannot get past it: %s (value %q): %v; "+
 		"the job is FAILED instead of restarting on it again (fix the record or the job, or set onError: skip or sideOutput on %s to go past such records)",
-		p.f.Operator, p.f.Position(), p.f.Value, p.f.Err, p.f.Operator)
+		p.f.Operator, p.what(), p.f.Value, p.f.Err, p.f.Operator)
 }
 
 func (p *poisonError) Unwrap() error { return p.f }
+
+// what names the record: its position, or what failed (a timer, a result)
+// when that is not an input record.
+func (p *poisonError) what() string {
+	if p.f.Site != "" {
+		return p.f.Position()
+	}
+	return "record " + p.f.Position()
+}

@@ -107,3 +107,59 @@ func TestOnErrorRefusedWhereItCannotApply(t *testing.T) {
 func compileSpec(spec string) (*engine.Graph, error) {
 	return engine.Compile(testRegistry, "test.yaml", []byte(spec), engine.Defaults{})
 }
+
+// joinSpec: a left interval join whose select fails on every unmatched
+// left row (right is null), which it emits when its timer fires: no right
+// row shares a key with a left row.
+func joinSpec(name, onError, extra string) string {
+	return fmt.Sprintf(`
+name: join-errors
+checkpointing: {interval: 20ms}
+restartStrategy: {type: fixed-delay, attempts: 100, delay: 10ms}
+operators:
+  - {uid: l, type: datagen, format: events, count: 40, rate: 2000, keys: 4, step: 10ms, eventTime: {maxOutOfOrderness: 0s}}
+  - {uid: r, type: datagen, format: events, count: 40, rate: 2000, keys: 4, keyPrefix: v, step: 10ms, eventTime: {maxOutOfOrderness: 0s}}
+  - uid: j
+    type: intervalJoin
+    left: {from: l, key: user}
+    right: {from: r, key: user}
+    lower: 0s
+    upper: 20ms
+    how: left
+    select: {d: "right.amount - left.amount"}%s
+  - {uid: out, type: test-collect, from: [j], name: %s}
+%s`, onError, name, extra)
+}
+
+// An error raised while a timer fires (here a join's select over an
+// unmatched row, emitted by its expiry timer) is a record failure: the
+// same one after the restart is poison, and the job is FAILED naming the
+// timer, not restarted forever.
+func TestPoisonTimerFailsTheJob(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	j := runtimetest.Start(t, joinSpec(name, "", ""), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, 20*time.Second))
+	info := j.Info()
+	assert.Equal(t, 1, info.Restarts, "one restart, and the same timer failed again")
+	assert.Contains(t, info.Error, "operator j failed on the same record again after a restart")
+	assert.Regexp(t, `event-time timer at \d+ of key "u\d", the result of key "u\d" at \d+ in subtask 0 (since the start|after checkpoint \d+) \(value "\{\\"left\\":\{.*\},\\"right\\":null\}"\): select d: .*invalid operation`, info.Error)
+	assert.Contains(t, info.Error, "set onError: skip or sideOutput on j")
+}
+
+// A join takes onError: skip counts the results it cannot build and goes
+// on; sideOutput sends them, with both rows, to j.errors.
+func TestOnErrorInJoin(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	j := runtimetest.Start(t, joinSpec(name, "\n    onError: skip", ""), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
+	assert.Empty(t, runtimetest.Values(name))
+	assert.Equal(t, int64(40), j.Info().Operators[2].Metrics[runtime.MetricErrorsSkipped])
+
+	name, dead := runtimetest.UniqueName(t)+"-side", runtimetest.UniqueName(t)+"-dead"
+	j = runtimetest.Start(t, joinSpec(name, "\n    onError: sideOutput", fmt.Sprintf("  - {uid: dead, type: test-collect, from: [j.errors], name: %s}\n", dead)),
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
+	letters := runtimetest.Values(dead)
+	require.Len(t, letters, 40)
+	assert.Regexp(t, `^\{"error":"select d: .*","operator":"j","subtask":0,"position":"the result of key \\"u\d\\" at \d+ in subtask 0 since the start","record":\{"left":\{.*"amount":\d+.*\},"right":null\}\}$`, letters[0])
+}

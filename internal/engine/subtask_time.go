@@ -207,9 +207,16 @@ func (t *subtask) fireTimers(d runtime.TimeDomain, limit int64) error {
 	c := &t.clock
 	out := t.sinkOrOutput()
 	if c.timers != nil {
-		err := c.timers.fire(d, limit, func(ts int64) error { return c.listener.OnTimer(ts, d, out) })
+		// A timer that fails is a record failure (TimerFailure): the same
+		// timer failing again after the restart is a poison record.
+		err := c.timers.fire(d, limit, func(ts int64) error {
+			return runtime.TimerFailure(t.ctx, d, ts, c.listener.OnTimer(ts, d, out))
+		})
 		t.gauges.Gauge(metricTimers).Store(int64(c.timers.len()))
 		if err != nil {
+			if _, named := runtime.AsRecordFailure(err); named {
+				return err // it names the timer
+			}
 			return fmt.Errorf("%s timer: %w", d, err)
 		}
 	}

@@ -375,21 +375,20 @@ func (d *Decoder) unknownField(keyNode ast.Node, path, key string, fields []fiel
 }
 
 func (d *Decoder) decodeSlice(n ast.Node, path string, v reflect.Value) {
-	seq, ok := n.(*ast.SequenceNode)
-	if !ok {
-		// A single scalar where a list of scalars is expected is a list of
-		// one: `from: in` reads as naturally as `from: [in]`.
-		if _, isScalar := scalarString(n); isScalar && v.Type().Elem().Kind() == reflect.String {
-			s := reflect.MakeSlice(v.Type(), 1, 1)
-			d.decode(n, path+"[0]", s.Index(0))
-			v.Set(s)
+	var values []ast.Node
+	switch seq := n.(type) {
+	case *ast.SequenceNode:
+		values = seq.Values
+	default:
+		items, ok := listItems(n)
+		if !ok || (v.Type().Elem().Kind() != reflect.String && v.Type().Elem() != nodeType) {
+			d.typeError(n, path, "a list")
 			return
 		}
-		d.typeError(n, path, "a list")
-		return
+		values = items
 	}
-	s := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
-	for i, item := range seq.Values {
+	s := reflect.MakeSlice(v.Type(), len(values), len(values))
+	for i, item := range values {
 		sub := fmt.Sprintf("%s[%d]", path, i)
 		item = d.resolve(item) // once: an alias error is reported once
 		if item == nil {
@@ -402,6 +401,39 @@ func (d *Decoder) decodeSlice(n ast.Node, path string, v reflect.Value) {
 		d.decode(item, sub, s.Index(i))
 	}
 	v.Set(s)
+}
+
+// listItems reads a scalar where a list of scalars is expected as the list
+// it abbreviates (SplitList): `from: in` is [in], `brokers:
+// a:9092,b:9092` is [a:9092, b:9092], each item at the scalar's position.
+// ok false: n is no scalar. The one rule for every list-valued key of a
+// spec (operator options included); the daemon's config keys split the
+// same way.
+func listItems(n ast.Node) ([]ast.Node, bool) {
+	str, ok := scalarString(n)
+	if !ok {
+		return nil, false
+	}
+	parts := SplitList(str)
+	items := make([]ast.Node, len(parts))
+	for i, part := range parts {
+		tk := *n.GetToken()
+		tk.Value = part
+		items[i] = ast.String(&tk)
+	}
+	return items, true
+}
+
+// SplitList splits a comma-separated list, trimming spaces and dropping
+// empty items: "a:9092, b:9092" is [a:9092 b:9092].
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // mappingValues are the entries of a mapping node (a one-entry mapping

@@ -248,6 +248,38 @@ func (c *Client) WaitState(ctx context.Context, id string, states ...api.JobStat
 	}
 }
 
+// WatchFirstAttempt polls a job that was just submitted until its first
+// attempt failed (FirstAttemptFailed), the job ended, d passed or ctx
+// ended, and returns its details then. It is how run reports a job that
+// fails a moment after it started instead of exiting 0 for it.
+func (c *Client) WatchFirstAttempt(ctx context.Context, id string, d time.Duration) (*api.JobInfo, error) {
+	deadline := time.Now().Add(d)
+	for {
+		info, err := c.Info(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if FirstAttemptFailed(info) || info.State.Terminal() || !time.Now().Before(deadline) {
+			return info, nil
+		}
+		select {
+		case <-ctx.Done():
+			return info, ctx.Err()
+		case <-time.After(min(50*time.Millisecond, time.Until(deadline))):
+		}
+	}
+}
+
+// FirstAttemptFailed reports whether the job's first attempt failed: it is
+// FAILED, failing over or restarting, or it restarted already.
+func FirstAttemptFailed(info *api.JobInfo) bool {
+	switch info.State {
+	case api.StateFailed, api.StateFailing, api.StateRestarting:
+		return true
+	}
+	return info.Restarts > 0
+}
+
 // LoginLink asks for a one-time dashboard login link (needs the token or
 // the unix socket).
 func (c *Client) LoginLink(ctx context.Context) (*api.LoginLink, error) {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,9 +56,18 @@ type RecordFailure struct {
 	// Value is the start of the record's value, for the message.
 	Value string
 	Err   error
+	// Site names what failed when it was no input record of its own (Index
+	// is then 0): a result the operator built from its state (ResultError)
+	// or a timer it fired (TimerFailure), e.g. `event-time timer at 5000 of
+	// key "k", the result of key "k" at 4999`. Content (Fingerprint) then
+	// tells a later attempt's failure apart.
+	Site string
 }
 
 func (f *RecordFailure) Error() string {
+	if f.Site != "" {
+		return fmt.Sprintf("%s (value %q): %v", f.Position(), f.Value, f.Err)
+	}
 	return fmt.Sprintf("record %d %s (value %q): %v", f.Index, f.since(), f.Value, f.Err)
 }
 
@@ -66,6 +76,9 @@ func (f *RecordFailure) Unwrap() error { return f.Err }
 // Position names the record: "17 of subtask 0 after checkpoint 3" (or
 // "since the start" when the attempt restored nothing).
 func (f *RecordFailure) Position() string {
+	if f.Site != "" {
+		return fmt.Sprintf("%s in subtask %d %s", f.Site, f.Subtask, f.since())
+	}
 	return fmt.Sprintf("%d of subtask %d %s", f.Index, f.Subtask, f.since())
 }
 
@@ -97,14 +110,63 @@ func (f *RecordFailure) Same(g *RecordFailure) bool {
 // during the Process call that received b.
 func (c *Context) RecordError(b *Batch, i int, out Output, err error) error {
 	r := &b.Records[i]
-	f := &RecordFailure{Operator: c.o.UID, Subtask: c.o.Subtask, Index: int64(i) + 1,
-		Fingerprint: fingerprint(r), Value: excerpt(r.Value), Err: err}
-	if c.o.Restored {
-		f.Restored = c.o.RestoredCheckpoint
-	}
+	f := c.failure(fingerprint(r), r.Value, err)
+	f.Index = int64(i) + 1
 	if c.o.RecordsIn != nil {
 		f.Index += c.o.RecordsIn.Load() - int64(len(b.Records))
 	}
+	return c.onError(f, r, out)
+}
+
+// ResultError handles a result the operator failed to build from what its
+// state holds, while it processed a record or fired a timer: a join's
+// select or where over a pair of rows or an outer row. r is the result's
+// key and timestamp with, as its value, what it was built from (a JSON
+// value: the dead letter carries it). As onError says: skip counts and
+// logs it, sideOutput sends it to ErrorOutput, and both return nil (the
+// operator goes on with its next result, its state unchanged by this
+// one); fail returns a *RecordFailure, naming the result, for the
+// operator to return (the engine adds the timer it fired, TimerFailure).
+// A later attempt failing on the same result is a poison record.
+func (c *Context) ResultError(r Record, out Output, err error) error {
+	f := c.failure(fingerprint(&r), r.Value, err)
+	f.Site = fmt.Sprintf("the result of key %q at %d", excerpt(r.Key), r.Timestamp)
+	return c.onError(f, &r, out)
+}
+
+// TimerFailure is err, returned by the operator's OnTimer for the timer of
+// domain d at ts of the current key, as a record failure naming that
+// timer, so a timer that fails again after the restart is a poison record
+// like an input record (the engine calls it). An error that suppresses
+// restarts is left as it is.
+func TimerFailure(c *Context, d TimeDomain, ts int64, err error) error {
+	if err == nil || errors.Is(err, ErrRestartsSuppressed) {
+		return err
+	}
+	site := fmt.Sprintf("%s timer at %d of key %q", d, ts, excerpt(c.CurrentKey()))
+	if f, ok := AsRecordFailure(err); ok {
+		g := *f
+		g.Site = site + ", " + cmp.Or(f.Site, fmt.Sprintf("record %d", f.Index))
+		return &g
+	}
+	r := Record{Key: c.CurrentKey(), Value: strconv.AppendInt(nil, ts, 10)}
+	f := c.failure(fingerprint(&r), nil, err)
+	f.Site = site
+	return f
+}
+
+// failure is the failure of a record of fingerprint fp and value v in
+// this subtask's attempt, without a position.
+func (c *Context) failure(fp uint64, v []byte, err error) *RecordFailure {
+	f := &RecordFailure{Operator: c.o.UID, Subtask: c.o.Subtask, Fingerprint: fp, Value: excerpt(v), Err: err}
+	if c.o.Restored {
+		f.Restored = c.o.RestoredCheckpoint
+	}
+	return f
+}
+
+// onError carries out the operator's onError for f, the failure of r.
+func (c *Context) onError(f *RecordFailure, r *Record, out Output) error {
 	switch c.o.OnError {
 	case OnErrorSkip:
 		c.recordSkipped(f)
@@ -165,6 +227,7 @@ func fingerprint(r *Record) uint64 {
 	return h.Sum64()
 }
 
+// excerpt is the start of v, for messages.
 func excerpt(v []byte) string {
 	const max = 80
 	s := string(v)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // Same decides whether a failure is the previous attempt's record failing
@@ -86,4 +87,32 @@ func TestRecordErrorPolicies(t *testing.T) {
 	assert.Equal(t, "k", string(out.side[0].Key), "the dead letter keeps the record's key")
 	vals, _ = side.Metrics().Snapshot()
 	assert.Equal(t, int64(2), vals[runtime.MetricErrorsToSideOutput])
+}
+
+// An error a timer raises is a record failure naming the timer: the same
+// timer failing in the next attempt (after another checkpoint too) is the
+// same failure, another key's or time's is not; an error that suppresses
+// restarts stays as it is.
+func TestTimerFailure(t *testing.T) {
+	ctx := func(restored int64, key string) *runtime.Context {
+		kb := state.NewKeyedBackend(128, state.AllKeyGroups(128))
+		c := runtime.NewContext(runtime.ContextOptions{UID: "p", Keyed: kb, MaxParallelism: 128, Restored: restored > 0, RestoredCheckpoint: restored})
+		c.SetCurrentKey([]byte(key))
+		return c
+	}
+	boom := errors.New("boom")
+	first, ok := runtime.AsRecordFailure(runtime.TimerFailure(ctx(0, "k"), runtime.EventTime, 5000, boom))
+	require.True(t, ok)
+	assert.Equal(t, `event-time timer at 5000 of key "k" in subtask 0 since the start`, first.Position())
+	assert.ErrorIs(t, first, boom)
+	again, _ := runtime.AsRecordFailure(runtime.TimerFailure(ctx(3, "k"), runtime.EventTime, 5000, boom))
+	assert.True(t, first.Same(again), "the same timer after a restart")
+	other, _ := runtime.AsRecordFailure(runtime.TimerFailure(ctx(3, "j"), runtime.EventTime, 5000, boom))
+	assert.False(t, first.Same(other), "another key's timer")
+	later, _ := runtime.AsRecordFailure(runtime.TimerFailure(ctx(3, "k"), runtime.EventTime, 6000, boom))
+	assert.False(t, first.Same(later), "another time")
+
+	suppressed := runtime.SuppressRestarts(boom)
+	assert.Equal(t, suppressed, runtime.TimerFailure(ctx(0, "k"), runtime.EventTime, 5000, suppressed))
+	assert.NoError(t, runtime.TimerFailure(ctx(0, "k"), runtime.EventTime, 5000, nil))
 }

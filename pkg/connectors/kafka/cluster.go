@@ -52,7 +52,7 @@ func (c *cluster) partitions(ctx context.Context, topics []string) ([]topicParti
 	for _, t := range resp.Topics {
 		if t.Error != nil {
 			if errors.Is(t.Error, kafka.UnknownTopicOrPartition) {
-				return nil, permanent(fmt.Errorf("topic %q does not exist on brokers %v", t.Name, c.brokers))
+				return nil, topicMissing(t.Name, c.brokers)
 			}
 			return nil, fmt.Errorf("read metadata of topic %q: %w", t.Name, t.Error)
 		}
@@ -63,7 +63,7 @@ func (c *cluster) partitions(ctx context.Context, topics []string) ([]topicParti
 	}
 	for _, t := range topics {
 		if !found[t] {
-			return nil, permanent(fmt.Errorf("topic %q does not exist on brokers %v", t, c.brokers))
+			return nil, topicMissing(t, c.brokers)
 		}
 	}
 	sortPartitions(out)

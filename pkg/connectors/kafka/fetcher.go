@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 )
 
 const (
@@ -322,7 +322,11 @@ func (f *fetcher) read(batch *kafka.Batch) error {
 // admit applies the format to a record's value (both readers): false is a
 // record to skip (counted in recordsSkipped), an error a fatal decode error.
 func (s *fetchShared) admit(tp topicPartition, offset int64, value []byte) (bool, error) {
-	if !s.cfg.json || json.Valid(value) {
+	if !s.cfg.json {
+		return true, nil
+	}
+	bad := expr.CheckJSON(value) // not JSON, or a number out of range
+	if bad == nil {
 		return true, nil
 	}
 	if len(value) == 0 { // no value: nothing to decode (see missingValue)
@@ -333,7 +337,7 @@ func (s *fetchShared) admit(tp topicPartition, offset int64, value []byte) (bool
 		return false, nil
 	}
 	if !s.cfg.skipInvalid {
-		return false, &fatalError{fmt.Errorf("%s offset %d: value is not valid JSON (format json; set onDecodeError: skip to skip such records): %s", tp, offset, excerpt(value))}
+		return false, &fatalError{fmt.Errorf("%s offset %d: %v (format json; set onDecodeError: skip to skip such records): %s", tp, offset, bad, excerpt(value))}
 	}
 	s.skipped.Add(1)
 	return false, nil

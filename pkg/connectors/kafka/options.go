@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -167,11 +168,23 @@ func checkBrokers(c *runtime.ConfigContext, nodes []api.Node) []string {
 	for i, n := range nodes {
 		b, ok := hostPort(n.Value())
 		if _, port, err := net.SplitHostPort(b); !ok || err != nil || port == "" {
-			c.Errorf(fmt.Sprintf("brokers[%d]", i), "%v is not host:port (e.g. localhost:9092)", n.Value())
+			c.Errorf(fmt.Sprintf("brokers[%d]", i), "%s is not host:port (e.g. localhost:9092)", shown(n.Value()))
 		}
 		brokers = append(brokers, b)
 	}
 	return brokers
+}
+
+// shown is a YAML value as its JSON text, a string as it is.
+func shown(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func hostPort(v any) (string, bool) {

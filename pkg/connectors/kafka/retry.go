@@ -11,13 +11,23 @@ import (
 
 // permanentError is an Open error that retrying cannot fix: a topic that
 // does not exist, a partition without committed offset under
-// autoOffsetReset none.
+// autoOffsetReset none. It is also runtime.ErrRestartsSuppressed: the job
+// fails at once instead of restarting on it forever, whichever of the
+// source and the two sinks found it.
 type permanentError struct{ err error }
 
 func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
+func (e *permanentError) Unwrap() []error {
+	return []error{e.err, runtime.ErrRestartsSuppressed}
+}
 
 func permanent(err error) error { return &permanentError{err} }
+
+// topicMissing is the one error for a topic the brokers do not have, found
+// by the source, the at-least-once sink or the exactly-once sink at open.
+func topicMissing(topic string, brokers []string) error {
+	return permanent(fmt.Errorf("topic %q does not exist on brokers %v", topic, brokers))
+}
 
 // problemOpen keys the source's problem while Open cannot reach the brokers.
 const problemOpen = "open"
@@ -47,7 +57,7 @@ func (s *source) openRetry(op func(ctx context.Context) error) error {
 		case errors.As(err, &perm):
 			// A configuration error (a topic that does not exist): the
 			// job fails at once instead of restarting on it forever.
-			return runtime.SuppressRestarts(err)
+			return err
 		case s.run.Err() != nil:
 			return err
 		}

@@ -138,18 +138,10 @@ func (s *sink) Open(ctx *runtime.Context) error {
 
 // checkTopic fails fast on a missing topic, which the Writer would retry.
 func (s *sink) checkTopic() error {
-	cl := &kafka.Client{Addr: kafka.TCP(s.cfg.brokers...), Transport: s.tr, Timeout: requestTimeout}
-	resp, err := cl.Metadata(context.Background(), &kafka.MetadataRequest{Topics: []string{s.cfg.topic}})
-	if err != nil {
-		return fmt.Errorf("read metadata of topic %q from brokers %v: %w", s.cfg.topic, s.cfg.brokers, err)
-	}
-	for _, t := range resp.Topics {
-		if t.Name == s.cfg.topic && t.Error == nil {
-			return nil
-		}
-	}
-	// A configuration error: the job fails at once, without restarts.
-	return runtime.SuppressRestarts(fmt.Errorf("topic %q does not exist on brokers %v", s.cfg.topic, s.cfg.brokers))
+	c := &cluster{brokers: s.cfg.brokers, tr: s.tr,
+		cl: &kafka.Client{Addr: kafka.TCP(s.cfg.brokers...), Transport: s.tr, Timeout: requestTimeout}}
+	_, err := c.partitions(context.Background(), []string{s.cfg.topic})
+	return err
 }
 
 func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {

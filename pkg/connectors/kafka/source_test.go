@@ -102,6 +102,28 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+// A number a float64 cannot hold (1e400) is valid JSON syntax that no
+// operator can read: the source's onDecodeError sees it, saying what it is,
+// instead of an operator downstream failing with "not a JSON object".
+func TestNumberOverflowIsADecodeError(t *testing.T) {
+	for _, policy := range []string{"fail", "skip"} {
+		t.Run(policy, func(t *testing.T) {
+			b := startBroker(t, "in:1")
+			produceTo(t, b.Addr(), "in", 0, `{"idx": 1}`, `{"idx": 2, "amount": 1e400}`, `{"idx": 3}`)
+			name := runtimetest.UniqueName(t)
+			j := runtimetest.Start(t, simpleJob(b.Addr(), name, "format: json, bounded: latest, onDecodeError: "+policy), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+			if policy == "fail" {
+				require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
+				assert.Contains(t, j.Info().Error, "in/0 offset 1: value cannot be read as JSON: number 1e400 is out of the range of a 64-bit float")
+				return
+			}
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
+			assert.Equal(t, []string{`{"idx": 1}`, `{"idx": 3}`}, runtimetest.Values(name))
+			assert.Equal(t, int64(1), operator(t, j, "in").Metrics["recordsSkipped"])
+		})
+	}
+}
+
 // TestRawFormatKeysAndTimestamps: raw values as they are, Kafka key and
 // timestamp on the record.
 func TestRawFormatKeysAndTimestamps(t *testing.T) {
@@ -269,4 +291,34 @@ operators:
 	assert.Contains(t, err.Error(), `nohost is not host:port`)
 	assert.Contains(t, err.Error(), `cannot compile expression "idx +"`)
 	assert.Contains(t, err.Error(), "test.yaml:4:")
+}
+
+// brokers is a list, and a plain string (`brokers: 127.0.0.1:9092`, as
+// every Kafka tool writes it) or a comma-separated string reads as the
+// list it abbreviates; a broker that is no host:port is named with its
+// index.
+func TestBrokersAsAString(t *testing.T) {
+	b := startBroker(t, "in:1", "out:1")
+	produceIdx(t, b.Addr(), "in", 1, 10)
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: brokers-string
+operators:
+  - uid: in
+    type: kafka
+    brokers: %[1]s
+    topic: in
+    bounded: latest
+  - {uid: out, type: kafka, from: [in], brokers: "%[1]s, %[1]s", topic: out}
+`, b.Addr()), runtimetest.Options{Types: testTypes})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, waitFor), j.Info().Error)
+	require.Len(t, readTopic(t, b.Addr(), "out"), 10)
+
+	_, err := compileSpec(`
+name: bad
+operators:
+  - {uid: in, type: kafka, brokers: "localhost:9092,nohost", topic: in}
+  - {uid: out, type: test-collect, from: [in], name: x}
+`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `operators[0].brokers[1]: nohost is not host:port`)
 }

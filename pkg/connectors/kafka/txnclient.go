@@ -47,7 +47,8 @@ func (cfg franzConfig) base() []kgo.Opt {
 
 func (c *franzClient) Close() { c.admin.Close() }
 
-// checkTopic fails fast on a missing topic, which producers would retry.
+// checkTopic fails fast on a missing topic, which producers would retry:
+// the job fails without restarts (topicMissing), as with the source.
 func (c *franzClient) checkTopic(ctx context.Context) error {
 	req := kmsg.NewPtrMetadataRequest()
 	t := kmsg.NewMetadataRequestTopic()
@@ -58,11 +59,19 @@ func (c *franzClient) checkTopic(ctx context.Context) error {
 		return fmt.Errorf("read metadata of topic %q from brokers %v: %w", c.cfg.topic, c.cfg.brokers, err)
 	}
 	for _, rt := range resp.Topics {
-		if rt.Topic != nil && *rt.Topic == c.cfg.topic && rt.ErrorCode == 0 {
+		if rt.Topic == nil || *rt.Topic != c.cfg.topic {
+			continue
+		}
+		switch err := kerr.ErrorForCode(rt.ErrorCode); {
+		case err == nil:
 			return nil
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			return topicMissing(c.cfg.topic, c.cfg.brokers)
+		default:
+			return fmt.Errorf("read metadata of topic %q: %w", c.cfg.topic, err)
 		}
 	}
-	return fmt.Errorf("topic %q does not exist on brokers %v", c.cfg.topic, c.cfg.brokers)
+	return topicMissing(c.cfg.topic, c.cfg.brokers)
 }
 
 // retriable answers of the transaction coordinator: busy finishing an

@@ -159,3 +159,25 @@ operators:
 }
 
 var _ = time.Second
+
+// TestSinksFailAtOnceOnAMissingTopic: a sink topic that does not exist is
+// a configuration error whichever the guarantee: the job fails without
+// spending a restart (the exactly-once sink used to restart forever).
+func TestSinksFailAtOnceOnAMissingTopic(t *testing.T) {
+	b := startBroker(t, "in:1")
+	for _, guarantee := range []string{"at-least-once", "exactly-once"} {
+		spec := fmt.Sprintf(`
+name: missing
+checkpointing: {interval: 100ms}
+restartStrategy: {type: fixed-delay, attempts: 100, delay: 20ms}
+operators:
+  - {uid: in, type: datagen, rate: 10}
+  - {uid: out, type: kafka, from: [in], brokers: [%s], topic: nope, deliveryGuarantee: %s}
+`, b.Addr(), guarantee)
+		j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+		require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor), guarantee)
+		info := j.Info()
+		require.Contains(t, info.Error, `topic "nope" does not exist`, guarantee)
+		require.Zero(t, info.Restarts, guarantee)
+	}
+}

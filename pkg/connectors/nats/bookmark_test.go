@@ -225,6 +225,36 @@ operators:
 	require.Contains(t, j.Info().Error, "onDecodeError: skip")
 }
 
+// TestBookmarkNumberOverflow: a number a float64 cannot hold (1e400) is a
+// decode error at the source, named as such, not an operator's failure
+// downstream.
+func TestBookmarkNumberOverflow(t *testing.T) {
+	srv := startServer(t, "b:b.in")
+	c := connect(t, srv.URL())
+	for _, p := range []string{`{"idx": 1}`, `{"idx": 2, "amount": 1e400}`, `{"idx": 3}`} {
+		_, err := c.js.Publish(context.Background(), "b.in", []byte(p))
+		require.NoError(t, err)
+	}
+	name := runtimetest.UniqueName(t)
+	j := runtimetest.Start(t, bookmarkJob(srv.URL(), "checkpointing: {interval: 1h}", ", onDecodeError: skip", "type: test-collect, name: "+name),
+		runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	runtimetest.WaitCollected(t, waitFor, name, 2)
+	require.Equal(t, int64(1), gauge(j, "in", "recordsSkipped"))
+	runtimetest.Cancel(t, waitFor, j)
+	require.Equal(t, []string{`{"idx": 1}`, `{"idx": 3}`}, runtimetest.Values(name))
+
+	j = runtimetest.Start(t, `
+name: strict
+checkpointing: {interval: 1h}
+restartStrategy: {type: none}
+operators:
+  - {uid: in, type: nats, url: `+srv.URL()+`, stream: b, mode: bookmark, format: json}
+  - {uid: out, type: discard, from: [in]}
+`, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFailed, runtimetest.Wait(t, j, waitFor))
+	require.Contains(t, j.Info().Error, "stream b sequence 2: payload cannot be read as JSON: number 1e400 is out of the range of a 64-bit float")
+}
+
 // TestSourceMissingStream: a clear error names the stream.
 func TestSourceMissingStream(t *testing.T) {
 	srv := startServer(t)

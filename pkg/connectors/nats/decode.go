@@ -1,9 +1,11 @@
 package nats
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 )
 
 // decoder checks payloads against the source's format.
@@ -16,7 +18,7 @@ type decoder struct {
 // check reports whether data may be emitted and, when not, whether that
 // is an error (onDecodeError: fail) rather than a skip.
 func (d decoder) check(data []byte) (emit, fail bool) {
-	if !d.json || json.Valid(data) {
+	if !d.json || expr.CheckJSON(data) == nil {
 		return true, false
 	}
 	if d.skip {
@@ -27,9 +29,14 @@ func (d decoder) check(data []byte) (emit, fail bool) {
 }
 
 // invalid is the error for a payload check refused, at a place (stream and
-// sequence).
+// sequence): why expr.CheckJSON refused it (not JSON, a number out of
+// range).
 func invalid(where string, data []byte) error {
-	return fmt.Errorf("%s: payload is not valid JSON (format json; set onDecodeError: skip to skip such messages): %s", where, excerpt(data))
+	why := "payload is not valid JSON"
+	if err := expr.CheckJSON(data); err != nil && !errors.Is(err, expr.ErrInvalidJSON) {
+		why = "payload cannot be read as JSON: " + errors.Unwrap(err).Error()
+	}
+	return fmt.Errorf("%s: %s (format json; set onDecodeError: skip to skip such messages): %s", where, why, excerpt(data))
 }
 
 func excerpt(b []byte) string {

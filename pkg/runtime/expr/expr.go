@@ -272,3 +272,14 @@ func oneLine(err error) error {
 	}
 	return err
 }
+
+// StaticKind is the kind of value the expression gives as far as its
+// types are known at compile time (a schema's fields, literals): reflect.
+// Interface (or Invalid) when it depends on the record.
+func (p *Program) StaticKind() reflect.Kind {
+	t := p.prog.Node().Type()
+	if t == nil {
+		return reflect.Invalid
+	}
+	return t.Kind()
+}

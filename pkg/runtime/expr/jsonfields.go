@@ -383,14 +383,22 @@ func decodeValue(raw []byte) (any, error) {
 		}
 	case '{', '[':
 		var v any
-		err := json.Unmarshal(raw, &v)
-		return Normalize(v), err
+		if err := json.Unmarshal(raw, &v); err != nil {
+			if rerr := checkNumbers(raw); rerr != nil {
+				return nil, rerr
+			}
+			return nil, err
+		}
+		return Normalize(v), nil
 	default:
 		if n, ok := parseInt(raw); ok {
 			return n, nil
 		}
 		f, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {
+			if rerr := numberRange(raw); rerr != nil {
+				return nil, rerr // 1e400: say so, not "not a JSON object"
+			}
 			return nil, errNotObject
 		}
 		return f, nil

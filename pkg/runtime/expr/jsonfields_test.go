@@ -156,3 +156,48 @@ func TestParseIntIsAtoi(t *testing.T) {
 		}
 	}
 }
+
+// A number a float64 cannot hold is valid JSON syntax: CheckJSON (the
+// sources' check under onDecodeError) refuses it saying so, and so does
+// reading it, instead of "not a JSON object".
+func TestNumberOutOfRange(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"amount":1e400}`:                        "number 1e400 is out of the range of a 64-bit float",
+		`{"a":{"b":[1,-2E+999]}}`:                 "number -2E+999 is out of the range",
+		`{"s":"1e400","n":1e400}`:                 "number 1e400 is out of",
+		`not json`:                                "value is not valid JSON",
+		`{"amount":1e-400,"s":"e","x":2e3}`:       "",
+		`{"idx": 1}`:                              "",
+		`{"big": 123456789012345678901234567890}`: "",
+	} {
+		err := CheckJSON([]byte(in))
+		if want == "" {
+			require.NoError(t, err, in)
+			continue
+		}
+		require.ErrorContains(t, err, want, in)
+	}
+	for in, want := range map[string]string{
+		`{"amount":1e400}`:        "number 1e400 is out of the range of a 64-bit float",
+		`{"amount":{"x":-1e999}}`: "number -1e999 is out of the range",
+	} {
+		err := fields([]byte(in), map[string]bool{"amount": true}, map[string]any{})
+		require.ErrorContains(t, err, want, in)
+	}
+}
+
+// BenchmarkCheckJSON: what the sources pay per record for the number range
+// check on top of json.Valid (sub-benchmark valid is json.Valid alone).
+func BenchmarkCheckJSON(b *testing.B) {
+	rec := []byte(`{"idx": 123456, "user": "u17", "amount": 73.25, "ts": 1767225600412, "note": "some text here", "score": 1.5e3}`)
+	b.Run("valid", func(b *testing.B) {
+		for range b.N {
+			_ = json.Valid(rec)
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		for range b.N {
+			_ = CheckJSON(rec)
+		}
+	})
+}

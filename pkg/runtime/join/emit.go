@@ -30,11 +30,12 @@ func newEmitter(cfg *config) emitter {
 // emit sends the result of the values of a left and a right row (pair
 // false: only one side, the other nil, an outer result), stamped ts,
 // unless where rejects the pair. matched reports whether it was emitted
-// (where held).
+// (where held). A result that cannot be built goes through the operator's
+// onError (failed): under skip or sideOutput err is nil.
 func (e *emitter) emit(left, right []byte, pair bool, ts int64, out runtime.Output) (matched bool, err error) {
 	s := e.cfg.exprs
 	if err := s.Load(left, right); err != nil {
-		return false, err
+		return false, e.failed(left, right, ts, out, err)
 	}
 	key := e.ctx.CurrentKey()
 	if e.usesKey {
@@ -42,17 +43,20 @@ func (e *emitter) emit(left, right []byte, pair bool, ts int64, out runtime.Outp
 	}
 	if e.cfg.where >= 0 && pair {
 		ok, err := s.EvalBool(e.cfg.where)
-		if err != nil || !ok {
-			return false, err
+		if err != nil {
+			return false, e.failed(left, right, ts, out, fmt.Errorf("where: %w", err))
+		}
+		if !ok {
+			return false, nil
 		}
 	}
 	if e.cfg.tsExpr >= 0 {
 		v, err := s.Eval(e.cfg.tsExpr)
-		if err != nil {
-			return false, err
+		if err == nil {
+			ts, err = expr.Millis(v)
 		}
-		if ts, err = expr.Millis(v); err != nil {
-			return false, fmt.Errorf("timestamp expression: %w", err)
+		if err != nil {
+			return true, e.failed(left, right, ts, out, fmt.Errorf("timestamp expression: %w", err))
 		}
 	}
 	if out == nil {
@@ -66,11 +70,31 @@ func (e *emitter) emit(left, right []byte, pair bool, ts int64, out runtime.Outp
 		b = append(b, e.names[i]...)
 		var err error
 		if b, err = s.AppendJSON(b, i); err != nil {
-			return false, fmt.Errorf("select %s: %w", name, err)
+			return true, e.failed(left, right, ts, out, fmt.Errorf("select %s: %w", name, err))
 		}
 	}
 	b = append(b, '}')
 	e.buf = b
 	out.Emit(runtime.Record{Key: e.arena.Copy(key), Value: e.arena.Copy(b), Timestamp: ts})
 	return true, nil
+}
+
+// failed hands a result that could not be built from rows left and right
+// (nil: that side is missing) to onError (runtime.Context.ResultError):
+// the dead letter's record is {"left": …, "right": …}.
+func (e *emitter) failed(left, right []byte, ts int64, out runtime.Output, err error) error {
+	v := append([]byte(nil), `{"left":`...)
+	v = appendRow(v, left)
+	v = append(v, `,"right":`...)
+	v = appendRow(v, right)
+	v = append(v, '}')
+	return e.ctx.ResultError(runtime.Record{Key: e.ctx.CurrentKey(), Value: v, Timestamp: ts}, out, err)
+}
+
+// appendRow appends a row's value, null for none.
+func appendRow(b, row []byte) []byte {
+	if row == nil {
+		return append(b, "null"...)
+	}
+	return append(b, row...)
 }

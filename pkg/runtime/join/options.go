@@ -211,6 +211,9 @@ func (k *checker) plan(cfg config, what string, meaning *runtime.StateMeaning, n
 		State:       meaning,
 		InputKeys:   []func() runtime.KeySelector{func() runtime.KeySelector { return newKeySelector(left) }, func() runtime.KeySelector { return newKeySelector(right) }},
 		SideOutputs: []string{LateLeftOutput, LateRightOutput},
+		// A result whose where, select or timestamp fails goes through
+		// onError (emitter.failed).
+		OnError:     true,
 		EventTime:   fmt.Sprintf("%s %q works on event time", what, k.c.Op.UID),
 		NewOperator: newOp,
 	}

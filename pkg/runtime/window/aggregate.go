@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,6 +51,41 @@ func (f Func) args() (min, max int) {
 		return 2, 2
 	}
 	return 1, 1
+}
+
+// CheckArg reports an argument of f (the i-th, from 0) whose kind, known
+// at compile time from a source's schema (reflect.Interface or Invalid:
+// not known), f cannot aggregate: sum and avg take numbers, min and max
+// numbers or strings, maxBy and minBy a number as their second argument.
+func (f Func) CheckArg(i int, k reflect.Kind) error {
+	num := isNumber(k)
+	known := k != reflect.Invalid && k != reflect.Interface
+	switch {
+	case !known:
+		return nil
+	case (f == Sum || f == Avg) && !num:
+		return fmt.Errorf("%s takes a number, and this argument is a %s by the schema", f, kindName(k))
+	case (f == Min || f == Max) && !num && k != reflect.String:
+		return fmt.Errorf("%s takes a number or a string, and this argument is a %s by the schema", f, kindName(k))
+	case (f == MaxBy || f == MinBy) && i == 1 && !num:
+		return fmt.Errorf("%s orders by a number (its second argument), and this one is a %s by the schema", f, kindName(k))
+	}
+	return nil
+}
+
+func isNumber(k reflect.Kind) bool {
+	return (k >= reflect.Int && k <= reflect.Uint64) || k == reflect.Float32 || k == reflect.Float64
+}
+
+// kindName names a kind as a schema does (string, bool, list, map).
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Slice, reflect.Array:
+		return "list"
+	case reflect.Map, reflect.Struct:
+		return "map"
+	}
+	return k.String()
 }
 
 // Aggregate is one named aggregate of a window: "spent: sum(amount)".

@@ -119,8 +119,11 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 			ok = false
 			continue
 		}
-		for _, arg := range ag.Args {
+		for i, arg := range ag.Args {
 			p, err := expr.CompileWith(c.Schema, arg, expr.Any)
+			if err == nil {
+				err = ag.Func.CheckArg(i, p.StaticKind())
+			}
 			if err != nil {
 				c.Dec.ErrorAt(a.Path, "%s: %v", arg, err)
 				ok = false
