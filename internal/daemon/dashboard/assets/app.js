@@ -927,7 +927,7 @@ function outputSection(job, logs) {
     lines.length ? h('pre', { id: 'output', class: 'output', 'data-keep-scroll': '' }, lines.join('\n'))
       : h('p', { id: 'output', class: 'hint' }, 'Nothing printed yet. A print sink writes here (the job\'s job.out); ',
         code('flinkgo logs -f ' + shortId(job.id)), ' follows it in a terminal.'),
-    lines.length && h('p', { class: 'hint' }, `The last ${lines.length} lines; `, code('flinkgo logs -f ' + shortId(job.id)), ' follows them.'));
+    lines.length > 0 && h('p', { class: 'hint' }, `The last ${lines.length} lines; `, code('flinkgo logs -f ' + shortId(job.id)), ' follows them.'));
 }
 
 function eventsSection(logs) {
