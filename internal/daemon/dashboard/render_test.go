@@ -30,3 +30,25 @@ console.log(JSON.stringify(s.texts()));`)
 	require.NotContains(t, out, `"0"`, "no stray 0: %s", out)
 	require.Contains(t, out, "Nothing printed yet")
 }
+
+// A watermark of historical event time (a replay of last year's data) is
+// said to be one, with how fast it advances, not shown as "8103h" of lag.
+func TestWatermarkOfHistoricalEventTime(t *testing.T) {
+	out := render(t, `
+const hs = newHistory('j');
+const now = Date.parse('2026-12-04T12:00:00Z'), wm = Date.parse('2025-12-04T12:00:00Z');
+// Ten seconds in which the watermark advanced 50 minutes: 300 times the clock.
+const times = [], lag = [];
+for (let k = 0; k <= 10; k++) { times.push(now + k * 1000); lag.push((now - wm) + k * 1000 - k * 300000); }
+mergeHistory(hs, {spanMs: 900000, times, operators: [{uid: 'in', watermarkLagMs: lag}]});
+console.log(fmtWatermark(wm + 3000000, lag[10], wmRate(hs, 'j', 'in')));
+console.log(fmtWatermark(wm, 8103 * 3600000, null));
+console.log(fmtWatermark(now, 2500, wmRate(hs, 'j', 'in')));
+const still = newHistory('k');
+mergeHistory(still, {spanMs: 900000, times, operators: [{uid: 'in', watermarkLagMs: times.map(x => x - wm)}]});
+console.log(fmtWatermark(wm, times[10] - wm, wmRate(still, 'k', 'in')));`)
+	require.Equal(t, "2025-12-04 12:50:00.000 (historical event time, 365d behind the clock; advancing 300× as fast as the clock)\n"+
+		"2025-12-04 12:00:00.000 (historical event time, 338d behind the clock)\n"+
+		"2026-12-04 12:00:00.000 (2.5s)\n"+
+		"2025-12-04 12:00:00.000 (historical event time, 365d behind the clock; not advancing)\n", out)
+}
