@@ -52,3 +52,17 @@ console.log(fmtWatermark(wm, times[10] - wm, wmRate(still, 'k', 'in')));`)
 		"2026-12-04 12:00:00.000 (2.5s)\n"+
 		"2025-12-04 12:00:00.000 (historical event time, 365d behind the clock; not advancing)\n", out)
 }
+
+// The job page lists the exception history, newest first, with each
+// failure's attempt and time; a job that never failed shows no section.
+func TestExceptionHistorySection(t *testing.T) {
+	out := render(t, `
+const s = exceptionsSection({truncated: true, entries: [
+  {timestamp: 2000, time: '2026-12-04T12:00:02Z', exception: 'operator boom subtask 0: no member nope', attempt: 1},
+  {timestamp: 1000, time: '2026-12-04T12:00:01Z', exception: 'operator boom subtask 0: first', attempt: 0}]});
+console.log(s.textContent);
+console.log(exceptionsSection({entries: []}), exceptionsSection(undefined));`)
+	require.Regexp(t, `^Exception historyThe last 2 failures, newest first; older ones were dropped\.`+
+		`Attempt 1 · 2026-12-04 \S+ \(.*\)operator boom subtask 0: no member nope`+
+		`Attempt 0 · 2026-12-04 \S+ \(.*\)operator boom subtask 0: first\nnull null\n$`, out)
+}

@@ -675,21 +675,21 @@ function jobsTable(jobs, q) {
 const jobView = {
   async load(route) {
     if (route.tab !== 'checkpoints') {
-      const [job, hs, logs] = await Promise.all([getJSON(jobUrl(route.id)), loadHistory(route.id),
-        getJSON(jobUrl(route.id) + '/logs?lines=' + OUTPUT_LINES)]);
-      return { job, hs, logs };
+      const [job, hs, logs, ex] = await Promise.all([getJSON(jobUrl(route.id)), loadHistory(route.id),
+        getJSON(jobUrl(route.id) + '/logs?lines=' + OUTPUT_LINES), getJSON(jobUrl(route.id) + '/exceptions')]);
+      return { job, hs, logs, ex };
     }
     const [job, cps] = await Promise.all([getJSON(jobUrl(route.id)), getJSON(jobUrl(route.id) + '/checkpoints')]);
     return { job, cps };
   },
-  render(route, { job, cps, hs, logs }) {
+  render(route, { job, cps, hs, logs, ex }) {
     document.title = `flinkgo · ${job.name || job.id}`;
     return h('div', { class: 'page job' },
       jobHeader(job),
       jobActions(job),
       jobError(job),
       jobTabs(job, route.tab),
-      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : operatorsTab(job, hs, logs));
+      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : [operatorsTab(job, hs, logs), exceptionsSection(ex)]);
   },
 };
 
@@ -800,6 +800,21 @@ function jobError(job) {
         isTime(job.rootCauseTime) && h('time', { class: 'error-time' },
           ` · ${fmtTime(job.rootCauseTime)} (${fmtAgo(job.rootCauseTime)})`)),
       h('pre', { class: 'error-text root-cause' }, job.rootCause)]);
+}
+
+// exceptionsSection lists the job's last failures (GET .../exceptions), the
+// newest first, as Flink's exception history does; nothing for a job that
+// never failed.
+function exceptionsSection(ex) {
+  const entries = (ex && ex.entries) || [];
+  if (!entries.length) return null;
+  return section('Exception history',
+    h('p', { class: 'hint' }, ex.truncated ? `The last ${entries.length} failures, newest first; older ones were dropped.`
+      : 'Every failure, newest first.'),
+    h('ol', { id: 'exceptions', class: 'exceptions' }, entries.map(e => h('li', { class: 'exception' },
+      h('div', { class: 'error-head' }, h('strong', {}, `Attempt ${e.attempt}`),
+        isTime(e.time) && h('time', { class: 'error-time' }, ` · ${fmtTime(e.time)} (${fmtAgo(e.time)})`)),
+      h('pre', { class: 'error-text' }, e.exception)))));
 }
 
 function jobTabs(job, tab) {
