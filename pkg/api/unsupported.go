@@ -6,7 +6,8 @@ import (
 )
 
 // UnsupportedDoc is the page that says, for what flinkgo does not do, what
-// to use today or which issue builds it. Unknown-type errors point at it.
+// to use today and whether something is planned. Unknown-type errors point
+// at it.
 const UnsupportedDoc = "docs/unsupported.md"
 
 // unsupported holds operator types users ask for that flinkgo has not got,
@@ -14,18 +15,18 @@ const UnsupportedDoc = "docs/unsupported.md"
 // words. docs/unsupported.md holds the same rows with more words
 // (TestUnsupportedTypesAreDocumented keeps the two in step).
 var unsupported = map[string]string{
-	"csv":       "reading CSV files is not built yet (the file source, issue 40); today put the lines on a Kafka topic and read them with type kafka",
-	"file":      "reading files is not built yet (the file source, issue 40); type file is the file sink",
+	"csv":       "reading CSV files is not built yet (a file source is planned); today put the lines on a Kafka topic and read them with type kafka",
+	"file":      "reading files is not built yet (a file source is planned); type file is the file sink",
 	"http":      "there is no HTTP source; send the requests to a Kafka topic or a NATS subject and read that, or write a source in Go (docs/public-api.md)",
-	"parquet":   "Parquet is not built yet (issue 40); the file sink writes line or json",
-	"jdbc":      "there is no JDBC connector; Postgres is issue 40; today write a sink in Go (docs/public-api.md)",
-	"postgres":  "Postgres is not built yet (issue 40); today write a sink in Go (docs/public-api.md)",
-	"sql":       "SQL is not built yet (issue 39); today write the job as operators (map, filter, keyBy, window, reduce, joins)",
+	"parquet":   "Parquet is not built yet (planned); the file sink writes line or json",
+	"jdbc":      "there is no JDBC connector (a Postgres connector is planned); today write a sink in Go (docs/public-api.md)",
+	"postgres":  "Postgres is not built yet (planned); today write a sink in Go (docs/public-api.md)",
+	"sql":       "SQL is not built yet (planned); today write the job as operators (map, filter, keyBy, window, reduce, joins)",
 	"lookup":    "there is no lookup join; read the table's changes as a stream and join them with a keyed process function in Go (docs/public-api.md)",
 	"topn":      "there is no top-N operator; today a keyed process function in Go (docs/public-api.md)",
 	"cep":       "there is no CEP (pattern matching); today a keyed process function with state and timers in Go (docs/public-api.md)",
 	"s3":        "S3 is not an operator type: use type file with path s3://bucket/prefix (docs/object-storage.md)",
-	"rocksdb":   "RocksDB is a state backend, not an operator type; a disk state backend is issue 38",
+	"rocksdb":   "RocksDB is a state backend, not an operator type; a state backend on disk is planned",
 	"aggregate": "aggregates are options of type window (count, sum, min, max, avg) or type reduce",
 	"process":   "process functions are written in Go and registered in your own binary (docs/public-api.md)",
 	"flatmap":   "there is no flatMap; a map emits one record per input; write an operator in Go for more (docs/public-api.md)",
