@@ -44,7 +44,8 @@ func TestHADocsBlock(t *testing.T) {
 		"127.0.0.1:2379", "127.0.0.1:"+strconv.Itoa(etcd),
 		"flinkgo dev etcd ", "flinkgo dev etcd --client-port "+strconv.Itoa(etcd)+" ",
 		"127.0.0.1:808$i", "127.0.0.1:$(("+strconv.Itoa(base-1)+" + i))")
-	text := "set -euo pipefail\n" + move.Replace(strings.Join(script, "\n")) + "\n"
+	// A block that fails half-way leaves no etcd or daemon behind.
+	text := "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + move.Replace(strings.Join(script, "\n")) + "\n"
 	require.NotContains(t, text, "808$i", "every daemon port was moved")
 
 	cmd := exec.Command("bash", "-c", text)
