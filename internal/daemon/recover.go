@@ -113,7 +113,7 @@ func restorePointDir(r RecoveryRecord) string {
 }
 
 // restoreJournal takes back the events and exceptions the previous daemon
-// kept of e's job, and says in its log where they end.
+// kept of e's job, and marks in its event log where they end.
 func (d *Daemon) restoreJournal(e *entry) {
 	// The record's last failure, for a job no journal was written for.
 	defer e.live.noteFailure(&e.rec.Info)
@@ -126,5 +126,5 @@ func (d *Daemon) restoreJournal(e *entry) {
 		return
 	}
 	e.live.restore(j)
-	e.live.note(time.Now(), "daemon", "info", "daemon restarted: the events above are from the previous daemon")
+	e.live.note(time.Now(), "daemon", "info", "daemon restarted: the earlier events are from the previous daemon")
 }
