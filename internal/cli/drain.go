@@ -62,5 +62,5 @@ func joinCluster(cfg *config.Config, log zerolog.Logger) (*ha.Node, error) {
 	}
 	addr := net.JoinHostPort(host, port)
 	return ha.Start(ha.Config{Endpoints: cfg.HA.Endpoints, ClusterID: cfg.HA.ClusterID, LeaseTTL: cfg.HA.LeaseTTL,
-		Name: addr, Addr: addr, Log: log})
+		Name: addr, Addr: addr, PID: os.Getpid(), Log: log})
 }

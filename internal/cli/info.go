@@ -29,6 +29,9 @@ func newInfoCmd(g *globals) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), info)
 				}
 				printInfo(cmd, info)
+				if ex, err := c.Exceptions(ctx, info.ID); err == nil {
+					printExceptions(cmd, ex, infoExceptionsShown)
+				}
 				return nil
 			})
 		},
@@ -41,7 +44,7 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 	fmt.Fprintf(w, "name:\t%s\n", info.Name)
 	fmt.Fprintf(w, "state:\t%s\n", info.State)
 	if info.Owner != "" {
-		fmt.Fprintf(w, "daemon:\t%s\n", info.Owner)
+		fmt.Fprintf(w, "daemon:\t%s (pid %s)\n", info.Owner, pidText(info.OwnerPID))
 	}
 	if info.Error != "" {
 		fmt.Fprintf(w, "error:\t%s\n", info.Error)
@@ -150,4 +153,24 @@ func watermarkText(w *int64) string {
 		return "end"
 	}
 	return time.UnixMilli(*w).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// infoExceptionsShown is how many of the last failures info lists.
+const infoExceptionsShown = 5
+
+// printExceptions lists the newest n failures of a job's exception history.
+func printExceptions(cmd *cobra.Command, ex *api.JobExceptions, n int) {
+	if len(ex.Entries) == 0 {
+		return
+	}
+	out := cmd.OutOrStdout()
+	shown := ex.Entries[:min(n, len(ex.Entries))]
+	title := "FAILURES (newest first)"
+	if len(shown) < len(ex.Entries) || ex.Truncated {
+		title = fmt.Sprintf("FAILURES (the last %d, newest first; GET /v1/jobs/{id}/exceptions has more)", len(shown))
+	}
+	fmt.Fprintf(out, "\n%s\n", title)
+	for _, e := range shown {
+		fmt.Fprintf(out, "%s  attempt %d  %s\n", e.Time.Local().Format(time.RFC3339), e.Attempt, e.Exception)
+	}
 }

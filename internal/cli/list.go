@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -36,14 +37,14 @@ func newListCmd(g *globals) *cobra.Command {
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				owners := slices.ContainsFunc(jobs, func(j api.JobInfo) bool { return j.Owner != "" })
 				if owners { // HA mode: which daemon runs each job
-					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tDAEMON")
+					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tDAEMON\tPID")
 				} else {
 					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS")
 				}
 				for _, j := range jobs {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d", j.ID, j.Name, j.State, j.SubmitTime.Local().Format("2006-01-02 15:04:05"), j.Restarts)
 					if owners {
-						fmt.Fprintf(w, "\t%s", orDash(j.Owner))
+						fmt.Fprintf(w, "\t%s\t%s", orDash(j.Owner), pidText(j.OwnerPID))
 					}
 					fmt.Fprintln(w)
 				}
@@ -60,4 +61,12 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// pidText is a daemon's process id, "-" when unknown.
+func pidText(pid int) string {
+	if pid == 0 {
+		return "-"
+	}
+	return strconv.Itoa(pid)
 }

@@ -113,9 +113,18 @@ func (d *Daemon) Release(id string) {
 // withOwner names this daemon as the owner of a job running here.
 func (d *Daemon) withOwner(info api.JobInfo) api.JobInfo {
 	if d.cluster != nil && info.State.Active() {
-		info.Owner = d.cluster.Name()
+		info.Owner, info.OwnerPID = d.cluster.Name(), d.cluster.PID()
 	}
 	return info
+}
+
+// ownerPIDs are the process ids the live daemons published, by name.
+func (d *Daemon) ownerPIDs() map[string]int {
+	pids := map[string]int{}
+	for _, m := range d.cluster.Members() {
+		pids[m.Name] = m.PID
+	}
+	return pids
 }
 
 // clusterJobs are the jobs of the cluster that do not run here, as their
@@ -129,11 +138,13 @@ func (d *Daemon) clusterJobs(local []*entry, all bool, recent time.Time) []api.J
 		have[e.rec.ID] = true
 	}
 	var out []api.JobInfo
+	pids := d.ownerPIDs()
 	for _, j := range d.cluster.Jobs() {
 		if have[j.ID] {
 			continue
 		}
 		info := storedInfo(j)
+		info.OwnerPID = pids[info.Owner]
 		if !all && !info.State.Active() && info.EndTime != nil && info.EndTime.Before(recent) {
 			continue
 		}
@@ -164,6 +175,7 @@ func (d *Daemon) clusterInfo(ref string) (*api.JobInfo, bool) {
 		return nil, false
 	}
 	info := storedInfo(found[0])
+	info.OwnerPID = d.ownerPIDs()[info.Owner]
 	return &info, true
 }
 

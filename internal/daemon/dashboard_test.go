@@ -44,6 +44,8 @@ type dash struct {
 	base string // http://127.0.0.1:port
 	sp   string // state.savepoints.dir
 	http *http.Client
+	// stopped: stop has run.
+	stopped bool
 }
 
 func startDash(t *testing.T) *dash { return startDashWith(t, "") }
@@ -51,7 +53,13 @@ func startDash(t *testing.T) *dash { return startDashWith(t, "") }
 // startDashWith starts the daemon with extra lines in its config file.
 func startDashWith(t *testing.T, extraConfig string) *dash {
 	t.Helper()
-	home := t.TempDir()
+	return startDashAt(t, t.TempDir())
+}
+
+// startDashAt starts the daemon on home (shut down at the test's end, or
+// by stop).
+func startDashAt(t *testing.T, home string) *dash {
+	t.Helper()
 	sp := filepath.Join(home, "sp")
 	conf := filepath.Join(home, "flinkgo.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf("rest.address: 127.0.0.1:0\nstate.savepoints.dir: %s\nstate.checkpoints.dir: %s\n%s",
@@ -62,13 +70,20 @@ func startDashWith(t *testing.T, extraConfig string) *dash {
 	require.NoError(t, err)
 	x := &dash{t: t, d: d, base: "http://" + d.RestAddr(), sp: sp,
 		http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	t.Cleanup(func() {
-		x.http.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = d.Shutdown(ctx)
-	})
+	t.Cleanup(x.stop)
 	return x
+}
+
+// stop shuts the daemon down, once.
+func (x *dash) stop() {
+	if x.stopped {
+		return
+	}
+	x.stopped = true
+	x.http.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = x.d.Shutdown(ctx)
 }
 
 // do sends a request; headers are given as "Name: value" strings.

@@ -2,14 +2,15 @@ package daemon
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// eventsKept bounds a job's event log (in memory; a restarted daemon starts
-// a new one).
+// eventsKept bounds a job's event log (in memory, and in its journal for
+// the next daemon: journal.go).
 const eventsKept = 256
 
 // eventLog is a ring of a job's latest events, numbered from 1, that grows
@@ -34,6 +35,25 @@ func (l *eventLog) add(at time.Time, kind, severity, msg string) {
 	}
 	l.ring[l.head] = ev
 	l.head = (l.head + 1) % eventsKept
+}
+
+// restore replaces the log with events read back from the journal (the
+// oldest first); numbering goes on after the last.
+func (l *eventLog) restore(events []api.JobEvent) {
+	if len(events) > eventsKept {
+		events = events[len(events)-eventsKept:]
+	}
+	l.ring, l.head, l.n = slices.Clone(events), 0, len(events)
+	l.next = 1
+	if len(events) > 0 {
+		l.next = events[len(events)-1].Seq + 1
+	}
+}
+
+// all returns the events, the oldest first.
+func (l *eventLog) all() []api.JobEvent {
+	out, _ := l.after(0, eventsKept)
+	return out
 }
 
 // after returns the events with Seq > seq (at most limit, the oldest

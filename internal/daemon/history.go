@@ -221,3 +221,13 @@ func (d *Daemon) History(ref string, since int64) (*api.JobHistory, error) {
 	h := e.live.historySince(since)
 	return &h, nil
 }
+
+// Exceptions returns a job's exception history (GET /v1/jobs/{id}/exceptions).
+func (d *Daemon) Exceptions(ref string) (*api.JobExceptions, error) {
+	e, err := d.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	x := e.live.exceptions()
+	return &x, nil
+}

@@ -65,6 +65,7 @@ func (d *Daemon) handler(requireToken bool) http.Handler {
 		}
 		return d.History(r.PathValue("id"), since)
 	}))
+	mux.Handle("GET /v1/jobs/{id}/exceptions", d.wrap(func(r *http.Request) (any, error) { return d.Exceptions(r.PathValue("id")) }))
 	mux.Handle("GET /v1/jobs/{id}/logs", d.wrap(func(r *http.Request) (any, error) {
 		req, err := logsRequest(r)
 		if err != nil {

@@ -251,6 +251,21 @@ func (d *Daemon) persist(e *entry, j *engine.Job) {
 	if err := d.reg.save(&e.rec); err != nil {
 		d.log.Error().Err(err).Str("job", e.rec.ID).Msg("could not save the job registry")
 	}
+	if !info.State.Active() {
+		d.saveJournalLocked(e)
+	}
+}
+
+// saveJournalLocked writes what a daemon restart keeps of e's events and
+// exceptions (journal.go); e.mu is held, which orders the writes. A failed
+// write is logged: the journal is for display, and nothing depends on it.
+func (d *Daemon) saveJournalLocked(e *entry) {
+	if e.released {
+		return
+	}
+	if err := d.reg.saveJournal(e.rec.ID, e.live.journal()); err != nil {
+		d.log.Warn().Err(err).Str("job", e.rec.ID).Msg("could not save the job's events; a daemon restart will not show them")
+	}
 }
 
 // record writes a job's new restore point into the registry, durably,

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ type jobLive struct {
 	rates  *rates
 	hist   *history
 	events eventLog
+	exc    exceptionLog
 	state  api.JobState    // the last state logged
 	cpDone map[int64]bool  // checkpoints recorded as finished
 	shown  map[string]bool // operator problems logged and still present
@@ -36,6 +38,7 @@ func (l *jobLive) apply(info *api.JobInfo) {
 func (l *jobLive) observeState(info *api.JobInfo, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.exc.note(info)
 	if info.State == l.state {
 		return
 	}
@@ -53,12 +56,13 @@ func (l *jobLive) watching() bool {
 }
 
 // sample records the job's figures at at: info is its live info, cps its
-// checkpoint history.
-func (l *jobLive) sample(at time.Time, info api.JobInfo, cps api.CheckpointsInfo) {
+// checkpoint history. It reports whether this was the last sample (the
+// job has ended).
+func (l *jobLive) sample(at time.Time, info api.JobInfo, cps api.CheckpointsInfo) (last bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
-		return
+		return false
 	}
 	c := countersOf(&info, at)
 	if l.prev != nil {
@@ -71,12 +75,14 @@ func (l *jobLive) sample(at time.Time, info api.JobInfo, cps api.CheckpointsInfo
 		l.hist = newHistory(&info)
 	}
 	l.hist.add(at, &info)
+	l.exc.note(&info)
 	l.checkpoints(cps, at)
 	l.problems(&info, at)
 	if !info.State.Active() {
 		l.ended, l.prev, l.rates = true, nil, nil
 		l.hist.compact()
 	}
+	return l.ended
 }
 
 // checkpoints records the checkpoints that finished since the last sample.
@@ -162,4 +168,40 @@ func (l *jobLive) expire(now time.Time) {
 	if l.ended && l.hist != nil && now.Sub(l.hist.newest()) > historySpan {
 		l.hist, l.cpDone, l.shown = nil, nil, nil
 	}
+}
+
+// exceptions returns the job's exception history, the newest first.
+func (l *jobLive) exceptions() api.JobExceptions {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.exc.newestFirst()
+}
+
+// journal returns what a daemon restart keeps of the job (journal.go).
+func (l *jobLive) journal() journal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return journal{Events: l.events.all(), Exceptions: slices.Clone(l.exc.entries), ExceptionsTruncated: l.exc.truncated}
+}
+
+// restore takes back what an earlier daemon kept of the job.
+func (l *jobLive) restore(j journal) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events.restore(j.Events)
+	l.exc.restore(j.Exceptions, j.ExceptionsTruncated)
+}
+
+// note adds an event of the daemon's own.
+func (l *jobLive) note(at time.Time, kind, severity, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events.add(at, kind, severity, msg)
+}
+
+// noteFailure records info's last failure in the exception history, if new.
+func (l *jobLive) noteFailure(info *api.JobInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.exc.note(info)
 }

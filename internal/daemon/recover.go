@@ -30,6 +30,7 @@ func (d *Daemon) recover() {
 // cancel to finish, or a job to resume.
 func (d *Daemon) recoverRecord(rec *Record) {
 	e := &entry{rec: *rec}
+	d.restoreJournal(e)
 	switch {
 	case rec.State.Terminal():
 		d.put(e)
@@ -110,4 +111,21 @@ func restorePointDir(r RecoveryRecord) string {
 		return ""
 	}
 	return r.RestorePoint.Dir
+}
+
+// restoreJournal takes back the events and exceptions the previous daemon
+// kept of e's job, and marks in its event log where they end.
+func (d *Daemon) restoreJournal(e *entry) {
+	// The record's last failure, for a job no journal was written for.
+	defer e.live.noteFailure(&e.rec.Info)
+	j, err := d.reg.loadJournal(e.rec.ID)
+	if err != nil {
+		d.log.Warn().Err(err).Str("job", e.rec.ID).Msg("the job's events from before the restart are unreadable and not shown")
+		return
+	}
+	if len(j.Events) == 0 && len(j.Exceptions) == 0 {
+		return
+	}
+	e.live.restore(j)
+	e.live.note(time.Now(), "daemon", "info", "daemon restarted: the earlier events are from the previous daemon")
 }

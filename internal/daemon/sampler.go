@@ -42,8 +42,12 @@ func (d *Daemon) stopSampler() {
 // those that ended more than historySpan ago.
 func (d *Daemon) sampleAll(now time.Time) {
 	for _, e := range d.entries() {
-		if e.job != nil && e.live.watching() {
-			e.live.sample(now, e.job.Info(), e.job.Checkpoints())
+		if e.job != nil && e.live.watching() && e.live.sample(now, e.job.Info(), e.job.Checkpoints()) {
+			// The last look at an ended job may have found its last
+			// checkpoints: keep them for the next daemon too.
+			e.mu.Lock()
+			d.saveJournalLocked(e)
+			e.mu.Unlock()
 		}
 		e.live.expire(now)
 	}

@@ -21,7 +21,10 @@ type Config struct {
 	// Name is this daemon's name in the cluster, unique among its live
 	// daemons; Addr is its REST address, where the others forward.
 	Name, Addr string
-	Log        zerolog.Logger
+	// PID is the daemon's process id, published in its member key so
+	// that `flinkgo list` can say which process runs a job (0: none).
+	PID int
+	Log zerolog.Logger
 }
 
 func (c *Config) check() error {

@@ -156,7 +156,7 @@ func (n *Node) startEpoch(ctx context.Context) error {
 // name; a key left by this daemon's own ended epoch is taken over.
 func (n *Node) register(ctx context.Context, ep *epoch) error {
 	n.mu.Lock()
-	m := Member{Name: n.cfg.Name, Addr: n.cfg.Addr, Draining: n.draining}
+	m := Member{Name: n.cfg.Name, Addr: n.cfg.Addr, Draining: n.draining, PID: n.cfg.PID}
 	n.mu.Unlock()
 	val, _ := json.Marshal(m)
 	key := n.keys.member(n.cfg.Name)
@@ -545,6 +545,9 @@ func (n *Node) Jobs() []Job {
 	return out
 }
 
+// PID is this daemon's process id as published (Config.PID).
+func (n *Node) PID() int { return n.cfg.PID }
+
 // Members are the live daemons, by name.
 func (n *Node) Members() []Member {
 	n.mu.Lock()
@@ -561,7 +564,7 @@ func (n *Node) SetDraining(on bool) error {
 	n.draining = on
 	ep := n.ep
 	n.mu.Unlock()
-	val, _ := json.Marshal(Member{Name: n.cfg.Name, Addr: n.cfg.Addr, Draining: on})
+	val, _ := json.Marshal(Member{Name: n.cfg.Name, Addr: n.cfg.Addr, Draining: on, PID: n.cfg.PID})
 	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.LeaseTTL)
 	defer cancel()
 	_, err := n.client.Put(ctx, n.keys.member(n.cfg.Name), string(val), clientv3.WithLease(ep.lease()))

@@ -10,6 +10,8 @@ type Member struct {
 	Addr string `json:"addr"`
 	// Draining: it takes no new jobs (flinkgo daemon drain).
 	Draining bool `json:"draining,omitempty"`
+	// PID is its process id on its host (0: not published).
+	PID int `json:"pid,omitempty"`
 }
 
 // Place picks the daemon a new job goes to: the live member that is not

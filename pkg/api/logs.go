@@ -22,11 +22,13 @@ type JobLogs struct {
 // JobEvent is one thing that happened to a job: a state change (with the
 // failure that caused it), a restart and what it restored, a failed
 // checkpoint, a completed savepoint, a problem an operator reported. The
-// daemon keeps the last 256 per job, in memory.
+// daemon keeps the last 256 per job, and on disk once the job ended here
+// (docs/dashboard.md, "Events and exceptions across a restart").
 type JobEvent struct {
 	Seq  int64     `json:"seq"`
 	Time time.Time `json:"time"`
-	// Kind is state, checkpoint, savepoint or problem.
+	// Kind is state, checkpoint, savepoint, problem, or daemon (the
+	// daemon restarted: the events before are from the previous one).
 	Kind string `json:"kind"`
 	// Severity is info, warning or error.
 	Severity string `json:"severity"`

@@ -185,13 +185,7 @@ func (p *ParsedJob) validateOperators(cat Catalog) {
 		if (op.Type != "" || p.explicit(path+".type")) && cat != nil {
 			kind, known = kindOf(cat, op)
 			if !known {
-				msg := fmt.Sprintf("unknown operator type %q", op.Type)
-				if c := closest(op.Type, cat.Types()); c != "" {
-					msg += fmt.Sprintf("; did you mean %q?", c)
-				} else {
-					msg += fmt.Sprintf(" (known types: %s)", strings.Join(cat.Types(), ", "))
-				}
-				d.ErrorAt(path+".type", "%s", msg)
+				d.ErrorAt(path+".type", "%s", unknownTypeMessage(op.Type, cat.Types()))
 			}
 		}
 		for j, from := range op.From {

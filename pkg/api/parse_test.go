@@ -409,3 +409,14 @@ func TestParseJobFlinkSpellings(t *testing.T) {
 	_, ok := EnumValue("EXACTLY ONCE", ExactlyOnce, AtLeastOnce)
 	assert.False(t, ok)
 }
+
+// TestUnsupportedTypesAreDocumented: every type the unknown-type error has
+// a way forward for is a row of the page the error points at.
+func TestUnsupportedTypesAreDocumented(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", UnsupportedDoc))
+	require.NoError(t, err)
+	doc := strings.ToLower(string(page))
+	for key := range unsupported {
+		assert.Contains(t, doc, "| `"+key+"`", "row for %q", key)
+	}
+}

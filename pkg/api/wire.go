@@ -130,6 +130,9 @@ type JobInfo struct {
 	// Owner is the daemon that runs the job in HA mode ("" when the job
 	// runs nowhere right now, or outside HA mode).
 	Owner string `json:"owner,omitempty"`
+	// OwnerPID is the owner's process id on its host (0: unknown), what
+	// to kill to try a failover.
+	OwnerPID int `json:"ownerPid,omitempty"`
 	// Storage is what the job asked of object stores (checkpoints,
 	// savepoints, sinks) in this daemon; nil when it used none.
 	Storage *StorageCost `json:"storage,omitempty"`

@@ -188,6 +188,12 @@ func (c *Client) History(ctx context.Context, id string, since int64) (*api.JobH
 	return &out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
+// Exceptions returns a job's last failures, the newest first.
+func (c *Client) Exceptions(ctx context.Context, id string) (*api.JobExceptions, error) {
+	var out api.JobExceptions
+	return &out, c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(id)+"/exceptions", nil, &out)
+}
+
 // Logs returns the tail of a job's print output and its recent events, or
 // what came after q.From.
 func (c *Client) Logs(ctx context.Context, id string, q api.LogsQuery) (*api.JobLogs, error) {

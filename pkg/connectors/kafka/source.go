@@ -179,8 +179,12 @@ func (s *source) Poll(b *runtime.Batch) error {
 	return nil
 }
 
-// nextChunk makes the next ready chunk current. With wait it waits up to
-// pollWait for one (or a wakeup).
+// nextChunk makes the next ready chunk current and reports whether Poll
+// may take it now. With wait it waits up to pollWait for one (or a
+// wakeup); a chunk that came after a wait is made current but left for
+// the next Poll, so this one returns empty-handed and its wait counts as
+// idle, not busy (runtime.Source.Poll): a source reading a trickle spends
+// its time waiting on the broker.
 func (s *source) nextChunk(wait bool) bool {
 	select {
 	case s.cur = <-s.shared.out:
@@ -197,7 +201,6 @@ func (s *source) nextChunk(wait bool) bool {
 	defer s.timer.Stop()
 	select {
 	case s.cur = <-s.shared.out:
-		return true
 	case ps := <-s.discovered:
 		s.assignAll(ps)
 	case <-s.ctx.Wakeup():

@@ -53,19 +53,19 @@ func (in *inbox) put(m delivery) {
 }
 
 // take appends up to max messages to dst. When the inbox is empty it waits
-// up to wait for one, or until wake fires.
+// up to wait for one, or until wake fires, and returns none: messages that
+// came during a wait are left for the next Poll, so the Poll that waited
+// returns empty-handed and its wait counts as idle, not busy
+// (runtime.Source.Poll).
 func (in *inbox) take(dst []delivery, max int, wait *time.Timer, wake <-chan struct{}) []delivery {
 	if dst, ok := in.takeNow(dst, max); ok {
 		return dst
 	}
 	select {
-	case <-in.ready:
+	case <-in.ready: // the next take finds the messages without waiting
 	case <-wake:
-		return dst
 	case <-wait.C:
-		return dst
 	}
-	dst, _ = in.takeNow(dst, max)
 	return dst
 }
 

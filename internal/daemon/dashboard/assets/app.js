@@ -675,21 +675,21 @@ function jobsTable(jobs, q) {
 const jobView = {
   async load(route) {
     if (route.tab !== 'checkpoints') {
-      const [job, hs, logs] = await Promise.all([getJSON(jobUrl(route.id)), loadHistory(route.id),
-        getJSON(jobUrl(route.id) + '/logs?lines=' + OUTPUT_LINES)]);
-      return { job, hs, logs };
+      const [job, hs, logs, ex] = await Promise.all([getJSON(jobUrl(route.id)), loadHistory(route.id),
+        getJSON(jobUrl(route.id) + '/logs?lines=' + OUTPUT_LINES), getJSON(jobUrl(route.id) + '/exceptions')]);
+      return { job, hs, logs, ex };
     }
     const [job, cps] = await Promise.all([getJSON(jobUrl(route.id)), getJSON(jobUrl(route.id) + '/checkpoints')]);
     return { job, cps };
   },
-  render(route, { job, cps, hs, logs }) {
+  render(route, { job, cps, hs, logs, ex }) {
     document.title = `flinkgo · ${job.name || job.id}`;
     return h('div', { class: 'page job' },
       jobHeader(job),
       jobActions(job),
       jobError(job),
       jobTabs(job, route.tab),
-      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : operatorsTab(job, hs, logs));
+      route.tab === 'checkpoints' ? checkpointsTab(job, cps) : [operatorsTab(job, hs, logs), exceptionsSection(ex)]);
   },
 };
 
@@ -802,6 +802,21 @@ function jobError(job) {
       h('pre', { class: 'error-text root-cause' }, job.rootCause)]);
 }
 
+// exceptionsSection lists the job's last failures (GET .../exceptions), the
+// newest first, as Flink's exception history does; nothing for a job that
+// never failed.
+function exceptionsSection(ex) {
+  const entries = (ex && ex.entries) || [];
+  if (!entries.length) return null;
+  return section('Exception history',
+    h('p', { class: 'hint' }, ex.truncated ? `The last ${entries.length} failures, newest first; older ones were dropped.`
+      : 'Every failure, newest first.'),
+    h('ol', { id: 'exceptions', class: 'exceptions' }, entries.map(e => h('li', { class: 'exception' },
+      h('div', { class: 'error-head' }, h('strong', {}, `Attempt ${e.attempt}`),
+        isTime(e.time) && h('time', { class: 'error-time' }, ` · ${fmtTime(e.time)} (${fmtAgo(e.time)})`)),
+      h('pre', { class: 'error-text' }, e.exception)))));
+}
+
 function jobTabs(job, tab) {
   const t = (id, href, label, on) => h('a', { id, href, class: on ? 'tab active' : 'tab' }, label);
   return h('nav', { class: 'tabs' },
@@ -832,7 +847,7 @@ function operatorsTab(job, hs, logs) {
     num(fmtRate(op.recordsOutPerSec)),
     h('td', { class: 'times', title: 'the largest share over the subtasks, over the last second' },
       ACTIVE_STATES.has(job.state) ? fmtShares(op) : DASH),
-    h('td', { class: 'watermark' }, fmtWatermark(op.outputWatermark, op.watermarkLagMs)),
+    h('td', { class: 'watermark' }, fmtWatermark(op.outputWatermark, op.watermarkLagMs, wmRate(hs, job.id, op.uid))),
     h('td', { class: 'metrics' }, Object.keys(op.metrics || {}).sort().map(k =>
       h('span', { class: 'metric' }, `${k}=${fmtCount(op.metrics[k])}`))),
     h('td', { class: 'inputs' }, (op.inputs || []).map(i =>
@@ -851,7 +866,7 @@ function operatorsTab(job, hs, logs) {
     hs && chartsSection(job, hs),
     section('Operators',
       table({ id: 'operators', class: 'grid' },
-        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Busy · BP · Idle', 'Watermark (lag)', 'Metrics', 'Reads from'],
+        ['UID', 'Type', 'Parallelism ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Busy · BP · Idle', 'Watermark (behind the clock)', 'Metrics', 'Reads from'],
         rows, 'No operators reported yet.')),
     logs && h('div', { class: 'columns' }, outputSection(job, logs), eventsSection(logs)));
 }
@@ -889,7 +904,7 @@ function subtasksPanel(job, uid) {
     h('td', { class: 'watermark' }, wm(s))));
   return h('div', { id: 'subtasks', 'data-uid': op.uid },
     h('h3', {}, `Subtasks of ${op.uid} (${op.type})`),
-    table({ class: 'grid' }, ['Subtask ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Busy · Backpressured · Idle (last second)', 'Watermark (lag)'],
+    table({ class: 'grid' }, ['Subtask ', 'Records in ', 'Records out ', 'In/s ', 'Out/s ', 'Busy · Backpressured · Idle (last second)', 'Watermark (behind the clock)'],
       rows, ACTIVE_STATES.has(job.state) ? 'The subtasks are starting.' : `The job is ${job.state}: no subtask runs.`));
 }
 
@@ -927,7 +942,7 @@ function outputSection(job, logs) {
     lines.length ? h('pre', { id: 'output', class: 'output', 'data-keep-scroll': '' }, lines.join('\n'))
       : h('p', { id: 'output', class: 'hint' }, 'Nothing printed yet. A print sink writes here (the job\'s job.out); ',
         code('flinkgo logs -f ' + shortId(job.id)), ' follows it in a terminal.'),
-    lines.length && h('p', { class: 'hint' }, `The last ${lines.length} lines; `, code('flinkgo logs -f ' + shortId(job.id)), ' follows them.'));
+    lines.length > 0 && h('p', { class: 'hint' }, `The last ${lines.length} lines; `, code('flinkgo logs -f ' + shortId(job.id)), ' follows them.'));
 }
 
 function eventsSection(logs) {
@@ -943,20 +958,54 @@ function eventsSection(logs) {
   return section('Events', ul);
 }
 
+// HISTORICAL_LAG_MS is the lag behind the clock past which event time is
+// taken for historical (a replay, a backfill): its size then says how old
+// the data is, not how late the job is, and the watermark's progress is
+// what tells whether the job keeps up.
+const HISTORICAL_LAG_MS = 3600 * 1000;
+
 // fmtWatermark shows an operator's output watermark and its lag behind the
-// clock: "-" before the first, "end" after the final one.
-function fmtWatermark(w, lagMs) {
+// clock: "-" before the first, "end" after the final one. A lag of
+// historical event time is said to be one, with how fast the watermark
+// advances (rate, event-time ms per ms of the clock; null: unknown).
+function fmtWatermark(w, lagMs, rate) {
   if (w === undefined || w === null) return '-';
   if (w >= 9.2e18) return 'end';
   const t = new Date(w).toISOString().replace('T', ' ').replace('Z', '');
-  return lagMs === undefined || lagMs === null ? t : `${t} (${fmtDurationMs(lagMs)})`;
+  if (lagMs === undefined || lagMs === null) return t;
+  if (lagMs < HISTORICAL_LAG_MS) return `${t} (${fmtDurationMs(lagMs)})`;
+  return `${t} (historical event time, ${fmtDurationMs(lagMs)} behind the clock${fmtProgress(rate)})`;
+}
+
+// fmtProgress says how fast a watermark advances relative to the clock.
+function fmtProgress(rate) {
+  if (rate === null || rate === undefined) return '';
+  if (rate <= 0.001) return '; not advancing';
+  const x = rate >= 10 ? Math.round(rate) : rate.toFixed(1);
+  return `; advancing ${x}× as fast as the clock`;
+}
+
+// wmRate is how fast operator uid's output watermark advanced over the
+// last 10 samples of job id's history, in event-time ms per ms of the
+// clock (1: in step with it), from the lag: null without two samples.
+function wmRate(hs, id, uid) {
+  const s = hs && hs.jobId === id && hs.ops.get(uid);
+  if (!s) return null;
+  const lag = s.lag;
+  let j = lag.length - 1;
+  while (j >= 0 && lag[j] === null) j--;
+  let i = Math.max(0, j - 10);
+  while (i < j && lag[i] === null) i++;
+  if (j <= i || hs.times[j] <= hs.times[i]) return null;
+  return Math.max(0, 1 - (lag[j] - lag[i]) / (hs.times[j] - hs.times[i]));
 }
 
 function fmtDurationMs(ms) {
   if (ms < 1000) return `${ms}ms`;
   if (ms < 120000) return `${(ms / 1000).toFixed(1)}s`;
   if (ms < 7200000) return `${Math.round(ms / 60000)}m`;
-  return `${Math.round(ms / 3600000)}h`;
+  if (ms < 172800000) return `${Math.round(ms / 3600000)}h`;
+  return `${Math.round(ms / 86400000)}d`;
 }
 
 // Checkpoints tab ----------------------------------------------------------------
