@@ -53,12 +53,12 @@ func startDash(t *testing.T) *dash { return startDashWith(t, "") }
 // startDashWith starts the daemon with extra lines in its config file.
 func startDashWith(t *testing.T, extraConfig string) *dash {
 	t.Helper()
-	return startDashAt(t, t.TempDir())
+	return startDashAt(t, t.TempDir(), extraConfig)
 }
 
-// startDashAt starts the daemon on home (shut down at the test's end, or
-// by stop).
-func startDashAt(t *testing.T, home string) *dash {
+// startDashAt starts the daemon on home with extra lines in its config
+// file (shut down at the test's end, or by stop).
+func startDashAt(t *testing.T, home, extraConfig string) *dash {
 	t.Helper()
 	sp := filepath.Join(home, "sp")
 	conf := filepath.Join(home, "flinkgo.yaml")

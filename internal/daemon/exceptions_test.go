@@ -14,7 +14,7 @@ import (
 // (they were lost: a restarted daemon showed a finished job with neither).
 func TestExceptionsAndEventsSurviveRestart(t *testing.T) {
 	home := t.TempDir()
-	x := startDashAt(t, home)
+	x := startDashAt(t, home, "")
 	resp, err := x.d.Submit(api.SubmitRequest{Spec: `
 name: doomed
 restartStrategy: {type: fixed-delay, attempts: 5, delay: 10ms}
@@ -49,7 +49,7 @@ operators:
 	x.getJSON("/v1/jobs/"+resp.ID+"/logs", &logs)
 	x.stop()
 
-	y := startDashAt(t, home)
+	y := startDashAt(t, home, "")
 	var again api.JobExceptions
 	y.getJSON("/v1/jobs/"+resp.ID+"/exceptions", &again)
 	require.Len(t, again.Entries, len(ex.Entries))
