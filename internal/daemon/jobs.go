@@ -28,6 +28,9 @@ type entry struct {
 	// released: in HA mode, this daemon lost the job (Daemon.Release);
 	// its local copy writes no record any more.
 	released bool
+	// dropped: the job store dropped the ended job (jobstore.max-capacity);
+	// nothing of it is written any more.
+	dropped bool
 	// storage counts the job's object storage requests in this daemon.
 	storage vfs.Meter
 	// live is what the daemon samples of the running job (live.go).
@@ -242,7 +245,7 @@ func (d *Daemon) persist(e *entry, j *engine.Job) {
 	e.live.observeState(&info, time.Now())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.released {
+	if e.released || e.dropped {
 		return
 	}
 	e.rec.State = info.State
@@ -260,7 +263,7 @@ func (d *Daemon) persist(e *entry, j *engine.Job) {
 // exceptions (journal.go); e.mu is held, which orders the writes. A failed
 // write is logged: the journal is for display, and nothing depends on it.
 func (d *Daemon) saveJournalLocked(e *entry) {
-	if e.released {
+	if e.released || e.dropped {
 		return
 	}
 	if err := d.reg.saveJournal(e.rec.ID, e.live.journal()); err != nil {

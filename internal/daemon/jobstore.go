@@ -51,6 +51,10 @@ func (d *Daemon) trimEnded() {
 	}
 	drop := overCapacity(ended, d.cfg.JobStoreMaxCapacity)
 	for _, id := range drop {
+		e := d.jobs[id]
+		e.mu.Lock()
+		e.dropped = true // its last writes (the sampler's journal) must not recreate the directory
+		e.mu.Unlock()
 		delete(d.jobs, id)
 	}
 	d.mu.Unlock()
