@@ -205,7 +205,8 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	e.out = out
 	e.mu.Unlock()
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
+	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput,
+		JobEnded: d.jobEnded}
 	if e.out != nil {
 		o.Env.OutFile = e.out
 	}
