@@ -74,6 +74,15 @@ func newDevKafkaCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// verifyPath checks a file sink's output, local or in object storage.
+func (g *globals) verifyPath(path, field string) (*verify.Report, error) {
+	store, err := g.storageFS(path)
+	if err != nil {
+		return nil, err
+	}
+	return verify.Run(verify.Options{Path: path, Field: field, Store: store})
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -186,17 +195,30 @@ func newDevProduceCmd(g *globals) *cobra.Command {
 }
 
 func newDevVerifyCmd(g *globals) *cobra.Command {
-	var path, field, topic string
+	var path, field, topic, job string
 	var brokers []string
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check a file sink's finished files, or a Kafka topic's committed records, for gaps and duplicates in a sequence field",
 		Example: `  flinkgo dev verify --path /tmp/flinkgo-out --field idx
+  flinkgo dev verify --path /tmp/flinkgo-out --job $JOB
+  flinkgo dev verify --path s3://bucket/out
   flinkgo dev verify --kafka out --brokers 127.0.0.1:9092`,
+		Long: `Check a sequence field for gaps and duplicates in a file sink's finished files (--path, a
+local directory or s3://bucket/prefix, read with the s3.* keys of the daemon's config) or in a
+Kafka topic's committed records (--kafka).
+
+--path names the job whose output it checked (the directory's ownership marker) and fails
+when that job committed no file there: files older than the moment it took the directory
+are earlier jobs' output. --job ID (or the job's name) also fails when the directory is
+another job's.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (path == "") == (topic == "") {
 				return api.Errorf(api.CodeUsage, "give --path (a file sink's directory) or --kafka TOPIC, one of them")
+			}
+			if job != "" && topic != "" {
+				return api.Errorf(api.CodeUsage, "--job goes with --path: a Kafka topic names no job")
 			}
 			var rep *verify.Report
 			var err error
@@ -206,7 +228,7 @@ func newDevVerifyCmd(g *globals) *cobra.Command {
 				rep, err = verify.Kafka(ctx, verify.KafkaOptions{Brokers: brokers, Topic: topic, Field: field})
 				path = "topic " + topic
 			} else {
-				rep, err = verify.Run(verify.Options{Path: path, Field: field})
+				rep, err = g.verifyPath(path, field)
 			}
 			if err != nil {
 				return err
@@ -219,9 +241,13 @@ func newDevVerifyCmd(g *globals) *cobra.Command {
 			if !rep.OK() {
 				return api.Errorf(api.CodeFailed, "%s: %d missing, %d duplicated, %d unparseable", path, rep.GapCount, rep.Duplicates, rep.Unparseable)
 			}
+			if err := rep.CheckOwner(path, job); err != nil {
+				return api.Errorf(api.CodeFailed, "%v", err)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&job, "job", "", "with --path: fail unless the output is this job's (id or name)")
 	cmd.Flags().StringVar(&path, "path", "", "the file sink's base directory")
 	cmd.Flags().StringVar(&topic, "kafka", "", "check this Kafka topic's committed records (read_committed) instead")
 	cmd.Flags().StringSliceVar(&brokers, "brokers", []string{kafkabroker.DefaultListen}, "Kafka brokers (with --kafka)")

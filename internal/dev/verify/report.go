@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // Range is an inclusive range of values.
@@ -44,6 +46,12 @@ type Report struct {
 
 	Unparseable        int64    `json:"unparseable"`        // lines without a readable value
 	UnparseableSamples []string `json:"unparseableSamples"` // the first few, as "file:line: content"
+
+	// Owner is the job the directory's ownership marker names (nil: no
+	// marker, or a Kafka topic); NewFiles counts the finished files it
+	// committed (see CheckOwner).
+	Owner    *runtime.OutputOwner `json:"owner,omitempty"`
+	NewFiles int                  `json:"newFiles"`
 }
 
 // OK reports whether the output holds every value from First to Last exactly
@@ -63,6 +71,9 @@ func (r *Report) addGap(g Range) {
 // WriteText writes a short human summary: one line, then the details of
 // whatever is wrong.
 func (r *Report) WriteText(w io.Writer) {
+	if r.Owner != nil {
+		fmt.Fprintln(w, r.ownerLine())
+	}
 	fmt.Fprintln(w, r.summary())
 	r.writeGaps(w)
 	if r.Duplicates > 0 {
