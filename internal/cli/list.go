@@ -35,8 +35,8 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				owners := slices.ContainsFunc(jobs, func(j api.JobInfo) bool { return j.Owner != "" })
-				if owners { // HA mode: which daemon runs each job
-					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tDAEMON")
+				if owners { // HA mode: which daemon runs each job (OWNER, the word of -o json)
+					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tOWNER")
 				} else {
 					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS")
 				}
