@@ -245,6 +245,9 @@ another job's.`,
 			if (path == "") == (topic == "") {
 				return api.Errorf(api.CodeUsage, "give --path (a file sink's directory) or --kafka TOPIC, one of them")
 			}
+			if cmd.Flags().Changed("job") && job == "" {
+				return api.Errorf(api.CodeUsage, "--job is empty: give the id or name of the job whose output this is (an unset shell variable? JOB=$(flinkgo run ...) failed?)")
+			}
 			if job != "" && topic != "" {
 				return api.Errorf(api.CodeUsage, "--job goes with --path: a Kafka topic names no job")
 			}

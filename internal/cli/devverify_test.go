@@ -56,3 +56,10 @@ func TestDevVerifyReadsObjectStorage(t *testing.T) {
 	_, err = flinkgo(t, "dev", "verify", "--path", "s3://"+bucket+"/missing")
 	require.Error(t, err)
 }
+
+// An empty --job (a script whose JOB=$(flinkgo run …) failed) is an
+// error, not "any job".
+func TestDevVerifyEmptyJob(t *testing.T) {
+	_, err := flinkgo(t, "dev", "verify", "--path", t.TempDir(), "--job", "")
+	require.ErrorContains(t, err, "--job is empty")
+}
