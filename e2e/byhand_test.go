@@ -77,7 +77,7 @@ func runByHand(t *testing.T, script string) (string, string) {
 	return string(out), tmp
 }
 
-var verifiedJob = regexp.MustCompile(`output of job ([0-9a-f]+) \("kafka-to-files", operator "files"\) since [^:]+:\d\d:\d\dZ: [1-9]\d* of \d+ files? committed by it\nrecords 1\.\.\d+: \d+ records in \d+ files?, 0 gaps, 0 duplicates — OK`)
+var verifiedJob = regexp.MustCompile(`records 1\.\.\d+: \d+ records in \d+ files?, 0 gaps, 0 duplicates — OK\n  output of job ([0-9a-f]+) \("kafka-to-files", operator "files"\) since [^:]+:\d\d:\d\dZ: [1-9]\d* of \d+ files? committed by it`)
 
 // The by-hand experiment pasted twice into one shell: each run has its own
 // output directory, and each run's dev verify checks that run's restored

@@ -71,10 +71,10 @@ func (r *Report) addGap(g Range) {
 // WriteText writes a short human summary: one line, then the details of
 // whatever is wrong.
 func (r *Report) WriteText(w io.Writer) {
-	if r.Owner != nil {
-		fmt.Fprintln(w, r.ownerLine())
-	}
 	fmt.Fprintln(w, r.summary())
+	if r.Owner != nil {
+		fmt.Fprintln(w, "  "+r.ownerLine())
+	}
 	r.writeGaps(w)
 	if r.Duplicates > 0 {
 		fmt.Fprintf(w, "  duplicates: %d extra, e.g. %s\n", r.Duplicates, joinInts(r.DuplicateSamples))
