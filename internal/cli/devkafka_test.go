@@ -69,4 +69,9 @@ func TestDevKafkaCreatesTopicsAfterStart(t *testing.T) {
 
 	_, err = flinkgo(t, "dev", "produce", "--brokers", addr, "--topic", "other", "--count", "1", "--auto-create-topic=false")
 	require.ErrorContains(t, err, "Unknown Topic Or Partition", "without auto-create a missing topic is an error")
+	// A client that does not ask (flinkgo's Kafka connectors never do)
+	// creates nothing: a misspelt topic in a job stays an error.
+	out, err = flinkgo(t, "dev", "kafka", "topics", "list", "--brokers", addr)
+	require.NoError(t, err)
+	require.Equal(t, "clicks:3\nflink-test:1\nnew:1\n", out)
 }
