@@ -66,7 +66,7 @@ func TestHADocsBlock(t *testing.T) {
 	text = string(out)
 	lists := strings.Split(text, "ID ")
 	require.GreaterOrEqual(t, len(lists), 3, "two lists: %s", text)
-	require.Regexp(t, `NAME\s+STATE\s+SUBMITTED\s+RESTARTS\s+DAEMON\s+PID\n\S+\s+gen\s+RUNNING\s+.*127\.0\.0\.1:\d+\s+\d+\n`, lists[1], "list shows the owner and its pid")
+	require.Regexp(t, `NAME\s+STATE\s+SUBMITTED\s+RESTARTS\s+OWNER\s+PID\n\S+\s+gen\s+RUNNING\s+.*127\.0\.0\.1:\d+\s+\d+\n`, lists[1], "list shows the owner and its pid")
 	require.Regexp(t, `\S+\s+gen\s+RUNNING\s+.*127\.0\.0\.1:\d+\s+\d+\n`, lists[len(lists)-1])
 	require.NoDirExists(t, filepath.Join(tmp, "fg"), "the clean-up removed everything")
 }

@@ -48,7 +48,7 @@ func TestHAFailoverAfterKill(t *testing.T) {
 		before[id] = c.waitCheckpointAfter(1, id, 1, 20*time.Second)
 	}
 	list := c.daemons[2].mustRun("list")
-	require.Contains(t, list, "DAEMON", "list shows which daemon runs each job")
+	require.Contains(t, list, "OWNER", "list shows which daemon runs each job, under the word of -o json")
 	require.Contains(t, list, c.name(0))
 	for _, id := range ids {
 		if info, _ := c.info(1, id); info != nil {

@@ -161,3 +161,37 @@ func writeFile(path, data string) error {
 	}
 	return os.WriteFile(path, []byte(data), 0o600)
 }
+
+// Iterating on a job: an attempt that was canceled before it committed
+// anything leaves only its marker, and the next attempt takes the directory
+// without rm -rf or --allow-non-empty-output. Once the owner has committed
+// a file, a new job is refused as before; while the owner runs, even its
+// empty directory is refused.
+func TestEndedJobThatCommittedNothingLeavesItsOutputFree(t *testing.T) {
+	e := newEnv(t)
+	e.startDaemon()
+	out := filepath.Join(e.home, "out")
+	nothing := e.writeSpec("nothing.yaml", fmt.Sprintf(`
+name: nothing
+checkpointing: {interval: 200ms}
+operators:
+  - {uid: gen, type: datagen, rate: 1000}
+  - {uid: none, type: filter, from: [gen], expr: "false"}
+  - {uid: files, type: file, from: [none], path: %s, bucket: none}
+`, out))
+	first := e.mustRun("run", nothing)
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(out, ".flinkgo-owner")); return err == nil }, 30*time.Second, 50*time.Millisecond)
+	res := e.run("run", nothing)
+	require.Equal(t, 7, res.code, "the owner still runs: %s%s", res.stdout, res.stderr)
+	e.mustRun("cancel", first)
+	second := e.mustRun("run", nothing)
+	require.NotEqual(t, first, second)
+	e.mustRun("cancel", second)
+
+	third := e.mustRun("run", e.writeSpec("commits.yaml", ownedSpec("commits", out)))
+	e.waitCommitted(third, out, 1)
+	e.mustRun("cancel", third)
+	res = e.run("run", nothing)
+	require.Equal(t, 7, res.code, "the ended owner committed files: %s%s", res.stdout, res.stderr)
+	require.Contains(t, res.stderr, "has ended but left files there")
+}

@@ -45,7 +45,7 @@ wait_committed "$A" 4000
 "$BIN" cancel "$ID" 2>/dev/null
 BEFORE=$(last_idx "$A")
 echo "last committed idx before cancel: $BEFORE"
-sleep 2
+sleep 1 # the records produced meanwhile (2000/s) are the gap a restart from latest offsets leaves
 # The same directory on purpose (to show the gap): a new job needs
 # --allow-non-empty-output to write into output that is already there.
 ID=$("$BIN" run --allow-non-empty-output "$(job a2 "$A" latest)") || fail "run"
@@ -67,7 +67,7 @@ sed 's/^/    /' "$WORK/cancel.txt"
 BEFORE=$(last_idx "$B")
 NEXT=$("$BIN" savepoint inspect "$SP" -o json | sed -n 's/.*"flink-test\/0": \([0-9]*\).*/\1/p' | sed -n 1p)
 echo "last committed idx before cancel: $BEFORE; the savepoint resumes at offset ${NEXT:-?} (idx $(( ${NEXT:-0} + 1 )))"
-sleep 2
+sleep 1 # as long as in (a): the restored job picks up the records produced meanwhile
 ID=$("$BIN" run -s "$SP" "$(job b "$B" earliest)") || fail "run -s"
 echo "restored job $ID from $SP"
 wait_committed "$B" $((BEFORE + 4000))

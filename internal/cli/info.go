@@ -44,7 +44,7 @@ func printInfo(cmd *cobra.Command, info *api.JobInfo) {
 	fmt.Fprintf(w, "name:\t%s\n", info.Name)
 	fmt.Fprintf(w, "state:\t%s\n", info.State)
 	if info.Owner != "" {
-		fmt.Fprintf(w, "daemon:\t%s (pid %s)\n", info.Owner, pidText(info.OwnerPID))
+		fmt.Fprintf(w, "owner:\t%s (pid %s)\n", info.Owner, pidText(info.OwnerPID))
 	}
 	if info.Error != "" {
 		fmt.Fprintf(w, "error:\t%s\n", info.Error)

@@ -36,8 +36,8 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				owners := slices.ContainsFunc(jobs, func(j api.JobInfo) bool { return j.Owner != "" })
-				if owners { // HA mode: which daemon runs each job
-					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tDAEMON\tPID")
+				if owners { // HA mode: which daemon runs each job (OWNER, the word of -o json), and its pid
+					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS\tOWNER\tPID")
 				} else {
 					fmt.Fprintln(w, "ID\tNAME\tSTATE\tSUBMITTED\tRESTARTS")
 				}

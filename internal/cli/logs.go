@@ -30,17 +30,37 @@ what comes, until the job ends. -o json prints the answers as JSON, one per line
   flinkgo logs 3f2a -f`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			n, note, err := tailLines(lines)
+			if err != nil {
+				return err
+			}
+			if note != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), note)
+			}
 			c, err := g.client()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			return followLogs(cmd, c, a[0], api.LogsQuery{Lines: lines}, follow, g.json())
+			return followLogs(cmd, c, a[0], api.LogsQuery{Lines: n}, follow, g.json())
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output and events until the job ends")
-	cmd.Flags().IntVarP(&lines, "lines", "n", 100, "how many lines of output and events to show first (at most 1000)")
+	cmd.Flags().IntVarP(&lines, "lines", "n", 100, fmt.Sprintf("how many lines of output and events to show first (at most %d; -f then prints everything after them)", api.LogsLinesMax))
 	return cmd
+}
+
+// tailLines is the -n the daemon is asked for, and a note to print when
+// it is less than what the user asked: one answer holds at most
+// api.LogsLinesMax lines, and saying so beats a silent cut.
+func tailLines(n int) (int, string, error) {
+	switch {
+	case n < 1:
+		return 0, "", api.Errorf(api.CodeUsage, "-n %d: give a number of lines from 1 to %d", n, api.LogsLinesMax)
+	case n > api.LogsLinesMax:
+		return api.LogsLinesMax, fmt.Sprintf("(-n %d: showing the last %d lines, the most one answer holds; the job's whole print output is its job.out file, under $FLINKGO_HOME/jobs/ID/)", n, api.LogsLinesMax), nil
+	}
+	return n, "", nil
 }
 
 // followLogs prints the tail, then, with follow, what comes after it

@@ -35,8 +35,9 @@ join's keys or bounds, ...: docs/restore.md), and when the savepoint was
 written by stop --drain (--allow-drained takes it anyway).
 
 A job's file sink must write into a directory no other job of the daemon
-that has not ended writes; a new job (without -s) also needs an empty one,
-unless --allow-non-empty-output. Each run sends a fresh request id (or
+that has not ended writes; a new job (without -s) also needs an empty one
+(or one where a job of this daemon that has ended left only its ownership
+marker, having committed nothing), unless --allow-non-empty-output. Each run sends a fresh request id (or
 --request-id) and retries with it when the daemon's answer is lost, so a
 retry never creates a second job.
 

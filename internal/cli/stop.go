@@ -36,8 +36,11 @@ func newStopCmd(g *globals) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), resp)
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), resp.Path)
-				if resp.RestoreCommand != "" {
+				switch {
+				case resp.RestoreCommand != "":
 					fmt.Fprintf(cmd.ErrOrStderr(), "restore with: %s\n", resp.RestoreCommand)
+				case resp.NoRestore != "":
+					fmt.Fprintf(cmd.ErrOrStderr(), "no restore command: %s\n", resp.NoRestore)
 				}
 				return nil
 			})

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/flinkgo/flinkgo/internal/ha"
@@ -154,27 +153,26 @@ func (d *Daemon) clusterJobs(local []*entry, all bool, recent time.Time) []api.J
 	return out
 }
 
-// clusterInfo is a job of the cluster that does not run here, by id or
-// unique prefix (the forwarder sends requests for owned jobs to their
-// owners, so this one has none or is over).
+// clusterInfo is a job of the cluster that does not run here, by id,
+// unique prefix or name (api.FindJob; the forwarder sends requests for
+// owned jobs to their owners, so this one has none or is over).
 func (d *Daemon) clusterInfo(ref string) (*api.JobInfo, bool) {
 	if d.cluster == nil || ref == "" {
 		return nil, false
 	}
-	var found []ha.Job
-	for _, j := range d.cluster.Jobs() {
-		if j.ID == ref {
-			found = []ha.Job{j}
-			break
-		}
-		if strings.HasPrefix(j.ID, ref) {
-			found = append(found, j)
-		}
+	jobs := d.cluster.Jobs()
+	infos := make(map[string]api.JobInfo, len(jobs))
+	refs := make([]api.JobRef, 0, len(jobs))
+	for _, j := range jobs {
+		info := storedInfo(j)
+		infos[j.ID] = info
+		refs = append(refs, api.JobRef{ID: j.ID, Name: info.Name, State: info.State})
 	}
-	if len(found) != 1 {
+	id, err := api.FindJob(ref, refs)
+	if err != nil {
 		return nil, false
 	}
-	info := storedInfo(found[0])
+	info := infos[id]
 	info.OwnerPID = d.ownerPIDs()[info.Owner]
 	return &info, true
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"unicode/utf8"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
 // Reading a job's print output back (the dashboard's output pane, `flinkgo
@@ -18,7 +20,7 @@ const (
 	outputLineMax  = 4 << 10  // longer lines are cut
 	outputReadMax  = 1 << 20  // bytes read for one answer
 	outputTailStep = 64 << 10 // the tail is read backwards in steps
-	outputLinesMax = 1000
+	outputLinesMax = api.LogsLinesMax
 )
 
 // outputRead is what a read of the output returned.

@@ -211,7 +211,8 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	e.out = out
 	e.mu.Unlock()
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
-	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput}
+	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput,
+		JobEnded: d.jobEnded}
 	if e.out != nil {
 		o.Env.OutFile = e.out
 	}
@@ -326,34 +327,36 @@ func (d *Daemon) entries() []*entry {
 	return out
 }
 
-// lookup finds a job by id or unique id prefix.
+// lookup finds a job by id, unique id prefix or name (api.FindJob).
 func (d *Daemon) lookup(ref string) (*entry, error) {
-	if ref == "" {
-		return nil, api.Errorf(api.CodeUsage, "no job id given")
-	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if e, ok := d.jobs[ref]; ok {
+	e, ok := d.jobs[ref]
+	d.mu.Unlock()
+	if ok {
 		return e, nil
 	}
-	var found []*entry
-	for id, e := range d.jobs {
-		if strings.HasPrefix(id, ref) {
-			found = append(found, e)
-		}
+	entries := d.entries()
+	refs := make([]api.JobRef, len(entries))
+	byID := make(map[string]*entry, len(entries))
+	for i, e := range entries {
+		refs[i] = api.JobRef{ID: e.rec.ID, Name: e.rec.Name, State: e.state()}
+		byID[e.rec.ID] = e
 	}
-	switch len(found) {
-	case 0:
-		return nil, api.Errorf(api.CodeNotFound, "no job with id or id prefix %q (flinkgo list -a shows all jobs)", ref)
-	case 1:
-		return found[0], nil
+	id, err := api.FindJob(ref, refs)
+	if err != nil {
+		return nil, err
 	}
-	var ids []string
-	for _, e := range found {
-		ids = append(ids, e.rec.ID)
+	return byID[id], nil
+}
+
+// state is the job's state, live or last recorded.
+func (e *entry) state() api.JobState {
+	if e.job != nil {
+		return e.job.State()
 	}
-	sort.Strings(ids)
-	return nil, api.Errorf(api.CodeNotFound, "job id prefix %q is ambiguous: it matches %s; give more of the id", ref, strings.Join(ids, ", "))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.rec.Info.State
 }
 
 // List returns jobs, newest first: active and recent ones, or all.
@@ -486,6 +489,9 @@ func (d *Daemon) Stop(ref string, req api.SavepointRequest) (*api.SavepointRespo
 		return nil, err
 	}
 	<-e.job.Done()
+	if req.Drain {
+		return &api.SavepointResponse{Path: path, ID: id, NoRestore: api.DrainedNoRestore}, nil
+	}
 	return &api.SavepointResponse{Path: path, ID: id, RestoreCommand: api.RestoreCommand(path, e.rec.File)}, nil
 }
 

@@ -88,6 +88,16 @@ func (d *Daemon) checkOutputs(g *engine.Graph, restore *engine.Restore, allowNon
 	return nil
 }
 
+// jobEnded says whether job id is one of this daemon's and has ended; the
+// output directory of an ended job that committed nothing is free to take
+// (runtime.OutputClaim.OwnerEnded).
+func (d *Daemon) jobEnded(id string) bool {
+	d.mu.Lock()
+	e := d.jobs[id]
+	d.mu.Unlock()
+	return e != nil && e.info().State.Terminal()
+}
+
 // checkOwner applies the ownership rule to one output directory.
 func (d *Daemon) checkOwner(o output, restore *engine.Restore, allowNonEmpty bool) error {
 	owner, empty, err := runtime.InspectOutput(d.fs, o.path)
@@ -104,7 +114,7 @@ func (d *Daemon) checkOwner(o output, restore *engine.Restore, allowNonEmpty boo
 		return api.Errorf(api.CodeConflict, "operator %q: output directory %s belongs to job %s, which is %s: two jobs writing one directory delete each other's part files; give this job another path, or stop or cancel job %s first",
 			o.uid, o.path, owner.Job, known.info().State, owner.Job)
 	}
-	claim := runtime.OutputClaim{Operator: o.uid, AllowNonEmpty: allowNonEmpty}
+	claim := runtime.OutputClaim{Operator: o.uid, AllowNonEmpty: allowNonEmpty, OwnerEnded: d.jobEnded}
 	if restore != nil {
 		if st := restore.Meta.Operator(o.uid); st != nil && st.HasState() {
 			claim.Restoring, claim.RestoredJob = true, restore.Meta.JobID

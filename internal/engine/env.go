@@ -21,6 +21,10 @@ type Env struct {
 	// directories that hold other output or another job's ownership
 	// marker (run --allow-non-empty-output; see runtime.OutputClaim).
 	AllowNonEmptyOutput bool
+	// JobEnded reports whether a job, by id, is known to have ended (nil:
+	// none is); output directories of ended jobs that hold only their
+	// marker are free to take (runtime.OutputClaim.OwnerEnded).
+	JobEnded func(job string) bool
 }
 
 // Fire consults the fault hook, if any.

@@ -174,7 +174,7 @@ func (e *execution) newContext(t *subtask) *runtime.Context {
 		Subtask: t.index, Parallelism: t.v.Parallelism, MaxParallelism: e.g.MaxParallelism,
 		Attempt: e.attempt, State: t.state, Keyed: t.keyed, Checkpointing: e.g.Checkpointing,
 		FS: j.env.FS, Stdout: j.env.printOut(), Faults: j.env.Faults, Wakeup: t.wake, Metrics: &t.gauges,
-		Watermark: t.currentWatermark, AllowNonEmptyOutput: j.env.AllowNonEmptyOutput, Done: e.done,
+		Watermark: t.currentWatermark, AllowNonEmptyOutput: j.env.AllowNonEmptyOutput, JobEnded: j.env.JobEnded, Done: e.done,
 		OnError: t.v.Op.OnError, RecordsIn: &t.recordsIn,
 		Log: e.log.With().Str("operator", t.v.Op.UID).Int("subtask", t.index).Logger()}
 	if t.clock.timers != nil {

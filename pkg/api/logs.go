@@ -35,6 +35,10 @@ type JobEvent struct {
 	Message  string `json:"message"`
 }
 
+// LogsLinesMax is the most output lines (and events) one answer of GET
+// /v1/jobs/{id}/logs holds; a larger ?lines= is cut to it.
+const LogsLinesMax = 1000
+
 // LogsQuery is what GET /v1/jobs/{id}/logs asks for: the tail of at most
 // Lines lines and events (0: 100), or, with From, what came after an
 // earlier answer.

@@ -266,9 +266,16 @@ type SavepointRequest struct {
 type SavepointResponse struct {
 	Path string `json:"path"`
 	ID   int64  `json:"checkpointId"`
-	// RestoreCommand restores the job from it (RestoreCommand).
+	// RestoreCommand restores the job from it (RestoreCommand); empty
+	// when NoRestore says why the savepoint is not one to restore.
 	RestoreCommand string `json:"restoreCommand,omitempty"`
+	// NoRestore: why no restore command is given (a drained stop).
+	NoRestore string `json:"noRestore,omitempty"`
 }
+
+// DrainedNoRestore is why a savepoint of `flinkgo stop --drain` is not one
+// to restore.
+const DrainedNoRestore = "the job was drained (--drain): its input was ended and every window and timer fired, so a job restored from this savepoint would fire them again and repeat their output. Keep it as the job's final state; to pause a job you will resume, use `flinkgo stop` without --drain"
 
 // CancelResponse says what a cancel left behind for a later restore.
 type CancelResponse struct {

@@ -53,6 +53,9 @@ type ContextOptions struct {
 	// directories that hold other output or another job's ownership marker
 	// (run --allow-non-empty-output; see OutputClaim).
 	AllowNonEmptyOutput bool
+	// JobEnded reports whether a job, by id, is known to have ended (nil:
+	// none is; see OutputClaim.OwnerEnded).
+	JobEnded func(job string) bool
 	// Wakeup receives when the subtask has a control message to handle.
 	Wakeup <-chan struct{}
 	// Metrics receives the operator's own figures; a private set when nil.
@@ -144,6 +147,11 @@ func (c *Context) RestoredJobID() string { return c.o.RestoredJobID }
 // AllowNonEmptyOutput reports whether the user let the job write into
 // output directories that hold other output (see OutputClaim).
 func (c *Context) AllowNonEmptyOutput() bool { return c.o.AllowNonEmptyOutput }
+
+// JobEnded reports whether the job with id job is known to have ended
+// (canceled, failed or finished in this daemon); false when unknown. A sink
+// passes it to OutputClaim.OwnerEnded.
+func (c *Context) JobEnded(job string) bool { return c.o.JobEnded != nil && c.o.JobEnded(job) }
 
 // Checkpointing is the job's resolved checkpoint configuration.
 func (c *Context) Checkpointing() api.CheckpointConfig { return c.o.Checkpointing }

@@ -43,6 +43,16 @@ type OutputClaim struct {
 	// AllowNonEmpty: the user allowed writing into a directory that holds
 	// other output or another job's marker (run --allow-non-empty-output).
 	AllowNonEmpty bool
+	// OwnerEnded reports whether the job with the given id is known to
+	// have ended (canceled, failed, finished: the daemon that ran it says
+	// so). Nil, or false, means the owner may still run: a job of another
+	// daemon, or one removed from the registry, is never taken as ended.
+	OwnerEnded func(job string) bool
+}
+
+// ownerEnded says whether the marker's job is known to have ended.
+func (c OutputClaim) ownerEnded(owner *OutputOwner) bool {
+	return owner != nil && c.OwnerEnded != nil && c.OwnerEnded(owner.Job)
 }
 
 var (
@@ -57,7 +67,10 @@ var (
 //
 //   - The claimant's own directory: yes.
 //   - Another job's: only to continue it, restoring that job's snapshot,
-//     or when the user allowed it.
+//     or when the user allowed it, or when it is free: the owner is known
+//     to have ended and the directory holds nothing but the marker (the
+//     owner committed nothing and left no part file that a restore of its
+//     snapshots would commit or resume; see docs/ownership.md).
 //   - No marker: when it is empty, when the claimant restores (output from
 //     before markers existed), or when the user allowed it.
 func (c OutputClaim) Check(dir string, owner *OutputOwner, empty bool) error {
@@ -66,6 +79,11 @@ func (c OutputClaim) Check(dir string, owner *OutputOwner, empty bool) error {
 		return nil
 	case owner != nil && (c.AllowNonEmpty || (c.Restoring && owner.Job == c.RestoredJob)):
 		return nil
+	case empty && c.ownerEnded(owner):
+		return nil
+	case owner != nil && c.ownerEnded(owner):
+		return fmt.Errorf("%w: %s belongs to job %s (%q, operator %q, since %s; %s), which has ended but left files there (finished output, or part files that a restore of its snapshots would commit): to continue its output restore one of its savepoints with `flinkgo run -s`; otherwise give this job another path, or pass --allow-non-empty-output to take the directory over",
+			ErrOutputOwned, dir, owner.Job, owner.JobName, owner.Operator, owner.Since.Format(time.RFC3339), vfs.Join(dir, OwnerFile))
 	case owner != nil:
 		return fmt.Errorf("%w: %s belongs to job %s (%q, operator %q, since %s; %s): a second job writing there would delete or duplicate its part files. Give this job another path; if that job no longer runs, restore one of its savepoints with `flinkgo run -s`, or pass --allow-non-empty-output to take the directory over",
 			ErrOutputOwned, dir, owner.Job, owner.JobName, owner.Operator, owner.Since.Format(time.RFC3339), vfs.Join(dir, OwnerFile))

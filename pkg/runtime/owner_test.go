@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -31,6 +32,12 @@ func TestOutputClaimCheck(t *testing.T) {
 		{"files, no marker", runtime.OutputClaim{Job: "b"}, nil, false, runtime.ErrOutputNotEmpty},
 		{"files, no marker, restoring", runtime.OutputClaim{Job: "b", Restoring: true}, nil, false, nil},
 		{"files, no marker, allowed", runtime.OutputClaim{Job: "b", AllowNonEmpty: true}, nil, false, nil},
+		// Free to take: the owner has ended and left nothing but its marker.
+		{"ended owner, marker only", runtime.OutputClaim{Job: "b", OwnerEnded: ended("a")}, a, true, nil},
+		{"ended owner, marker only, restoring another's snapshot", runtime.OutputClaim{Job: "b", Restoring: true, RestoredJob: "c", OwnerEnded: ended("a")}, a, true, nil},
+		{"ended owner with files (committed or part files)", runtime.OutputClaim{Job: "b", OwnerEnded: ended("a")}, a, false, runtime.ErrOutputOwned},
+		{"live owner, marker only", runtime.OutputClaim{Job: "b", OwnerEnded: ended("z")}, a, true, runtime.ErrOutputOwned},
+		{"owner of unknown state, marker only", runtime.OutputClaim{Job: "b"}, a, true, runtime.ErrOutputOwned},
 	} {
 		err := c.claim.Check("/out", c.owner, c.empty)
 		if c.want == nil {
@@ -39,6 +46,28 @@ func TestOutputClaimCheck(t *testing.T) {
 			require.ErrorIs(t, err, c.want, c.name)
 		}
 	}
+}
+
+// ended says that only the named jobs have ended.
+func ended(jobs ...string) func(string) bool {
+	return func(job string) bool { return slices.Contains(jobs, job) }
+}
+
+// A directory an ended job left with its marker alone is taken over: the
+// marker names the new job. One with a part file of that job is refused.
+func TestClaimOutputOfAnEndedJobThatCommittedNothing(t *testing.T) {
+	mem := vfs.NewMem()
+	require.NoError(t, runtime.ClaimOutput(mem, "/out", runtime.OutputClaim{Job: "a", Operator: "files"}))
+	require.NoError(t, runtime.ClaimOutput(mem, "/out", runtime.OutputClaim{Job: "b", Operator: "files", OwnerEnded: ended("a")}))
+	owner, _, err := runtime.InspectOutput(mem, "/out")
+	require.NoError(t, err)
+	require.Equal(t, "b", owner.Job)
+
+	require.NoError(t, vfs.WriteFileAtomic(mem, "/out/.part-0-0.inprogress.x", []byte("pending\n")))
+	err = runtime.ClaimOutput(mem, "/out", runtime.OutputClaim{Job: "c", Operator: "files", OwnerEnded: ended("a", "b")})
+	require.ErrorIs(t, err, runtime.ErrOutputOwned)
+	require.ErrorContains(t, err, "which has ended but left files there")
+	require.ErrorContains(t, err, "flinkgo run -s")
 }
 
 // ClaimOutput writes the marker on first use, through the vfs, and only

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol/metadata"
 
 	"github.com/flinkgo/flinkgo/internal/dev/payload"
 	"github.com/flinkgo/flinkgo/internal/dev/sequence"
@@ -40,8 +41,16 @@ type Config struct {
 	// Brokers are bootstrap host:port addresses.
 	Brokers []string
 
-	// Topic must exist; Run does not create it.
+	// Topic is the topic written. A missing one is an error unless
+	// CreateTopic.
 	Topic string
+
+	// CreateTopic asks the broker to create a missing Topic, as Kafka's
+	// producers do by default (allow.auto.create.topics): a broker that
+	// allows it (auto.create.topics.enable; flinkgo dev kafka does unless
+	// --auto-create-topics=false) creates it with its default partition
+	// count, one that does not answers "unknown topic" as before.
+	CreateTopic bool
 
 	// Partition, if set, sends every record to that partition. Nil
 	// spreads records round robin over all partitions.
@@ -118,17 +127,17 @@ func Run(ctx context.Context, cfg Config) (sent int64, err error) {
 func checkTopic(ctx context.Context, cfg Config, tr *kafka.Transport) error {
 	ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
 	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr}
-	resp, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{cfg.Topic}})
+	m, err := tr.RoundTrip(ctx, kafka.TCP(cfg.Brokers...), &metadata.Request{TopicNames: []string{cfg.Topic}, AllowAutoTopicCreation: cfg.CreateTopic})
 	if err != nil {
 		return fmt.Errorf("read metadata from %v: %w", cfg.Brokers, err)
 	}
-	if len(resp.Topics) != 1 {
+	resp, ok := m.(*metadata.Response)
+	if !ok || len(resp.Topics) != 1 {
 		return fmt.Errorf("metadata from %v: no answer for the topic", cfg.Brokers)
 	}
 	t := resp.Topics[0]
-	if t.Error != nil {
-		return fmt.Errorf("topic: %w", t.Error)
+	if t.ErrorCode != 0 {
+		return fmt.Errorf("topic: %w", kafka.Error(t.ErrorCode))
 	}
 	if cfg.Partition != nil && *cfg.Partition >= len(t.Partitions) {
 		return fmt.Errorf("partition %d: topic has %d partitions", *cfg.Partition, len(t.Partitions))

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
 // Range is an inclusive range of values.
@@ -44,6 +46,12 @@ type Report struct {
 
 	Unparseable        int64    `json:"unparseable"`        // lines without a readable value
 	UnparseableSamples []string `json:"unparseableSamples"` // the first few, as "file:line: content"
+
+	// Owner is the job the directory's ownership marker names (nil: no
+	// marker, or a Kafka topic); NewFiles counts the finished files it
+	// committed (see CheckOwner).
+	Owner    *runtime.OutputOwner `json:"owner,omitempty"`
+	NewFiles int                  `json:"newFiles"`
 }
 
 // OK reports whether the output holds every value from First to Last exactly
@@ -64,6 +72,9 @@ func (r *Report) addGap(g Range) {
 // whatever is wrong.
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintln(w, r.summary())
+	if r.Owner != nil {
+		fmt.Fprintln(w, "  "+r.ownerLine())
+	}
 	r.writeGaps(w)
 	if r.Duplicates > 0 {
 		fmt.Fprintf(w, "  duplicates: %d extra, e.g. %s\n", r.Duplicates, joinInts(r.DuplicateSamples))

@@ -20,6 +20,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 const (
@@ -41,24 +43,25 @@ type Options struct {
 	// FS, if set, is read instead of os.DirFS(Path); Path then only
 	// labels messages. For tests.
 	FS fs.FS
+
+	// Store, if set, is the filesystem Path is in (object storage for an
+	// s3:// Path); nil: the local one.
+	Store vfs.FS
 }
 
 // Run reads every finished file under opts.Path and checks its values. It
 // returns an error only when the directory or a file cannot be read; problems
 // in the data are in the Report.
 func Run(opts Options) (*Report, error) {
-	fsys := opts.FS
-	if fsys == nil {
-		if opts.Path == "" {
-			return nil, errors.New("verify: no path")
-		}
-		if err := checkDir(opts.Path); err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
-		fsys = os.DirFS(opts.Path)
+	fsys, err := opts.open()
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
 	}
 	c := newChecker(opts.Field)
-	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+	if c.r.Owner, err = readOwner(fsys); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", opts.Path, err)
+	}
+	err = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -71,6 +74,9 @@ func Run(opts Options) (*Report, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
+		if err := c.countNew(d); err != nil {
+			return err
+		}
 		return c.readFile(fsys, path)
 	})
 	if err != nil {
@@ -79,8 +85,29 @@ func Run(opts Options) (*Report, error) {
 	return c.report(), nil
 }
 
-func checkDir(path string) error {
-	fi, err := os.Stat(path)
+// open is the tree to read: FS, or Path in Store or on the local disk.
+func (o Options) open() (fs.FS, error) {
+	switch {
+	case o.FS != nil:
+		return o.FS, nil
+	case o.Path == "":
+		return nil, errors.New("no path")
+	case o.Store != nil:
+		if err := checkDir(o.Store, o.Path); err != nil {
+			return nil, err
+		}
+		return vfs.IOFS(o.Store, o.Path), nil
+	case vfs.IsObject(o.Path):
+		return nil, fmt.Errorf("%s is in object storage: pass its store (Options.Store)", o.Path)
+	}
+	if err := checkDir(vfs.Default, o.Path); err != nil {
+		return nil, err
+	}
+	return os.DirFS(o.Path), nil
+}
+
+func checkDir(store vfs.FS, path string) error {
+	fi, err := store.Stat(path)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,8 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	// Claim the directory before touching anything in it: a job that may
 	// not write there must not delete another's files either.
 	claim := runtime.OutputClaim{Job: ctx.JobID(), JobName: ctx.JobName(), Operator: ctx.UID(),
-		Restoring: ok, RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput()}
+		Restoring: ok, RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput(),
+		OwnerEnded: ctx.JobEnded}
 	if err := runtime.ClaimOutput(ctx.FS(), s.set.dir, claim); err != nil {
 		if errors.Is(err, runtime.ErrOutputOwned) || errors.Is(err, runtime.ErrOutputNotEmpty) || runtime.PathRefused(err) {
 			err = runtime.SuppressRestarts(err)
