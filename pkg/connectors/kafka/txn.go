@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -115,6 +116,7 @@ type FireFunc func(point string, attrs ...any) error
 // txnStats are the writer's figures (gauges, info, inspect).
 type txnStats struct {
 	Committed, Aborted, Recommitted int64
+	Unknown                         int64         // outcomes the brokers could not tell (errOutcomeUnknown)
 	CommitTime                      time.Duration // spent in commits, in all
 	Pending                         int
 	Current                         string // the id of the open transaction, or the last one used
@@ -174,6 +176,9 @@ func (w *txnWriter) finish(c committable) (bool, error) {
 	ctx, cancel := w.ctx()
 	defer cancel()
 	committed, err := w.cl.Finish(ctx, c)
+	if errors.Is(err, errOutcomeUnknown) {
+		w.stats.Unknown++
+	}
 	if err != nil {
 		return false, fmt.Errorf("commit %s: %w", c, err)
 	}
@@ -310,7 +315,7 @@ func (w *txnWriter) commit(s *slot) error {
 		return nil
 	}
 	w.log.Warn().Err(err).Str("transactional_id", s.id).Int64("checkpoint_id", s.c.Checkpoint).
-		Msg("kafka transaction commit failed; asking the broker for its outcome")
+		Msg("kafka transaction commit not confirmed; reading its outcome")
 	s.p.Close()
 	s.p = nil
 	committed, ferr := w.finish(s.c)

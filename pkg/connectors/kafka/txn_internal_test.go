@@ -237,3 +237,18 @@ func TestCommitWithLostAnswer(t *testing.T) {
 	require.NoError(t, w.Commit(2))
 	requireOnce(t, e.committed(), 1, 20)
 }
+
+// TestDecideOutcome: what a read_committed reader started at a
+// transaction's first record gets first says how it ended.
+func TestDecideOutcome(t *testing.T) {
+	cm := committable{ID: "p-0-0", ProducerID: 7, Topic: "out"}
+	at := partitionOffset{Partition: 1, Offset: 40}
+	o, err := decideOutcome(cm, at, firstSeen{Offset: 40, Producer: 7})
+	require.NoError(t, err)
+	assert.Equal(t, outcomeCommitted, o, "its own first record: committed")
+	o, err = decideOutcome(cm, at, firstSeen{Offset: 52, Producer: 7})
+	require.NoError(t, err)
+	assert.Equal(t, outcomeAborted, o, "a later record or marker first, with or without a marker of its own: aborted")
+	_, err = decideOutcome(cm, at, firstSeen{Offset: 40, Producer: 9})
+	assert.ErrorIs(t, err, errOutcomeUnknown, "another producer's record at its offset")
+}
