@@ -172,6 +172,9 @@ func printPlan(cmd *cobra.Command, g *globals, p *api.RestorePlan) {
 	for _, n := range p.New {
 		fmt.Fprintf(w, "  new      %-20s (starts empty)\n", n)
 	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "  WARNING  %s\n", warn)
+	}
 	if len(p.Problems) == 0 {
 		fmt.Fprintln(w, "the restore can go ahead")
 	}

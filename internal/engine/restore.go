@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -77,6 +78,9 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 			}
 		}
 		p.Matched = append(p.Matched, ms)
+		if w := expiryWarning(&op, m.Timestamp, time.Now()); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
 	for _, v := range g.Vertices {
 		if m.Operator(v.Op.UID) == nil {
@@ -92,6 +96,22 @@ func PlanRestore(g *Graph, r *Restore, allowNonRestored bool) *api.RestorePlan {
 		p.Problems = append(p.Problems, fmt.Sprintf("the snapshot has state for operators the job does not have: %s; add them back or pass --allow-non-restored-state (-n) to drop it", strings.Join(parts, ", ")))
 	}
 	return p
+}
+
+// expiryWarning warns when op's snapshot depends on something that expires
+// (runtime.DetailExpiresAfter) and taken+that is before now.
+func expiryWarning(op *checkpoint.OperatorState, taken, now time.Time) string {
+	for _, h := range op.Subtasks {
+		s, _ := h.Details[runtime.DetailExpiresAfter].(string)
+		d, err := time.ParseDuration(s)
+		if err != nil || taken.IsZero() || !taken.Add(d).Before(now) {
+			continue
+		}
+		return fmt.Sprintf("operator %q: the snapshot (taken %s) holds pending transactions that the broker aborts %s after they began (transactionTimeout), so they may have expired at %s; "+
+			"if they did, the restore fails without writing them, naming them (see docs/kafka-transactions.md: restore an older snapshot, or use `flinkgo stop` next time)",
+			op.UID, taken.Format(time.RFC3339), d, taken.Add(d).Format(time.RFC3339))
+	}
+	return ""
 }
 
 // snapshotGraph compiles the job spec a snapshot was taken with, for the

@@ -45,6 +45,9 @@ type RestorePlan struct {
 	New       []string       `json:"new,omitempty"`
 	AllowDrop bool           `json:"allowNonRestoredState"`
 	Problems  []string       `json:"problems,omitempty"`
+	// Warnings do not stop the restore but may make it fail (a snapshot
+	// whose pending Kafka transactions may have expired).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Err is nil when the restore can go ahead.
