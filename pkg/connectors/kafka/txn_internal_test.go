@@ -252,3 +252,18 @@ func TestDecideOutcome(t *testing.T) {
 	_, err = decideOutcome(cm, at, firstSeen{Offset: 40, Producer: 9})
 	assert.ErrorIs(t, err, errOutcomeUnknown, "another producer's record at its offset")
 }
+
+// TestStallIsAProblem: a commit or restore that waits on the brokers past
+// stallAfter is an info problem naming what waits, cleared when it ends.
+func TestStallIsAProblem(t *testing.T) {
+	m := &runtime.Metrics{}
+	s := &txnSink{cfg: sinkConfig{brokers: []string{"b:9092"}, deliveryTimeout: 4 * time.Second},
+		ctx: runtime.NewContext(runtime.ContextOptions{Metrics: m})}
+	end := s.watchStall("committing the kafka transactions of checkpoint 7")
+	assert.Empty(t, m.Problems(), "not before stallAfter")
+	require.Eventually(t, func() bool { return len(m.Problems()) == 1 }, 2*stallAfter, 10*time.Millisecond)
+	assert.Contains(t, m.Problems()[0], "checkpoint 7")
+	assert.Contains(t, m.Problems()[0], "deliveryTimeout 4s")
+	end()
+	assert.Empty(t, m.Problems())
+}

@@ -43,10 +43,14 @@ func newFranzClient(cfg franzConfig) (*franzClient, error) {
 	return &franzClient{cfg: cfg, admin: admin}, nil
 }
 
-// adminVersions caps AddPartitionsToTxn at the client version.
+// adminVersions caps AddPartitionsToTxn at the client version, and the
+// offset requests of the owner marker (txnclaim.go) below the versions
+// that name topics by id.
 func adminVersions() *kversion.Versions {
 	v := kversion.Stable()
 	v.SetMaxKeyVersion(kmsg.AddPartitionsToTxn.Int16(), addPartitionsVersion)
+	v.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	v.SetMaxKeyVersion(kmsg.OffsetFetch.Int16(), 9)
 	return v
 }
 
@@ -101,12 +105,16 @@ func retry(ctx context.Context, fn func() error) error {
 	}
 }
 
-// Fence sends InitProducerID for each id, then closes the id's history
-// with an abort marker in every partition of the topic (markAborted).
-func (c *franzClient) Fence(ctx context.Context, ids []string) error {
-	parts, err := c.partitions(ctx)
-	if err != nil {
-		return err
+// Fence sends InitProducerID for each id, then, with mark, closes the
+// id's history with an abort marker in every partition of the topic
+// (markAborted).
+func (c *franzClient) Fence(ctx context.Context, ids []string, mark bool) error {
+	var parts []int32
+	if mark {
+		var err error
+		if parts, err = c.partitions(ctx); err != nil {
+			return err
+		}
 	}
 	for _, id := range ids {
 		var pid int64
@@ -126,7 +134,7 @@ func (c *franzClient) Fence(ctx context.Context, ids []string) error {
 		if errors.Is(err, kerr.InvalidTransactionTimeout) {
 			return fmt.Errorf("%s: the brokers refuse transactionTimeout %s (above their transaction.max.timeout.ms): lower transactionTimeout, or raise transaction.max.timeout.ms on the brokers and transactionMaxTimeout: %w", id, c.cfg.transactionTimeout, err)
 		}
-		if err == nil {
+		if err == nil && mark {
 			err = c.markAborted(ctx, id, pid, epoch, parts)
 		}
 		if err != nil {
@@ -243,7 +251,7 @@ func (c *franzClient) Finish(ctx context.Context, cm committable) (bool, error) 
 	o, err := c.outcomeFromLog(hctx, cm)
 	cancel()
 	if err == nil && o == outcomeOpen {
-		if ferr := c.Fence(ctx, []string{cm.ID}); ferr != nil {
+		if ferr := c.Fence(ctx, []string{cm.ID}, true); ferr != nil {
 			return false, fmt.Errorf("%w: %s is still open and could not be fenced: %w", errOutcomeUnknown, cm, ferr)
 		}
 		o, err = c.outcomeFromLog(ctx, cm)

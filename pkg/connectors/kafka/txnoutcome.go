@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // txnOutcome is how a transaction ended, as its partition's log tells.
@@ -60,18 +61,51 @@ func decideOutcome(cm committable, at partitionOffset, got firstSeen) (txnOutcom
 	return outcomeCommitted, nil
 }
 
-// outcomeFromLog reads how cm ended from its first partition with a
-// read_committed reader, until ctx ends (then it reports outcomeOpen: the
-// reader got nothing, the transaction is still open or the brokers did
-// not answer).
+// outcomeFromLog reads how cm ended from its first partition, with two
+// readers at once, the first to tell deciding: a read_committed one
+// (decideOutcome: it also tells a transaction aborted without a marker,
+// but waits while any transaction open before cm's first record is open,
+// another subtask's too) and a read_uncommitted one looking for the
+// producer's next marker after the record (one producer's transactions
+// follow each other, so that marker ends cm; it is not held up by other
+// producers). Until ctx ends; then it reports outcomeOpen.
 func (c *franzClient) outcomeFromLog(ctx context.Context, cm committable) (txnOutcome, error) {
 	if len(cm.First) == 0 {
 		return 0, fmt.Errorf("%w: %s: no record offsets known", errOutcomeUnknown, cm)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		o   txnOutcome
+		err error
+	}
+	answers := make(chan answer, 2)
+	for _, committed := range []bool{true, false} {
+		go func() {
+			o, err := c.readOutcome(ctx, cm, committed)
+			answers <- answer{o, err}
+		}()
+	}
+	first := <-answers
+	if first.err == nil && first.o == outcomeOpen { // ctx ended for it: the other ends too
+		first = <-answers
+		return first.o, first.err
+	}
+	cancel()
+	<-answers
+	return first.o, first.err
+}
+
+// readOutcome is one reader of outcomeFromLog.
+func (c *franzClient) readOutcome(ctx context.Context, cm committable, committed bool) (txnOutcome, error) {
 	at := cm.First[0]
+	iso := kgo.ReadUncommitted()
+	if committed {
+		iso = kgo.ReadCommitted()
+	}
 	cl, err := kgo.NewClient(append(c.cfg.base(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cm.Topic: {at.Partition: kgo.NewOffset().At(at.Offset)}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
+		kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()), kgo.FetchMaxWait(fetchMaxWait))...)
 	if err != nil {
 		return 0, err
@@ -88,13 +122,29 @@ func (c *franzClient) outcomeFromLog(ctx context.Context, cm committable) (txnOu
 			}
 		}
 		var got *firstSeen
+		var marker *bool
 		fetches.EachRecord(func(r *kgo.Record) {
-			if got == nil && r.Offset >= at.Offset {
+			if r.Offset < at.Offset {
+				return
+			}
+			if got == nil {
 				got = &firstSeen{Offset: r.Offset, Producer: r.ProducerID}
 			}
+			var key kmsg.ControlRecordKey
+			if marker == nil && r.Attrs.IsControl() && r.ProducerID == cm.ProducerID && key.ReadFrom(r.Key) == nil {
+				commit := key.Type == kmsg.ControlRecordKeyTypeCommit
+				marker = &commit
+			}
 		})
-		if got != nil {
+		switch {
+		case committed && got != nil:
 			return decideOutcome(cm, at, *got)
+		case !committed && got != nil && got.Offset == at.Offset && got.Producer != cm.ProducerID:
+			return decideOutcome(cm, at, *got) // the record is not cm's: unknown
+		case !committed && marker != nil && *marker:
+			return outcomeCommitted, nil
+		case !committed && marker != nil:
+			return outcomeAborted, nil
 		}
 	}
 }

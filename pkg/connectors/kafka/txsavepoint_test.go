@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
@@ -67,4 +68,48 @@ operators:
 	got := idxs(t, readValues(t, b.Addr(), "out", true))
 	_, dup := lostAndDuplicated(got, 1, n)
 	assert.Zero(t, dup, "no record committed twice")
+}
+
+// TestTwoJobsRestoringOneSavepoint: two jobs (as two daemons would)
+// restore one savepoint of a Kafka → Kafka exactly-once job. Each writes
+// under its own transactional-id prefix, so fencing alone let both commit
+// everything after the savepoint. The sink claims the savepoint's prefix:
+// the first restore takes it over, the second is refused naming the
+// owner, and the output holds every record once.
+func TestTwoJobsRestoringOneSavepoint(t *testing.T) {
+	start := time.Now()
+	b := startBroker(t, "in:2", "out:2")
+	produceIdx(t, b.Addr(), "in", 1, 3000)
+	spec := fmt.Sprintf(`
+name: eo-two-restores
+parallelism: 2
+checkpointing: {interval: 100ms}
+restartStrategy: {type: fixed-delay, attempts: 100, delay: 20ms}
+operators:
+  - {uid: in, type: kafka, brokers: [%[1]s], topic: in, format: json}
+  - {uid: out, type: kafka, from: [in], brokers: [%[1]s], topic: out, deliveryGuarantee: exactly-once}
+`, b.Addr())
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	runtimetest.WaitUntil(t, waitFor, "every record committed", func() bool { return len(readValues(t, b.Addr(), "out", true)) >= 3000 })
+	path, _, err := j.Savepoint(t.TempDir())
+	require.NoError(t, err)
+	runtimetest.Cancel(t, waitFor, j)
+	produceIdx(t, b.Addr(), "in", 3001, 2000) // after the savepoint: what both restores would write
+
+	first := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
+	runtimetest.WaitUntil(t, waitFor, "the first restore commits", func() bool { return len(readValues(t, b.Addr(), "out", true)) >= 5000 })
+	second := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
+	state := runtimetest.Wait(t, second, waitFor)
+	time.Sleep(500 * time.Millisecond) // what the second might still commit
+	runtimetest.Cancel(t, waitFor, first)
+	got := idxs(t, readValues(t, b.Addr(), "out", true))
+	lost, dup := lostAndDuplicated(got, 1, 5000)
+	scorecard.Record(t, start, scorecard.Entry{Suite: "Kafka → Kafka exactly-once, two jobs restoring one savepoint",
+		Faults: "a second job restores the savepoint the first restored (as a second daemon would)", Planned: 1, Fired: 1, Cases: 1,
+		Records: int64(len(got)), Lost: lost, Duplicated: dup})
+	require.Equal(t, api.StateFailed, state)
+	msg := second.Info().Error
+	assert.Contains(t, msg, "belong to job "+first.ID())
+	assert.Contains(t, msg, "flinkgo-sink-owner.")
+	requireExactly(t, got, 1, 5000)
 }

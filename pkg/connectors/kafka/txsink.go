@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +76,9 @@ func (s *txnSink) Open(ctx *runtime.Context) error {
 	if prefix == "" {
 		prefix = defaultPrefix(ctx.JobID(), ctx.UID())
 	}
+	if err := s.claim(ctx, prefix, entries); err != nil {
+		return fmt.Errorf("kafka sink %q: %w", ctx.UID(), err)
+	}
 	fire := func(point string, attrs ...any) error {
 		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
@@ -126,6 +130,22 @@ func (s *txnSink) watchStall(what string) (end func()) {
 		ended = true
 		s.ctx.Metrics().ClearProblem(problemStall)
 	}
+}
+
+// claim claims the sink's prefix and those of the snapshot it restores
+// (see txnclaim.go).
+func (s *txnSink) claim(ctx *runtime.Context, prefix string, entries []poolEntry) error {
+	prefixes := []string{prefix}
+	for _, e := range entries {
+		if !slices.Contains(prefixes, e.Prefix) {
+			prefixes = append(prefixes, e.Prefix)
+		}
+	}
+	c := runtime.OutputClaim{Job: ctx.JobID(), JobName: ctx.JobName(), Operator: ctx.UID(), Restoring: entries != nil,
+		RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput()}
+	cctx, cancel := context.WithTimeout(context.Background(), s.cfg.deliveryTimeout)
+	defer cancel()
+	return s.cl.claimPrefixes(cctx, prefixes, c)
 }
 
 // restoredPools decodes the restored pool entries (nil without state).
