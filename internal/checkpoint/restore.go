@@ -147,6 +147,12 @@ func DecideRestore(f RestoreFacts) RestoreDecision {
 		passed = append(passed, Unusable{Point: p, Err: err})
 	}
 	if f.LostFrom > 0 && !slices.ContainsFunc(passed, func(u Unusable) bool { return u.ID < f.LostFrom }) {
+		if f.Initial != nil {
+			// The job started from a savepoint whose own output was
+			// lost: the state before it is not the start of the input,
+			// and an explicit -s never falls back to something else.
+			return RestoreDecision{Action: RestoreRefuse, Passed: passed, Reason: lostRefusal(*f.Initial, f.LostFrom)}
+		}
 		// The lost checkpoint was the first: the state before it is the
 		// start, and replaying from there is the restore before it.
 		return f.finish(RestoreDecision{Action: RestoreFresh, Passed: passed})
@@ -262,6 +268,17 @@ func refusal(passed []Unusable) string {
 	first := passed[0].Dir
 	fmt.Fprintf(&b, ". Repair %s (or restore an older savepoint of the job: its sinks take back what was committed after it) and resume with `flinkgo run -s %s JOB.yaml`; to start over, move the job's output away and submit it again without -s", first, first)
 	return b.String()
+}
+
+// lostRefusal words why a job started from savepoint sp cannot go on once
+// the output of snapshot lost (sp or newer, with nothing between) was lost
+// before its commit, and what the user can do.
+func lostRefusal(sp Point, lost int64) string {
+	return fmt.Sprintf("the output of snapshot %d, which the job cannot restore before (it started from %s), was lost before its commit "+
+		"(a Kafka transaction the broker aborted, usually because the savepoint was restored after the sink's transactionTimeout): "+
+		"restoring %s would skip those records and starting over would repeat what the original job committed before it. "+
+		"Restore an older savepoint or retained checkpoint of the original job (`flinkgo run -s PATH JOB.yaml`); "+
+		"next time take the savepoint with `flinkgo stop` (it commits at once) or restore it within transactionTimeout", lost, sp, sp.Dir)
 }
 
 // ParseKind reads a Kind from its String form (as _metadata and registry

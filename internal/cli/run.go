@@ -95,7 +95,7 @@ long it watched.`,
 					return err
 				}
 				if resp.Plan != nil {
-					for _, n := range resp.Plan.Notes {
+					for _, n := range append(resp.Plan.Notes, resp.Plan.Warnings...) {
 						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", n)
 					}
 				}
@@ -256,6 +256,9 @@ func printPlan(cmd *cobra.Command, g *globals, p *api.RestorePlan) {
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "  WARNING  %s\n", warn)
 	}
 	if len(p.Problems) == 0 {
 		fmt.Fprintln(w, "the restore can go ahead")

@@ -116,7 +116,8 @@ func (j *Job) waitRestart(delay time.Duration) (request, bool) {
 // the reason. A failure that lost the output of a checkpoint
 // (runtime.RestoreBeforeError) rules out that checkpoint and every newer
 // one; the snapshot chosen instead becomes the recorded restore point, so a
-// later failure does not go back to the lost one.
+// later failure does not go back to the lost one. When nothing before it
+// is left (a savepoint's own output lost), the job is FAILED at once.
 func (j *Job) restartPoint(failure error) (*Restore, error) {
 	f, err := RestoreFactsOf(j.env.FS, j.opts.CheckpointsDir, j.id, j.Recovery())
 	if err != nil {
@@ -142,6 +143,12 @@ func (j *Job) restartPoint(failure error) (*Restore, error) {
 		return r, nil
 	case checkpoint.RestoreFresh:
 		return nil, nil
+	}
+	if f.LostFrom > 0 {
+		// Output lost with nothing before it to restore: no later
+		// attempt can do better, so the job fails now, naming what was
+		// lost (the sink's error names the transaction and its records).
+		return nil, runtime.SuppressRestarts(fmt.Errorf("%s. What was lost: %w", d.Reason, failure))
 	}
 	return nil, errors.New(d.Reason)
 }

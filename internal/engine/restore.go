@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -80,6 +81,9 @@ func PlanRestore(g *Graph, r *Restore, o RestoreOptions) *api.RestorePlan {
 			p.Problems = append(p.Problems, fmt.Sprintf("operator %q %s", op.UID, pr))
 		}
 		p.Matched = append(p.Matched, ms.MatchedState)
+		if w := expiryWarning(&op, m.Timestamp, time.Now()); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
 	for _, v := range g.Vertices {
 		if m.Operator(v.Op.UID) == nil {
@@ -134,6 +138,22 @@ func matchOperator(g, old *Graph, m *checkpoint.Metadata, op *checkpoint.Operato
 		}
 	}
 	return ms, notes, recorded
+}
+
+// expiryWarning warns when op's snapshot depends on something that expires
+// (runtime.DetailExpiresAfter) and taken+that is before now.
+func expiryWarning(op *checkpoint.OperatorState, taken, now time.Time) string {
+	for _, h := range op.Subtasks {
+		s, _ := h.Details[runtime.DetailExpiresAfter].(string)
+		d, err := time.ParseDuration(s)
+		if err != nil || taken.IsZero() || !taken.Add(d).Before(now) {
+			continue
+		}
+		return fmt.Sprintf("operator %q: the snapshot (taken %s) holds pending transactions that the broker aborts %s after they began (transactionTimeout), so they may have expired at %s; "+
+			"if they did, the restore fails without writing them, naming them (see docs/kafka-transactions.md: restore an older snapshot, or use `flinkgo stop` next time)",
+			op.UID, taken.Format(time.RFC3339), d, taken.Add(d).Format(time.RFC3339))
+	}
+	return ""
 }
 
 // snapshotGraph compiles the job spec a snapshot was taken with, for the

@@ -54,6 +54,9 @@ type RestorePlan struct {
 	// does not refuse it: a changed option that is safe for the state, a
 	// snapshot whose state meanings could not be checked.
 	Notes []string `json:"notes,omitempty"`
+	// Warnings do not stop the restore but may make it fail (a snapshot
+	// whose pending Kafka transactions may have expired).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Err is nil when the restore can go ahead.

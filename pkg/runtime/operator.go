@@ -88,3 +88,10 @@ type Finisher interface {
 type StateDescriber interface {
 	DescribeState() map[string]any
 }
+
+// DetailExpiresAfter is the DescribeState key (a duration string) of an
+// operator whose snapshot depends on something outside that expires: the
+// Kafka sink's pending transactions, aborted by the broker once
+// transactionTimeout passes. A restore planned later than the snapshot's
+// time plus this is warned about (run --dry-run -s).
+const DetailExpiresAfter = "expiresAfter"

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -47,8 +48,10 @@ type txnClient interface {
 	NewProducer(id string) (txnProducer, error)
 	// Fence bumps the epoch of each id (InitProducerID): an open
 	// transaction of the id is aborted and whoever still holds the old
-	// epoch can neither write nor commit any more.
-	Fence(ctx context.Context, ids []string) error
+	// epoch can neither write nor commit any more. With mark, it also
+	// writes an abort marker of each id into every partition (a restore:
+	// see franzClient.markAborted).
+	Fence(ctx context.Context, ids []string, mark bool) error
 	// Finish commits c if it is still open and reports its outcome:
 	// committed (now or before), or aborted (by the broker, a fence or an
 	// abort). An error means the outcome is unknown (broker unreachable,
@@ -115,6 +118,7 @@ type FireFunc func(point string, attrs ...any) error
 // txnStats are the writer's figures (gauges, info, inspect).
 type txnStats struct {
 	Committed, Aborted, Recommitted int64
+	Unknown                         int64         // outcomes the brokers could not tell (errOutcomeUnknown)
 	CommitTime                      time.Duration // spent in commits, in all
 	Pending                         int
 	Current                         string // the id of the open transaction, or the last one used
@@ -144,16 +148,26 @@ func (w *txnWriter) ctx() (context.Context, context.CancelFunc) {
 
 // Start begins without restored state: it fences the own pool, which
 // aborts what an earlier attempt of the job left open.
-func (w *txnWriter) Start() error { return w.fence(nil) }
+func (w *txnWriter) Start() error { return w.fence(nil, false, nil) }
 
 // Restore takes over the entries of the old subtasks this subtask
-// replaces: it commits their pre-committed transactions (already
-// committed ones are fine; an aborted one is a RestoreBeforeError), then
-// fences their pools and its own, in this order (a fence would abort the
-// transactions to commit).
+// replaces: it fences the ids of their pools and its own that hold no
+// transaction to commit, commits their pre-committed transactions
+// (already committed ones are fine; an aborted one is a
+// RestoreBeforeError), then fences the ids of those, in this order: a
+// fence would abort the transactions to commit, and reading a
+// transaction's outcome waits for the transactions open before it in its
+// partition to end, which the first fence does for what the failed
+// attempt left open (every subtask's restore fences its own first).
 func (w *txnWriter) Restore(entries []poolEntry) error {
 	pools, pending := takeOver(entries, w.cfg.Subtask, w.cfg.Parallelism)
 	if err := w.fire("kafka.txn.recover", len(pending)); err != nil {
+		return err
+	}
+	toCommit := func(id string) bool {
+		return slices.ContainsFunc(pending, func(c committable) bool { return c.ID == id })
+	}
+	if err := w.fence(pools, true, func(id string) bool { return !toCommit(id) }); err != nil {
 		return err
 	}
 	for _, c := range pending {
@@ -166,7 +180,7 @@ func (w *txnWriter) Restore(entries []poolEntry) error {
 		}
 		w.stats.Recommitted++
 	}
-	return w.fence(pools)
+	return w.fence(pools, true, toCommit)
 }
 
 // finish asks the broker to commit c and for its outcome.
@@ -174,6 +188,9 @@ func (w *txnWriter) finish(c committable) (bool, error) {
 	ctx, cancel := w.ctx()
 	defer cancel()
 	committed, err := w.cl.Finish(ctx, c)
+	if errors.Is(err, errOutcomeUnknown) {
+		w.stats.Unknown++
+	}
 	if err != nil {
 		return false, fmt.Errorf("commit %s: %w", c, err)
 	}
@@ -188,18 +205,23 @@ func (w *txnWriter) lost(c committable) error {
 		"kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, or fenced by another producer with the same transactional id)", c)}
 }
 
-func (w *txnWriter) fence(pools []poolEntry) error {
+// fence fences the ids of pools and the own pool that only keeps (nil:
+// all), with abort markers if mark.
+func (w *txnWriter) fence(pools []poolEntry, mark bool, only func(id string) bool) error {
 	var ids []string
 	for _, e := range append(pools, w.own()) {
 		for _, id := range e.ids() {
-			if !slices.Contains(ids, id) {
+			if !slices.Contains(ids, id) && (only == nil || only(id)) {
 				ids = append(ids, id)
 			}
 		}
 	}
+	if len(ids) == 0 {
+		return nil
+	}
 	ctx, cancel := w.ctx()
 	defer cancel()
-	if err := w.cl.Fence(ctx, ids); err != nil {
+	if err := w.cl.Fence(ctx, ids, mark); err != nil {
 		return fmt.Errorf("fence transactional ids: %w", err)
 	}
 	return nil
@@ -310,7 +332,7 @@ func (w *txnWriter) commit(s *slot) error {
 		return nil
 	}
 	w.log.Warn().Err(err).Str("transactional_id", s.id).Int64("checkpoint_id", s.c.Checkpoint).
-		Msg("kafka transaction commit failed; asking the broker for its outcome")
+		Msg("kafka transaction commit not confirmed; reading its outcome")
 	s.p.Close()
 	s.p = nil
 	committed, ferr := w.finish(s.c)

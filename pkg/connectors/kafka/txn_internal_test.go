@@ -237,3 +237,33 @@ func TestCommitWithLostAnswer(t *testing.T) {
 	require.NoError(t, w.Commit(2))
 	requireOnce(t, e.committed(), 1, 20)
 }
+
+// TestDecideOutcome: what a read_committed reader started at a
+// transaction's first record gets first says how it ended.
+func TestDecideOutcome(t *testing.T) {
+	cm := committable{ID: "p-0-0", ProducerID: 7, Topic: "out"}
+	at := partitionOffset{Partition: 1, Offset: 40}
+	o, err := decideOutcome(cm, at, firstSeen{Offset: 40, Producer: 7})
+	require.NoError(t, err)
+	assert.Equal(t, outcomeCommitted, o, "its own first record: committed")
+	o, err = decideOutcome(cm, at, firstSeen{Offset: 52, Producer: 7})
+	require.NoError(t, err)
+	assert.Equal(t, outcomeAborted, o, "a later record or marker first, with or without a marker of its own: aborted")
+	_, err = decideOutcome(cm, at, firstSeen{Offset: 40, Producer: 9})
+	assert.ErrorIs(t, err, errOutcomeUnknown, "another producer's record at its offset")
+}
+
+// TestStallIsAProblem: a commit or restore that waits on the brokers past
+// stallAfter is an info problem naming what waits, cleared when it ends.
+func TestStallIsAProblem(t *testing.T) {
+	m := &runtime.Metrics{}
+	s := &txnSink{cfg: sinkConfig{brokers: []string{"b:9092"}, deliveryTimeout: 4 * time.Second},
+		ctx: runtime.NewContext(runtime.ContextOptions{Metrics: m})}
+	end := s.watchStall("committing the kafka transactions of checkpoint 7")
+	assert.Empty(t, m.Problems(), "not before stallAfter")
+	require.Eventually(t, func() bool { return len(m.Problems()) == 1 }, 2*stallAfter, 10*time.Millisecond)
+	assert.Contains(t, m.Problems()[0], "checkpoint 7")
+	assert.Contains(t, m.Problems()[0], "deliveryTimeout 4s")
+	end()
+	assert.Empty(t, m.Problems())
+}

@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // franzConfig configures the franz-go side of the exactly-once sink.
@@ -33,11 +36,22 @@ type franzClient struct {
 }
 
 func newFranzClient(cfg franzConfig) (*franzClient, error) {
-	admin, err := kgo.NewClient(cfg.base()...)
+	admin, err := kgo.NewClient(append(cfg.base(), kgo.MaxVersions(adminVersions()))...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for brokers %v: %w", cfg.brokers, err)
 	}
 	return &franzClient{cfg: cfg, admin: admin}, nil
+}
+
+// adminVersions caps AddPartitionsToTxn at the client version, and the
+// offset requests of the owner marker (txnclaim.go) below the versions
+// that name topics by id.
+func adminVersions() *kversion.Versions {
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(kmsg.AddPartitionsToTxn.Int16(), addPartitionsVersion)
+	v.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	v.SetMaxKeyVersion(kmsg.OffsetFetch.Int16(), 9)
+	return v
 }
 
 func (cfg franzConfig) base() []kgo.Opt {
@@ -100,9 +114,20 @@ func retry(ctx context.Context, fn func() error) error {
 	}
 }
 
-// Fence sends InitProducerID for each id.
-func (c *franzClient) Fence(ctx context.Context, ids []string) error {
+// Fence sends InitProducerID for each id, then, with mark, closes the
+// id's history with an abort marker in every partition of the topic
+// (markAborted).
+func (c *franzClient) Fence(ctx context.Context, ids []string, mark bool) error {
+	var parts []int32
+	if mark {
+		var err error
+		if parts, err = c.partitions(ctx); err != nil {
+			return err
+		}
+	}
 	for _, id := range ids {
+		var pid int64
+		var epoch int16
 		err := retry(ctx, func() error {
 			req := kmsg.NewPtrInitProducerIDRequest()
 			req.TransactionalID = kmsg.StringPtr(id)
@@ -112,10 +137,14 @@ func (c *franzClient) Fence(ctx context.Context, ids []string) error {
 			if err != nil {
 				return err
 			}
+			pid, epoch = resp.ProducerID, resp.ProducerEpoch
 			return kerr.ErrorForCode(resp.ErrorCode)
 		})
 		if errors.Is(err, kerr.InvalidTransactionTimeout) {
 			return fmt.Errorf("%s: the brokers refuse transactionTimeout %s (above their transaction.max.timeout.ms): lower transactionTimeout, or raise transaction.max.timeout.ms on the brokers and transactionMaxTimeout: %w", id, c.cfg.transactionTimeout, err)
+		}
+		if err == nil && mark {
+			err = c.markAborted(ctx, id, pid, epoch, parts)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
@@ -124,11 +153,96 @@ func (c *franzClient) Fence(ctx context.Context, ids []string) error {
 	return nil
 }
 
+// markAborted runs an empty transaction on the fenced id over every
+// partition and aborts it, which writes an abort marker of the id's
+// producer into each. Why: a broker that crashed with a transaction open
+// may abort it without a marker (kfake does: its log replay lists it as
+// aborted, but writes nothing). A read_committed reader that meets an
+// aborted transaction skips the producer's records until its next abort
+// marker, and the producer id stays the same across fences, so without
+// one it would skip every later committed transaction of the id: the
+// job's output would seem to stop. The marker ends that skipping before
+// the id writes again.
+func (c *franzClient) markAborted(ctx context.Context, id string, pid int64, epoch int16, parts []int32) error {
+	err := retry(ctx, func() error {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version = addPartitionsVersion
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+		t := kmsg.NewAddPartitionsToTxnRequestTopic()
+		t.Topic, t.Partitions = c.cfg.topic, parts
+		req.Topics = append(req.Topics, t)
+		resp, err := req.RequestWith(ctx, c.admin)
+		if err != nil {
+			return err
+		}
+		for _, rt := range resp.Topics {
+			for _, p := range rt.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add partitions to an empty transaction: %w", err)
+	}
+	err = retry(ctx, func() error {
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, false
+		resp, err := req.RequestWith(ctx, c.admin)
+		if err != nil {
+			return err
+		}
+		return kerr.ErrorForCode(resp.ErrorCode)
+	})
+	if err != nil {
+		return fmt.Errorf("abort an empty transaction: %w", err)
+	}
+	return nil
+}
+
+// addPartitionsVersion is the highest AddPartitionsToTxn version a client
+// sends (v4 and up are for brokers); the admin client is pinned to it.
+const addPartitionsVersion = 3
+
+// partitions lists the topic's partitions.
+func (c *franzClient) partitions(ctx context.Context) ([]int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(c.cfg.topic)
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, c.admin)
+	if err != nil {
+		return nil, fmt.Errorf("read metadata of topic %q: %w", c.cfg.topic, err)
+	}
+	var out []int32
+	for _, rt := range resp.Topics {
+		if rt.Topic != nil && *rt.Topic == c.cfg.topic {
+			for _, p := range rt.Partitions {
+				out = append(out, p.Partition)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("topic %q has no partitions on brokers %v", c.cfg.topic, c.cfg.brokers)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // Finish sends EndTxn(commit) with the committable's producer id and
 // epoch, which commits exactly that transaction if it is still open, and
-// is answered with success if it was the last transaction of its id and
-// committed. Any other refusal (a newer epoch, another outcome, an id the
-// broker forgot) is settled by reading the outcome from the log.
+// then reads the outcome from the log (outcomeFromLog), whatever the
+// answer: a success may be the broker's answer to a retry of an earlier
+// commit on the id (KIP-890 retry detection) by a broker that lost this
+// transaction in a crash, and a refusal (a newer epoch, another outcome,
+// an id the broker forgot) says nothing by itself. A transaction still
+// open after half the bound is fenced (InitProducerID aborts it, or waits
+// for a commit in progress) and read again: an open transaction would
+// otherwise keep its outcome unknown for as long as the broker keeps it.
+// Everything is bounded by ctx; an outcome not known by then is an error
+// wrapping errOutcomeUnknown.
 func (c *franzClient) Finish(ctx context.Context, cm committable) (bool, error) {
 	err := retry(ctx, func() error {
 		req := kmsg.NewPtrEndTxnRequest()
@@ -139,15 +253,43 @@ func (c *franzClient) Finish(ctx context.Context, cm committable) (bool, error) 
 		}
 		return kerr.ErrorForCode(resp.ErrorCode)
 	})
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch),
-		errors.Is(err, kerr.InvalidTxnState), errors.Is(err, kerr.InvalidProducerIDMapping),
-		errors.Is(err, kerr.TransactionalIDNotFound):
-		return c.outcomeFromLog(ctx, cm)
+	if err != nil && !refusal(err) {
+		return false, fmt.Errorf("%w: %s: EndTxn: %w", errOutcomeUnknown, cm, err)
 	}
-	return false, err
+	hctx, cancel := halfway(ctx)
+	o, err := c.outcomeFromLog(hctx, cm)
+	cancel()
+	if err == nil && o == outcomeOpen {
+		if ferr := c.Fence(ctx, []string{cm.ID}, true); ferr != nil {
+			return false, fmt.Errorf("%w: %s is still open and could not be fenced: %w", errOutcomeUnknown, cm, ferr)
+		}
+		o, err = c.outcomeFromLog(ctx, cm)
+	}
+	switch {
+	case err != nil:
+		return false, err
+	case o == outcomeOpen:
+		return false, fmt.Errorf("%w: %s is still open after it was fenced", errOutcomeUnknown, cm)
+	}
+	return o == outcomeCommitted, nil
+}
+
+// refusal: the coordinator refused EndTxn for this producer id and epoch
+// (the transaction is no longer the id's open one).
+func refusal(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
+		errors.Is(err, kerr.InvalidTxnState) || errors.Is(err, kerr.InvalidProducerIDMapping) ||
+		errors.Is(err, kerr.TransactionalIDNotFound)
+}
+
+// halfway returns a context ending halfway to ctx's deadline (ctx itself
+// without one).
+func halfway(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
 }
 
 // NewProducer returns a transactional producer for id.
@@ -156,7 +298,7 @@ func (c *franzClient) NewProducer(id string) (txnProducer, error) {
 	p.promise = p.acked
 	cl, err := kgo.NewClient(append(c.cfg.base(),
 		kgo.TransactionalID(id), kgo.TransactionTimeout(c.cfg.transactionTimeout),
-		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight))...)
+		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight), kgo.WithHooks(disturbHook{p}))...)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +327,12 @@ type franzProducer struct {
 	renew           time.Time       // when to make a new ctx
 	cancels         []context.CancelFunc
 
+	// disturbed: a broker connection closed since Begin. A broker that
+	// restarted may have lost the open transaction (kfake aborts what was
+	// open at a crash) and still answer its commit with success, as a
+	// retry of the commit before it; such a commit is checked in the log.
+	disturbed atomic.Bool
+
 	mu    sync.Mutex
 	err   error           // the first failed write of the transaction
 	first map[int32]int64 // first acknowledged offset per partition
@@ -206,7 +354,17 @@ func (p *franzProducer) acked(r *kgo.Record, err error) {
 	}
 }
 
+// disturbHook marks its producer's transaction disturbed.
+type disturbHook struct{ p *franzProducer }
+
+func (h disturbHook) OnBrokerDisconnect(kgo.BrokerMetadata, net.Conn) { h.p.disturbed.Store(true) }
+
+// errUnchecked: the commit was answered, but after a lost connection
+// (franzProducer.disturbed); the caller reads the outcome (Finish).
+var errUnchecked = errors.New("a broker connection was lost during the transaction, so the commit's answer is checked in the log")
+
 func (p *franzProducer) Begin() error {
+	p.disturbed.Store(false)
 	p.mu.Lock()
 	p.err = nil
 	clear(p.first)
@@ -285,7 +443,13 @@ func (p *franzProducer) Flush(ctx context.Context) (committable, error) {
 }
 
 func (p *franzProducer) Commit(ctx context.Context) error {
-	return p.cl.EndTransaction(ctx, kgo.TryCommit)
+	if err := p.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return err
+	}
+	if p.disturbed.Load() {
+		return errUnchecked
+	}
+	return nil
 }
 
 func (p *franzProducer) Abort(ctx context.Context) error {

@@ -3,6 +3,9 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
@@ -16,6 +19,7 @@ const (
 	gaugeAborted        = "transactionsAborted"     // counter: open ones aborted at close, pre-committed ones the broker aborted
 	gaugeRecommitted    = "transactionsRecommitted" // counter: restored committables committed (or found committed)
 	gaugeCommitMs       = "transactionCommitMs"     // counter: time spent committing
+	gaugeUnknown        = "transactionsUnknown"     // counter: outcomes the brokers could not tell within deliveryTimeout (each failed the attempt)
 	gaugePendingTxns    = "pendingTransactions"     // pre-committed, waiting for their checkpoint
 	textTransactionalID = "transactionalId"         // the id of the open (or last) transaction
 )
@@ -72,16 +76,21 @@ func (s *txnSink) Open(ctx *runtime.Context) error {
 	if prefix == "" {
 		prefix = defaultPrefix(ctx.JobID(), ctx.UID())
 	}
+	if err := s.claim(ctx, prefix, entries); err != nil {
+		return fmt.Errorf("kafka sink %q: %w", ctx.UID(), err)
+	}
 	fire := func(point string, attrs ...any) error {
 		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
 	s.w = newTxnWriter(txnConfig{Prefix: prefix, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(),
 		PoolSize: s.set.poolSize, Timeout: s.cfg.deliveryTimeout}, s.cl, *ctx.Log(), fire, nil)
+	end := s.watchStall("restoring the kafka transactions (commit the restored ones, fence the pool)")
 	if entries != nil {
 		err = s.w.Restore(entries)
 	} else {
 		err = s.w.Start()
 	}
+	end()
 	s.publish()
 	if err != nil {
 		return err
@@ -90,6 +99,53 @@ func (s *txnSink) Open(ctx *runtime.Context) error {
 	ctx.Log().Info().Str("topic", s.cfg.topic).Str("transactional_id_prefix", prefix).Int("pool", s.set.poolSize).
 		Int64("recommitted", st.Recommitted).Msg("kafka exactly-once sink opened")
 	return nil
+}
+
+// stallAfter is how long a commit or restore waits on the brokers before
+// the sink shows it as a problem (info, dashboard).
+const stallAfter = 2 * time.Second
+
+// problemStall keys the sink's problem while it waits on the brokers.
+const problemStall = "transactions"
+
+// watchStall shows a problem if what is not over within stallAfter; the
+// returned function ends the watch and clears the problem. Every wait it
+// covers is bounded by deliveryTimeout, after which the job fails over.
+func (s *txnSink) watchStall(what string) (end func()) {
+	var mu sync.Mutex
+	ended := false
+	since := time.Now()
+	t := time.AfterFunc(stallAfter, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			s.ctx.Metrics().SetProblem(problemStall, fmt.Sprintf("%s since %s: brokers %v do not answer (each wait is bounded by deliveryTimeout %s, then the job fails over and its restore asks again)",
+				what, since.Format(time.TimeOnly), s.cfg.brokers, s.cfg.deliveryTimeout))
+		}
+	})
+	return func() {
+		t.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		ended = true
+		s.ctx.Metrics().ClearProblem(problemStall)
+	}
+}
+
+// claim claims the sink's prefix and those of the snapshot it restores
+// (see txnclaim.go).
+func (s *txnSink) claim(ctx *runtime.Context, prefix string, entries []poolEntry) error {
+	prefixes := []string{prefix}
+	for _, e := range entries {
+		if !slices.Contains(prefixes, e.Prefix) {
+			prefixes = append(prefixes, e.Prefix)
+		}
+	}
+	c := runtime.OutputClaim{Job: ctx.JobID(), JobName: ctx.JobName(), Operator: ctx.UID(), Restoring: entries != nil,
+		RestoredJob: ctx.RestoredJobID(), AllowNonEmpty: ctx.AllowNonEmptyOutput()}
+	cctx, cancel := context.WithTimeout(context.Background(), s.cfg.deliveryTimeout)
+	defer cancel()
+	return s.cl.claimPrefixes(cctx, prefixes, c)
 }
 
 // restoredPools decodes the restored pool entries (nil without state).
@@ -146,6 +202,7 @@ func (s *txnSink) SnapshotState(id int64) error {
 
 // NotifyCheckpointComplete commits every transaction of checkpoints <= id.
 func (s *txnSink) NotifyCheckpointComplete(id int64) error {
+	defer s.watchStall(fmt.Sprintf("committing the kafka transactions of checkpoint %d", id))()
 	err := s.w.Commit(id)
 	s.publish()
 	return err
@@ -176,7 +233,11 @@ func (s *txnSink) DescribeState() map[string]any {
 		pending = append(pending, map[string]any{"checkpoint": c.Checkpoint, "transactionalId": c.ID,
 			"producerId": c.ProducerID, "epoch": c.Epoch, "records": c.Records})
 	}
-	return map[string]any{"transactionalIds": s.snap.ids(), "pendingTransactions": pending}
+	d := map[string]any{"transactionalIds": s.snap.ids(), "pendingTransactions": pending, "transactionTimeout": s.set.timeout.String()}
+	if len(pending) > 0 {
+		d[runtime.DetailExpiresAfter] = s.set.timeout.String()
+	}
+	return d
 }
 
 func (s *txnSink) publish() {
@@ -188,6 +249,7 @@ func (s *txnSink) publish() {
 	m.Counter(gaugeAborted).Store(st.Aborted)
 	m.Counter(gaugeRecommitted).Store(st.Recommitted)
 	m.Counter(gaugeCommitMs).Store(st.CommitTime.Milliseconds())
+	m.Counter(gaugeUnknown).Store(st.Unknown)
 	m.Gauge(gaugePendingTxns).Store(int64(st.Pending))
 	m.SetText(textTransactionalID, st.Current)
 }
