@@ -16,7 +16,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// Issue 36.1 with the real binary: a Kafka → Kafka exactly-once job
+// With the real binary: a Kafka → Kafka exactly-once job
 // (checkpoints every 10 s, transactionTimeout 12s) is savepointed while records flow, cancelled,
 // and its savepoint restored after the timeout, when the broker has
 // aborted the savepoint's transactions. The dry run warns; the restore is
