@@ -102,9 +102,9 @@ func restoreFired(items [][]byte) (int64, error) {
 	}
 	least := int64(math.MaxInt64)
 	for _, it := range items {
-		w, n := binary.Varint(it)
-		if n <= 0 || n != len(it) {
-			return 0, fmt.Errorf("bad item of %d bytes", len(it))
+		w, err := decodeFired(it)
+		if err != nil {
+			return 0, err
 		}
 		least = min(least, w)
 	}
@@ -118,8 +118,30 @@ func restoreFired(items [][]byte) (int64, error) {
 	return least, nil
 }
 
+// firedVersion is the format version of a fired watermark item.
+const firedVersion = 1
+
+func encodeFired(w int64) []byte {
+	e := state.NewEncoder(firedVersion)
+	e.Varint(w)
+	return e.Encoded()
+}
+
+// decodeFired reads a fired watermark item: encodeFired's, or the bare
+// varint written before it had a version. Either is told apart by its
+// shape: an old item is exactly one varint, while a new one's version
+// byte (below 0x80) is a varint of one byte followed by more.
+func decodeFired(b []byte) (int64, error) {
+	if w, n := binary.Varint(b); n > 0 && n == len(b) {
+		return w, nil
+	}
+	d := state.NewDecoder("window fired watermark", b, firedVersion)
+	w := d.Varint()
+	return w, d.Finish()
+}
+
 func (o *paneOp) SnapshotState(int64) error {
-	o.ctx.OperatorState().Set(firedList, state.Union, [][]byte{binary.AppendVarint(nil, o.fired)})
+	o.ctx.OperatorState().Set(firedList, state.Union, [][]byte{encodeFired(o.fired)})
 	return nil
 }
 

@@ -1,0 +1,95 @@
+package window
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/state"
+)
+
+// The fired watermark is written with a version byte; the bare varint
+// written before it still restores.
+func TestFiredWatermarkVersionAndOldForm(t *testing.T) {
+	for _, w := range []int64{-1, 0, 1, 63, 64, 1767225600000, runtime.MinWatermark, runtime.MaxWatermark - 1} {
+		b := encodeFired(w)
+		require.Equal(t, byte(firedVersion), b[0])
+		got, err := decodeFired(b)
+		require.NoError(t, err)
+		require.Equal(t, w, got)
+		got, err = decodeFired(binary.AppendVarint(nil, w))
+		require.NoError(t, err, "old form of %d", w)
+		require.Equal(t, w, got)
+	}
+	least, err := restoreFired([][]byte{encodeFired(500), binary.AppendVarint(nil, 300)})
+	require.NoError(t, err)
+	require.Equal(t, int64(300), least)
+}
+
+// Damaged window state is corrupt state naming what it is.
+func TestDamagedWindowStateIsCorrupt(t *testing.T) {
+	good := encodeFired(1767225600000)
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"truncated": good[:len(good)-1],
+		"trailing":  append(append([]byte(nil), good...), 0),
+	} {
+		_, err := restoreFired([][]byte{b})
+		require.ErrorIs(t, err, state.ErrCorrupt, name)
+		require.ErrorContains(t, err, "window fired watermark", name)
+	}
+	aggs := fuzzAggs(t)
+	acc := accCodec{aggs: aggs}.Append(nil, newAcc(aggs))
+	_, err := accCodec{aggs: aggs}.Decode(acc[:len(acc)-1])
+	require.ErrorIs(t, err, state.ErrCorrupt)
+	_, err = sessionCodec{accCodec{aggs: aggs}}.Decode([]byte{1, 2})
+	require.ErrorIs(t, err, state.ErrCorrupt)
+}
+
+func fuzzAggs(t testing.TB) []Aggregate {
+	var aggs []Aggregate
+	for name, src := range map[string]string{"n": "count()", "s": "sum(v)", "d": "countDistinct(v)", "m": "maxBy(v, w)", "f": "first(v)"} {
+		ag, err := ParseAggregate(name, src)
+		require.NoError(t, err)
+		aggs = append(aggs, ag)
+	}
+	return aggs
+}
+
+// FuzzStateDecoders feeds arbitrary items to every decoder of the
+// window's state (accumulators, sessions, the fired watermark): an error,
+// never a panic, and what decodes survives a round trip.
+func FuzzStateDecoders(f *testing.F) {
+	aggs := fuzzAggs(f)
+	acc := newAcc(aggs)
+	acc.Records = 3
+	acc.Slots[0].Set = map[string]struct{}{"a": {}}
+	acc.Slots[1].V = "x"
+	f.Add(accCodec{aggs: aggs}.Append(nil, acc))
+	f.Add(sessionCodec{accCodec{aggs: aggs}}.Append(nil, &session{End: 9, Acc: acc}))
+	f.Add(encodeFired(1767225600000))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ac, sc := accCodec{aggs: aggs}, sessionCodec{accCodec{aggs: aggs}}
+		if a, err := ac.Decode(b); err == nil {
+			again, err := ac.Decode(ac.Append(nil, a))
+			require.NoError(t, err)
+			require.Equal(t, a.Records, again.Records)
+			for k := range a.Slots {
+				x, y := a.Slots[k], again.Slots[k]
+				require.Equal(t, [3]int64{x.N, x.ISum, x.TS}, [3]int64{y.N, y.ISum, y.TS})
+				require.Equal(t, len(x.Set), len(y.Set))
+			}
+		}
+		if s, err := sc.Decode(b); err == nil {
+			_, err := sc.Decode(sc.Append(nil, s))
+			require.NoError(t, err)
+		}
+		if w, err := decodeFired(b); err == nil {
+			again, err := decodeFired(encodeFired(w))
+			require.NoError(t, err)
+			require.Equal(t, w, again)
+		}
+	})
+}
