@@ -434,7 +434,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		return true
 	})
 	merged, absorbed := MergeSessions(o.sessBuf, w)
-	if merged.End-1+o.cfg.lateness <= wm {
+	if expired(merged.End, wm, o.cfg.lateness) {
 		o.dropLate(r, out)
 		return nil
 	}
@@ -446,25 +446,39 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		old, _ := o.sessions.Get(o.sessKeys[i])
 		acc.Merge(o.cfg.aggs, old.Acc)
 		o.sessions.Remove(o.sessKeys[i])
-		o.unregister(o.fireAt(old.End))
-		if o.cfg.lateness > 0 {
-			o.unregister(old.End - 1 + o.cfg.lateness)
-		}
+		o.unregisterSession(old.End)
 	}
 	if len(o.sessBuf) == 0 {
 		o.keysDelta(1)
 	}
 	o.sessions.Put(merged.Start, &session{End: merged.End, Acc: acc})
 	o.open.Store(o.openDelta(int64(1 - len(absorbed))))
-	if merged.End-1 > wm {
-		o.register(o.fireAt(merged.End))
+	o.registerSession(merged.Start, merged.End, acc, wm, out)
+	return nil
+}
+
+// registerSession registers the timers of the session [start, end) with
+// accumulator acc at watermark wm: one to fire it, or, when it fired
+// already (a late record within the lateness), it fires again now; and one
+// to drop it once past its lateness.
+func (o *operator) registerSession(start, end int64, acc *Acc, wm int64, out runtime.Output) {
+	if refires(end, wm, o.cfg.lateness) {
+		o.emit(start, end, acc, out)
 	} else {
-		o.emit(merged.Start, merged.End, acc, out) // late, within the lateness: fire again
+		o.register(o.fireAt(end))
 	}
 	if o.cfg.lateness > 0 {
-		o.register(merged.End - 1 + o.cfg.lateness)
+		o.register(cleanupAt(end, o.cfg.lateness))
 	}
-	return nil
+}
+
+// unregisterSession deletes the timers of the session ending at end
+// (registerSession's).
+func (o *operator) unregisterSession(end int64) {
+	o.unregister(o.fireAt(end))
+	if o.cfg.lateness > 0 {
+		o.unregister(cleanupAt(end, o.cfg.lateness))
+	}
 }
 
 func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
@@ -474,7 +488,7 @@ func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
 		if s.End == e {
 			o.emit(start, s.End, s.Acc, out)
 		}
-		if s.End-1+o.cfg.lateness <= e-1 {
+		if expired(s.End, e-1, o.cfg.lateness) {
 			drop = append(drop, start)
 		}
 		return true
