@@ -14,23 +14,44 @@ import (
 // written before it still restores.
 func TestFiredWatermarkVersionAndOldForm(t *testing.T) {
 	for _, w := range []int64{-1, 0, 1, 63, 64, 1767225600000, runtime.MinWatermark, runtime.MaxWatermark - 1} {
-		b := encodeFired(w)
-		require.Equal(t, byte(firedVersion), b[0])
-		got, err := decodeFired(b)
-		require.NoError(t, err)
-		require.Equal(t, w, got)
-		got, err = decodeFired(binary.AppendVarint(nil, w))
+		for _, bound := range []bool{false, true} {
+			b := encodeFired(firedMark{w: w, bound: bound})
+			require.Equal(t, byte(firedVersion), b[0])
+			got, err := decodeFired(b)
+			require.NoError(t, err)
+			require.Equal(t, firedMark{w: w, bound: bound}, got)
+		}
+		got, err := decodeFired(binary.AppendVarint(nil, w))
 		require.NoError(t, err, "old form of %d", w)
-		require.Equal(t, w, got)
+		require.Equal(t, firedMark{w: w}, got)
 	}
-	least, err := restoreFired([][]byte{encodeFired(500), binary.AppendVarint(nil, 300)})
+	for _, c := range []struct {
+		items []firedMark
+		want  firedMark
+	}{
+		{nil, firedMark{w: runtime.MinWatermark}},
+		{[]firedMark{{w: 500}, {w: 300}}, firedMark{w: 300}},
+		{[]firedMark{{w: 500, bound: true}, {w: runtime.MinWatermark, bound: true}}, firedMark{w: 500, bound: true}},
+		{[]firedMark{{w: 500, bound: true}, {w: 700}}, firedMark{w: 700}},
+		{[]firedMark{{w: 500, bound: true}, {w: 300}}, firedMark{w: 500}},
+		{[]firedMark{{w: runtime.MaxWatermark}}, firedMark{w: runtime.MinWatermark}},
+	} {
+		var items [][]byte
+		for _, m := range c.items {
+			items = append(items, encodeFired(m))
+		}
+		got, err := restoreFired(items)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "%+v", c.items)
+	}
+	old, err := restoreFired([][]byte{encodeFired(firedMark{w: 500}), binary.AppendVarint(nil, 300)})
 	require.NoError(t, err)
-	require.Equal(t, int64(300), least)
+	require.Equal(t, firedMark{w: 300}, old)
 }
 
 // Damaged window state is corrupt state naming what it is.
 func TestDamagedWindowStateIsCorrupt(t *testing.T) {
-	good := encodeFired(1767225600000)
+	good := encodeFired(firedMark{w: 1767225600000})
 	for name, b := range map[string][]byte{
 		"empty":     nil,
 		"truncated": good[:len(good)-1],
@@ -69,7 +90,7 @@ func FuzzStateDecoders(f *testing.F) {
 	acc.Slots[1].V = "x"
 	f.Add(accCodec{aggs: aggs}.Append(nil, acc))
 	f.Add(sessionCodec{accCodec{aggs: aggs}}.Append(nil, &session{End: 9, Acc: acc}))
-	f.Add(encodeFired(1767225600000))
+	f.Add(encodeFired(firedMark{w: 1767225600000, bound: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ac, sc := accCodec{aggs: aggs}, sessionCodec{accCodec{aggs: aggs}}
 		if a, err := ac.Decode(b); err == nil {
@@ -86,10 +107,10 @@ func FuzzStateDecoders(f *testing.F) {
 			_, err := sc.Decode(sc.Append(nil, s))
 			require.NoError(t, err)
 		}
-		if w, err := decodeFired(b); err == nil {
-			again, err := decodeFired(encodeFired(w))
+		if m, err := decodeFired(b); err == nil {
+			again, err := decodeFired(encodeFired(m))
 			require.NoError(t, err)
-			require.Equal(t, w, again)
+			require.Equal(t, m, again)
 		}
 	})
 }
