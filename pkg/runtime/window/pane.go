@@ -16,11 +16,12 @@ import (
 // takes the least, see restoreFired).
 const firedList = "firedWatermark"
 
-// paneOp is the window operator of tumbling and sliding windows. Its state is laid out pane by pane (state.Sliced), keys within
-// each pane, as Flink's slicing window aggregation and Arroyo lay theirs:
-// a record updates its key's entry of one pane, and when the watermark
-// passes a window's end the window fires for all its keys at once, by
-// walking its panes, with no timer per key (docs/window-panes.md).
+// paneOp is the window operator of tumbling and sliding windows. Its
+// state is laid out pane by pane (state.Sliced), keys within each pane, as
+// Flink's slicing window aggregation and Arroyo lay theirs: a record
+// updates its key's entry of one pane, and when time passes a window's
+// end the window fires for all its keys at once, by walking its panes,
+// with no timer per key (docs/window-panes.md).
 //
 // Event time: the window [s, e) fires when the watermark reaches e-1,
 // with its result stamped e-1; with allowedLateness L a pane stays until
@@ -239,8 +240,11 @@ func (o *paneOp) arm(e int64) {
 // window to fire, under a key of its pane: restored timers of another
 // subtask's keys may have gone elsewhere on a rescale.
 func (o *paneOp) armRestored() {
+	if !o.cfg.processing {
+		return
+	}
 	e, ok := o.nextEnd()
-	if !o.cfg.processing || !ok {
+	if !ok {
 		return
 	}
 	o.panes.Slice(o.panes.Starts()[0]).Range(func(key string, _ *Acc) bool {

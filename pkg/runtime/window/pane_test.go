@@ -35,16 +35,29 @@ func newFakeTimers(t testing.TB, b *state.KeyedBackend) *fakeTimers {
 	return &fakeTimers{ev: ev, pt: pt}
 }
 
-func (f *fakeTimers) RegisterEventTime(ts int64)   { f.ev.Register(ts) }
-func (f *fakeTimers) DeleteEventTime(ts int64)     { f.ev.Delete(ts) }
-func (f *fakeTimers) RegisterProcessingTime(int64) { panic("processing time") }
-func (f *fakeTimers) DeleteProcessingTime(int64)   { panic("processing time") }
+func (f *fakeTimers) RegisterEventTime(ts int64)      { f.ev.Register(ts) }
+func (f *fakeTimers) DeleteEventTime(ts int64)        { f.ev.Delete(ts) }
+func (f *fakeTimers) RegisterProcessingTime(ts int64) { f.pt.Register(ts) }
+func (f *fakeTimers) DeleteProcessingTime(ts int64)   { f.pt.Delete(ts) }
 
 func (f *fakeTimers) EachTimer(d runtime.TimeDomain, fn func(key string, ts []int64)) {
 	if d == runtime.ProcessingTime {
 		f.pt.Each(fn)
 	} else {
 		f.ev.Each(fn)
+	}
+}
+
+// firePT pops the processing-time timers at or before w, as the engine.
+func (f *fakeTimers) firePT(w int64, fn func(ts int64) error) error {
+	for {
+		ts, ok := f.pt.PopCurrent(w)
+		if !ok {
+			return nil
+		}
+		if err := fn(ts); err != nil {
+			return err
+		}
 	}
 }
 
@@ -557,4 +570,35 @@ func TestNewWindowInRestoredJobTakesPanes(t *testing.T) {
 	require.IsType(t, &paneOp{}, again.fn)
 	again.watermark(t, 2000)
 	require.Equal(t, []string{`{"key":"k","windowStart":0,"windowEnd":1000,"n":1}`}, again.take())
+}
+
+// Processing time: one timer fires a window for every key. Restored at
+// another parallelism, each subtask with panes arms a timer of its own
+// (the one timer went with its key to one of them), and every window
+// fires once.
+func TestProcessingTimeRestoreArmsEverySubtask(t *testing.T) {
+	a, err := NewAssigner(Tumbling, 60_000, 0, 0, 0)
+	require.NoError(t, err)
+	cfg := countConfig(t, a, 0, false)
+	cfg.processing = true
+	h := newHarness(t, cfg, "chooser", nil, 0, 1)
+	var keys []string
+	for i := range 24 {
+		keys = append(keys, fmt.Sprint("k", i))
+	}
+	for _, k := range keys {
+		h.rec(t, k, 0)
+	}
+	require.Equal(t, 1, h.timers.pt.Len(), "one timer for the window of every key")
+	j := newJob(t, cfg, "chooser", []*state.Snapshot{h.snapshot(t)}, 3)
+	var got []string
+	for i, r := range j.hs {
+		require.NotZero(t, r.fn.(*paneOp).panes.Len(), "subtask %d has keys", i)
+		require.NotZero(t, r.timers.pt.Len(), "subtask %d armed no timer", i)
+		require.NoError(t, r.timers.firePT(runtime.MaxWatermark, func(ts int64) error {
+			return r.fn.OnTimer(ts, runtime.ProcessingTime, r.out)
+		}))
+		got = append(got, r.take()...)
+	}
+	require.Len(t, got, len(keys), "%v", got)
 }
