@@ -366,18 +366,6 @@ func (a *Acc) Merge(aggs []Aggregate, b *Acc) {
 	}
 }
 
-// invertible reports whether every aggregate is count, sum or avg. Its
-// user, the per-key running sliding result, went with the timer layout;
-// config.invertible is left for the change of options.go that drops it.
-func invertible(aggs []Aggregate) bool {
-	for _, ag := range aggs {
-		if ag.Func != Count && ag.Func != Sum && ag.Func != Avg {
-			return false
-		}
-	}
-	return true
-}
-
 // Result is the value of aggregate k.
 func (a *Acc) Result(ag Aggregate, k int) any {
 	s := &a.Slots[k]

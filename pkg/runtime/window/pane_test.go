@@ -102,7 +102,7 @@ type harness struct {
 func countConfig(t testing.TB, a Assigner, lateness int64, global bool) config {
 	ag, err := ParseAggregate("n", "count()")
 	require.NoError(t, err)
-	return config{assigner: a, lateness: lateness, aggs: []Aggregate{ag}, args: expr.NewMulti(), global: global, invertible: true, orderFree: true}
+	return config{assigner: a, lateness: lateness, aggs: []Aggregate{ag}, args: expr.NewMulti(), global: global, orderFree: true}
 }
 
 // newHarness opens impl ("operator": the old layout, timerOp; "pane" or
