@@ -19,7 +19,10 @@ type timerService struct {
 	event, proc *state.Timers
 }
 
-var _ runtime.Timers = (*timerService)(nil)
+var (
+	_ runtime.Timers      = (*timerService)(nil)
+	_ runtime.TimerLister = (*timerService)(nil)
+)
 
 func newTimerService(kb *state.KeyedBackend) (*timerService, error) {
 	ev, err := state.NewTimers(kb, eventTimersTable)
@@ -37,6 +40,15 @@ func (s *timerService) RegisterEventTime(ts int64)      { s.event.Register(ts) }
 func (s *timerService) RegisterProcessingTime(ts int64) { s.proc.Register(ts) }
 func (s *timerService) DeleteEventTime(ts int64)        { s.event.Delete(ts) }
 func (s *timerService) DeleteProcessingTime(ts int64)   { s.proc.Delete(ts) }
+
+// EachTimer lists the timers of domain d by key.
+func (s *timerService) EachTimer(d runtime.TimeDomain, fn func(key string, ts []int64)) {
+	if d == runtime.ProcessingTime {
+		s.proc.Each(fn)
+	} else {
+		s.event.Each(fn)
+	}
+}
 
 // len counts the timers of both domains.
 func (s *timerService) len() int { return s.event.Len() + s.proc.Len() }

@@ -47,6 +47,15 @@ type Timers interface {
 	DeleteProcessingTime(ts int64)
 }
 
+// TimerLister is implemented by the engine's Timers: it lists the timers
+// of every key of the subtask in domain d (in no order; fn must not
+// register or delete timers). For an operator that converts state written
+// in an older layout at Open, where only the timers say what is pending
+// (the window's panes, docs/window-panes.md).
+type TimerLister interface {
+	EachTimer(d TimeDomain, fn func(key string, ts []int64))
+}
+
 // TimerListener is implemented by operators that register timers. The
 // engine calls OnTimer on the subtask's goroutine with the timer's key set
 // as the current key: event-time timers in timestamp order when the input

@@ -99,8 +99,15 @@ func (d *Decoder) Version() byte { return d.version }
 
 func (d *Decoder) corrupt(detail string) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%s: %w (%s): the snapshot is damaged", d.what, ErrCorrupt, detail)
+		d.err = Corrupt(d.what, detail)
 	}
+}
+
+// Corrupt is the error for item what, damaged as detail says: the error a
+// Decoder reports, for the read paths of formats older than Decoder (items
+// without a version byte, kept to restore old snapshots).
+func Corrupt(what, detail string) error {
+	return fmt.Errorf("%s: %w (%s): the snapshot is damaged", what, ErrCorrupt, detail)
 }
 
 // Fail records a problem the caller found in a decoded value (out of range,

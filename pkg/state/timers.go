@@ -138,6 +138,18 @@ func (t *Timers) purge() {
 	t.empty = t.empty[:0]
 }
 
+// Each calls fn with every key that has timers and its timestamps,
+// ascending (fn must not keep ts nor change the table).
+func (t *Timers) Each(fn func(key string, ts []int64)) {
+	for _, g := range t.groups {
+		for k, s := range g {
+			if len(s.ts) > 0 {
+				fn(k, s.ts)
+			}
+		}
+	}
+}
+
 // Len is the number of timers.
 func (t *Timers) Len() int { return t.n }
 

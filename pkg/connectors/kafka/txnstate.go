@@ -2,11 +2,12 @@ package kafka
 
 import (
 	"cmp"
-	"encoding/binary"
-	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
+
+	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // committable is a pre-committed transaction: flushed at barrier
@@ -67,107 +68,65 @@ func (e poolEntry) ids() []string {
 // transactionsList names the sink's operator state list of pool entries.
 const transactionsList = "transactions"
 
-// poolEntryVersion is the first byte of an encoded pool entry.
+// poolEntryVersion is the format version of an encoded pool entry
+// (state.Encoder; version 1 was written by hand before, byte for byte the
+// same).
 const poolEntryVersion = 1
 
 // maxPoolSize bounds a pool (and a decoded one).
 const maxPoolSize = 1000
 
 func (e poolEntry) encode() []byte {
-	b := []byte{poolEntryVersion}
-	b = appendString(b, e.Prefix)
-	b = binary.AppendUvarint(b, uint64(e.Subtask))
-	b = binary.AppendUvarint(b, uint64(e.Size))
-	b = binary.AppendUvarint(b, uint64(len(e.Pending)))
+	enc := state.NewEncoder(poolEntryVersion)
+	enc.String(e.Prefix)
+	enc.Uvarint(uint64(e.Subtask))
+	enc.Uvarint(uint64(e.Size))
+	enc.Uvarint(uint64(len(e.Pending)))
 	for _, c := range e.Pending {
-		b = binary.AppendVarint(b, c.Checkpoint)
-		b = appendString(b, c.ID)
-		b = binary.AppendVarint(b, c.ProducerID)
-		b = binary.AppendVarint(b, int64(c.Epoch))
-		b = binary.AppendVarint(b, c.Records)
-		b = appendString(b, c.Topic)
-		b = binary.AppendUvarint(b, uint64(len(c.First)))
+		enc.Varint(c.Checkpoint)
+		enc.String(c.ID)
+		enc.Varint(c.ProducerID)
+		enc.Varint(int64(c.Epoch))
+		enc.Varint(c.Records)
+		enc.String(c.Topic)
+		enc.Uvarint(uint64(len(c.First)))
 		for _, f := range c.First {
-			b = binary.AppendVarint(b, int64(f.Partition))
-			b = binary.AppendVarint(b, f.Offset)
+			enc.Varint(int64(f.Partition))
+			enc.Varint(f.Offset)
 		}
 	}
-	return b
+	return enc.Encoded()
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-var errCorruptPool = errors.New("corrupt kafka sink state (transactions)")
-
-// decodePoolEntry reads an entry written by encode.
+// decodePoolEntry reads an entry written by encode; a damaged one is
+// state.ErrCorrupt.
 func decodePoolEntry(b []byte) (poolEntry, error) {
-	var e poolEntry
-	if len(b) == 0 {
-		return e, errCorruptPool
-	}
-	if b[0] != poolEntryVersion {
-		return e, fmt.Errorf("kafka sink state has transactions format version %d, this flinkgo reads version %d (state written by a newer flinkgo?)", b[0], poolEntryVersion)
-	}
-	d := decoder{b: b[1:]}
-	e.Prefix = d.string()
-	e.Subtask, e.Size = int(d.uvarint(1<<31)), int(d.uvarint(maxPoolSize))
-	n := d.uvarint(maxPoolSize)
-	for range n {
-		var c committable
-		c.Checkpoint = d.varint()
-		c.ID = d.string()
-		c.ProducerID = d.varint()
-		c.Epoch = int16(d.varint())
-		c.Records = d.varint()
-		c.Topic = d.string()
-		for range d.uvarint(1 << 20) {
-			c.First = append(c.First, partitionOffset{Partition: int32(d.varint()), Offset: d.varint()})
+	d := state.NewDecoder("kafka sink transactions", b, poolEntryVersion)
+	e := poolEntry{Prefix: d.String(), Subtask: int(uvarintAtMost(d, 1<<31-1)), Size: int(uvarintAtMost(d, maxPoolSize))}
+	n := uvarintAtMost(d, maxPoolSize)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		c := committable{Checkpoint: d.Varint(), ID: d.String(), ProducerID: d.Varint(),
+			Epoch: int16(d.Int(math.MinInt16, math.MaxInt16)), Records: d.Varint(), Topic: d.String()}
+		m := uvarintAtMost(d, 1<<20)
+		for j := uint64(0); j < m && d.Err() == nil; j++ {
+			c.First = append(c.First, partitionOffset{Partition: int32(d.Int(0, math.MaxInt32)), Offset: d.Varint()})
 		}
 		e.Pending = append(e.Pending, c)
 	}
-	if d.err || len(d.b) != 0 {
-		return poolEntry{}, errCorruptPool
+	if err := d.Finish(); err != nil {
+		return poolEntry{}, err
 	}
 	return e, nil
 }
 
-// decoder reads varints and strings, remembering the first problem.
-type decoder struct {
-	b   []byte
-	err bool
-}
-
-func (d *decoder) uvarint(limit uint64) uint64 {
-	v, k := binary.Uvarint(d.b)
-	if k <= 0 || v > limit {
-		d.err, d.b = true, nil
+// uvarintAtMost reads a uvarint of at most limit (a count or an index).
+func uvarintAtMost(d *state.Decoder, limit uint64) uint64 {
+	v := d.Uvarint()
+	if d.Err() == nil && v > limit {
+		d.Fail("count %d above %d", v, limit)
 		return 0
 	}
-	d.b = d.b[k:]
 	return v
-}
-
-func (d *decoder) varint() int64 {
-	v, k := binary.Varint(d.b)
-	if k <= 0 {
-		d.err, d.b = true, nil
-		return 0
-	}
-	d.b = d.b[k:]
-	return v
-}
-
-func (d *decoder) string() string {
-	n := d.uvarint(uint64(len(d.b)))
-	if d.err {
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
 }
 
 // takeOver returns the entries of old subtasks that subtask (of

@@ -2,7 +2,8 @@ package transform
 
 import (
 	"encoding/binary"
-	"errors"
+
+	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
 // accum is a reduce's accumulator in keyed state: its JSON when a Fold
@@ -51,36 +52,82 @@ func (a *accum) setJSON(b []byte, at []int32) {
 
 func (a *accum) setValue(v any) { a.json, a.at, a.v, a.vm = a.json[:0], a.at[:0], v, true }
 
-// accumCodec writes an accumulator as jsonCodec does; with timestamps (a
-// reduce with a ttl) a known ts goes first, as tsPrefix and 8 bytes little
-// endian: a byte no JSON text starts with, so either form restores into
-// either kind of reduce.
+// accumCodec writes an accumulator in format version 2 (state.Encoder):
+// whether its timestamp follows (only with timestamps: a reduce with a
+// ttl), the timestamp, then its JSON. Either form restores into either kind
+// of reduce.
+//
+// It reads the two forms written before the version byte as well (the
+// golden savepoints of internal/engine hold them): the JSON alone, or
+// legacyTS and 8 bytes little endian of timestamp, then the JSON. The
+// first byte tells the three apart: legacyTS, a byte a JSON text starts
+// with, or a version (2 is neither).
 type accumCodec struct{ timestamps bool }
 
-const tsPrefix = 0x01
+const (
+	accumVersion = 2
+	legacyTS     = 0x01
+)
 
 func (c accumCodec) Append(dst []byte, a *accum) []byte {
-	if c.timestamps && a.hasTS {
-		dst = binary.LittleEndian.AppendUint64(append(dst, tsPrefix), uint64(a.ts))
+	e := state.AppendEncoder(dst, accumVersion)
+	hasTS := c.timestamps && a.hasTS
+	e.Bool(hasTS)
+	if hasTS {
+		e.Varint(a.ts)
 	}
 	if a.vm {
-		return jsonCodec{}.Append(dst, a.v)
+		e.Bytes(jsonCodec{}.Append(nil, a.v))
+	} else {
+		e.Bytes(a.json)
 	}
-	return append(dst, a.json...)
+	return e.Encoded()
 }
 
 func (accumCodec) Decode(b []byte) (*accum, error) {
+	if len(b) > 0 && (b[0] == legacyTS || startsJSON(b[0])) {
+		return decodeLegacyAccum(b)
+	}
+	d := state.NewDecoder("reduce accumulator", b, accumVersion)
 	a := &accum{}
-	if len(b) > 0 && b[0] == tsPrefix {
+	if d.Bool() {
+		a.ts, a.hasTS = d.Varint(), true
+	}
+	raw := d.Bytes()
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	return a, a.keepJSON(raw)
+}
+
+// decodeLegacyAccum reads the forms written before the version byte.
+func decodeLegacyAccum(b []byte) (*accum, error) {
+	a := &accum{}
+	if b[0] == legacyTS {
 		if len(b) < 9 {
-			return nil, errors.New("reduce accumulator: its timestamp is cut short")
+			return nil, state.Corrupt("reduce accumulator", "its timestamp is cut short")
 		}
 		a.ts, a.hasTS = int64(binary.LittleEndian.Uint64(b[1:9])), true
 		b = b[9:]
 	}
-	if _, err := (jsonCodec{}).Decode(b); err != nil {
-		return nil, err // as before: a snapshot that is not JSON fails its restore
+	return a, a.keepJSON(b)
+}
+
+// keepJSON keeps a copy of raw, the restored accumulator's JSON, once it
+// is known to decode.
+func (a *accum) keepJSON(raw []byte) error {
+	if _, err := (jsonCodec{}).Decode(raw); err != nil {
+		return state.Corrupt("reduce accumulator", "not JSON: "+err.Error())
 	}
-	a.json = append([]byte(nil), b...)
-	return a, nil
+	a.json = append([]byte(nil), raw...)
+	return nil
+}
+
+// startsJSON reports whether a JSON text may start with c.
+func startsJSON(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '{', '[', '"', '-', 't', 'f', 'n':
+		return true
+	}
+	return c >= '0' && c <= '9'
 }

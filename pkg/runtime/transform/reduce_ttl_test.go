@@ -125,8 +125,8 @@ func TestReduceTTLIsAWatermarkListenerOnlyWithATTL(t *testing.T) {
 
 // A truncated timestamp prefix fails the restore instead of reading junk.
 func TestAccumCodecRefusesACutTimestamp(t *testing.T) {
-	_, err := accumCodec{}.Decode([]byte{tsPrefix, 1, 2})
-	require.Error(t, err)
+	_, err := accumCodec{}.Decode([]byte{legacyTS, 1, 2})
+	require.ErrorIs(t, err, state.ErrCorrupt)
 	a, err := accumCodec{}.Decode(accumCodec{timestamps: true}.Append(nil, &accum{json: []byte(`{"n":1}`), ts: -5, hasTS: true}))
 	require.NoError(t, err)
 	require.Equal(t, int64(-5), a.ts)

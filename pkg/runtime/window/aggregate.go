@@ -366,41 +366,6 @@ func (a *Acc) Merge(aggs []Aggregate, b *Acc) {
 	}
 }
 
-// invertible reports whether every aggregate can be taken back out of a
-// merge (subtract): count, sum and avg.
-func invertible(aggs []Aggregate) bool {
-	for _, ag := range aggs {
-		if ag.Func != Count && ag.Func != Sum && ag.Func != Avg {
-			return false
-		}
-	}
-	return true
-}
-
-// subtract takes b (merged into a earlier) back out of a; only for
-// invertible aggregates, and exact only while the sums are integers.
-func (a *Acc) subtract(aggs []Aggregate, b *Acc) {
-	a.Records -= b.Records
-	for k := range aggs {
-		s, o := &a.Slots[k], &b.Slots[k]
-		s.N -= o.N
-		s.ISum -= o.ISum
-		s.FSum -= o.FSum
-		s.Float = s.Float || o.Float
-	}
-}
-
-// exactSums reports whether no sum went through a float (subtracting
-// floats would drift from a sum computed anew).
-func (a *Acc) exactSums() bool {
-	for k := range a.Slots {
-		if a.Slots[k].Float {
-			return false
-		}
-	}
-	return true
-}
-
 // Result is the value of aggregate k.
 func (a *Acc) Result(ag Aggregate, k int) any {
 	s := &a.Slots[k]

@@ -99,17 +99,26 @@ func (a Assigner) Step() int64 {
 	return a.Size
 }
 
-// expired reports whether the pane whose last window ends at last is past
-// its lateness at watermark wm: it takes no more records (they are late)
-// and is dropped.
-func expired(last, wm, lateness int64) bool { return last-1+lateness <= wm }
+// The lateness rules of every window kind, in one place: a window (a
+// session, or a pane through the last window it is in) ending at end fires
+// when the watermark reaches end-1, and takes records until the watermark
+// reaches cleanupAt(end, lateness), when its state goes.
+
+// cleanupAt is the watermark at which the window ending at end is past its
+// lateness.
+func cleanupAt(end, lateness int64) int64 { return end - 1 + lateness }
+
+// expired reports whether the pane whose last window ends at last (or the
+// session ending at last) is past its lateness at watermark wm: it takes
+// no more records (they are late) and is dropped.
+func expired(last, wm, lateness int64) bool { return cleanupAt(last, lateness) <= wm }
 
 // refires reports whether a record that lands in the window ending at e,
 // at watermark wm, fires it again: the window fired (wm reached e-1) and
 // its allowed lateness has not passed (Flink's isWindowLate: a window
 // whose e-1+lateness the watermark reached takes no more records, so
 // without lateness no window fires twice).
-func refires(e, wm, lateness int64) bool { return e-1 <= wm && wm < e-1+lateness }
+func refires(e, wm, lateness int64) bool { return e-1 <= wm && wm < cleanupAt(e, lateness) }
 
 // PanesOf returns the first and last pane start of the window ending at end.
 func (a Assigner) PanesOf(end int64) (first, last int64) {

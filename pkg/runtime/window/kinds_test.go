@@ -115,10 +115,19 @@ operators:
 }
 
 // Processing-time windows: records go to the window of the wall clock at
-// their arrival; at the end of a bounded input the open ones fire.
+// their arrival; at the end of a bounded input the open ones fire. Each
+// record is in size/slide windows, each window fires once.
 func TestProcessingTimeWindows(t *testing.T) {
-	name := runtimetest.UniqueName(t)
-	j := runtimetest.Start(t, fmt.Sprintf(`
+	for _, c := range []struct {
+		window    string
+		size, per int64
+	}{
+		{"{type: tumbling, size: 100ms}", 100, 1},
+		{"{type: sliding, size: 200ms, slide: 100ms}", 200, 2},
+	} {
+		t.Run(c.window, func(t *testing.T) {
+			name := runtimetest.UniqueName(t)
+			j := runtimetest.Start(t, fmt.Sprintf(`
 name: proc
 operators:
   - {uid: src, type: test-events, n: 3000, step: 1, keys: 3, perPoll: 50, pause: 5ms}
@@ -127,29 +136,31 @@ operators:
     type: window
     from: [byKey]
     time: processing
-    window: {type: tumbling, size: 100ms}
+    window: %s
     aggregate: {n: count()}
   - {uid: out, type: test-collect, from: [win], name: %s, parallelism: 1}
-`, name), runtimetest.Options{Types: testTypes})
-	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
-	total := int64(0)
-	windows := map[string]bool{}
-	for _, v := range runtimetest.Values(name) {
-		var r struct {
-			Key                    string
-			WindowStart, WindowEnd int64
-			N                      int64
-		}
-		require.NoError(t, json.Unmarshal([]byte(v), &r), v)
-		require.Equal(t, int64(100), r.WindowEnd-r.WindowStart)
-		require.Zero(t, r.WindowStart%100)
-		id := fmt.Sprint(r.Key, r.WindowStart)
-		require.False(t, windows[id], "window %s fired twice", id)
-		windows[id] = true
-		total += r.N
+`, c.window, name), runtimetest.Options{Types: testTypes})
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
+			total := int64(0)
+			windows := map[string]bool{}
+			for _, v := range runtimetest.Values(name) {
+				var r struct {
+					Key                    string
+					WindowStart, WindowEnd int64
+					N                      int64
+				}
+				require.NoError(t, json.Unmarshal([]byte(v), &r), v)
+				require.Equal(t, c.size, r.WindowEnd-r.WindowStart)
+				require.Zero(t, r.WindowStart%100)
+				id := fmt.Sprint(r.Key, r.WindowStart)
+				require.False(t, windows[id], "window %s fired twice", id)
+				windows[id] = true
+				total += r.N
+			}
+			require.Equal(t, 3000*c.per, total, "every record in exactly %d windows", c.per)
+			require.Greater(t, len(windows), 3, "the records spread over several windows of the clock")
+		})
 	}
-	require.Equal(t, int64(3000), total, "every record in exactly one window")
-	require.Greater(t, len(windows), 3, "the records spread over several windows of the clock")
 }
 
 // stop --drain ends the input: the final watermark fires every open window

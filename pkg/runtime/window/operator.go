@@ -17,10 +17,10 @@ const (
 	MetricKeys        = "keys"
 )
 
-// operator is one subtask of a window: a KeyedProcessFunction, written on
-// the public API like any user's. Keyed state holds, per key, the partial
-// aggregates by pane start (tumbling, sliding) or by session start
-// (sessions); timers fire windows and clean them up.
+// operator is one subtask of a session window: a KeyedProcessFunction,
+// written on the public API like any user's. Keyed state holds, per key,
+// the partial aggregate of each session by its start; timers fire sessions
+// and clean them up. Tumbling and sliding windows are paneOp's.
 //
 // Event time: the window [s, e) fires when the watermark reaches e-1, with
 // its result stamped e-1. With allowedLateness L its state stays until the
@@ -32,15 +32,14 @@ type operator struct {
 	a        Assigner
 	ctx      *runtime.Context
 	timers   runtime.Timers
-	panes    *state.Map[int64, *Acc]
 	sessions *state.Map[int64, *session]
 	vals     []any
 	buf      []byte
 	late     *atomic.Int64
 	open     *atomic.Int64
-	openN    int64 // panes or sessions of the subtask
+	openN    int64 // sessions of the subtask
 	keys     *atomic.Int64
-	keysN    int64 // keys with panes or sessions
+	keysN    int64 // keys with sessions
 	sessBuf  []SessionWindow
 	sessKeys []int64
 	rec      runtime.Record // the record being evaluated
@@ -86,19 +85,10 @@ var _ runtime.KeyedProcessFunction = (*operator)(nil)
 func (o *operator) Open(ctx *runtime.Context) (err error) {
 	o.ctx, o.timers = ctx, ctx.Timers()
 	o.cfg.args = o.cfg.args.Clone()
-	codec := accCodec{aggs: o.cfg.aggs}
-	if o.a.Kind == Session {
-		o.sessions, err = runtime.NewMap[int64, *session](ctx, "sessions", state.Int64Codec{}, sessionCodec{codec})
-		o.open = ctx.Metrics().Gauge(MetricOpen)
-		if err == nil {
-			o.openN = int64(o.sessions.TotalLen())
-		}
-	} else {
-		o.panes, err = runtime.NewMap[int64, *Acc](ctx, "panes", state.Int64Codec{}, codec)
-		o.open = ctx.Metrics().Gauge(MetricOpen)
-		if err == nil {
-			o.openN = int64(o.panes.TotalLen())
-		}
+	o.sessions, err = runtime.NewMap[int64, *session](ctx, "sessions", state.Int64Codec{}, sessionCodec{accCodec{aggs: o.cfg.aggs}})
+	o.open = ctx.Metrics().Gauge(MetricOpen)
+	if err == nil {
+		o.openN = int64(o.sessions.TotalLen())
 	}
 	o.open.Store(o.openN)
 	o.late = ctx.Metrics().Counter(MetricLateDropped)
@@ -112,13 +102,11 @@ func (o *operator) Close() error { return nil }
 func (o *operator) publishKeys() {
 	if o.sessions != nil {
 		o.keysN = int64(o.sessions.NumKeys())
-	} else if o.panes != nil {
-		o.keysN = int64(o.panes.NumKeys())
 	}
 	o.keys.Store(o.keysN)
 }
 
-// keysDelta counts a key that got its first pane or session (+1) or lost
+// keysDelta counts a key that got its first session (+1) or lost
 // its last (-1): counting the keys of every key group per change cost a
 // pass over the groups per key.
 func (o *operator) keysDelta(d int64) {
@@ -192,11 +180,7 @@ func (o *operator) ProcessElement(r runtime.Record, out runtime.Output) error {
 			return runtime.BadRecord(err)
 		}
 	}
-	ts := o.now(&r)
-	if o.a.Kind == Session {
-		return o.addToSession(r, ts, out)
-	}
-	return o.addToPane(r, ts, out)
+	return o.addToSession(r, o.now(&r), out)
 }
 
 // dropLate counts a record too late for every window it belongs to and
@@ -208,216 +192,14 @@ func (o *operator) dropLate(r runtime.Record, out runtime.Output) {
 	}
 }
 
-func (o *operator) addToPane(r runtime.Record, ts int64, out runtime.Output) error {
-	wm := o.watermark()
-	p := o.a.PaneStart(ts)
-	first, last := o.a.WindowEnds(p)
-	if expired(last, wm, o.cfg.lateness) {
-		o.dropLate(r, out)
-		return nil
-	}
-	var aux *keyAux
-	if o.a.Kind == Sliding {
-		aux = o.aux()
-	}
-	var acc *Acc
-	ok := false
-	if aux != nil && aux.last != nil && aux.lastP == p {
-		acc, ok = aux.last, true
-	} else {
-		acc, ok = o.panes.Get(p)
-	}
-	if !ok {
-		acc = newAcc(o.cfg.aggs)
-	}
-	if err := acc.Add(o.cfg.aggs, o.vals, ts); err != nil {
-		return runtime.BadRecord(err) // before any state changed: the record can be skipped
-	}
-	if !ok {
-		o.panes.Put(p, acc) // an existing pane is updated in place
-	}
-	if o.a.Kind == Sliding {
-		if aux == nil {
-			aux = &keyAux{}
-			o.panes.SetAux(aux)
-		}
-		aux.lastP, aux.last = p, acc
-	}
-	if first-1 <= wm { // late for a fired window: the running result may cover its pane
-		o.touchRunning(p, o.vals, ts)
-	}
-	if !ok {
-		o.open.Store(o.openDelta(1))
-		if o.panes.Len() == 1 {
-			o.keysDelta(1)
-		}
-		// One timer: the pane's first window still to fire. Each firing
-		// schedules the next window of the key (see OnTimer), so a pane
-		// costs one timer whatever size/slide is.
-		for e := first; e <= last; e += o.a.Step() {
-			if e-1 > wm {
-				o.register(o.fireAt(e))
-				break
-			}
-		}
-		if o.cfg.lateness > 0 {
-			o.register(last - 1 + o.cfg.lateness)
-		}
-	}
-	// Windows that fired already but are within the lateness fire again.
-	for e := first; e <= last; e += o.a.Step() {
-		if refires(e, wm, o.cfg.lateness) {
-			o.emitWindow(e, out)
-		}
-	}
-	return nil
-}
-
-// openDelta counts panes or sessions created (+) or dropped (-).
+// openDelta counts sessions created (+) or dropped (-).
 func (o *operator) openDelta(d int64) int64 {
 	o.openN += d
 	return o.openN
 }
 
 func (o *operator) OnTimer(ts int64, _ runtime.TimeDomain, out runtime.Output) error {
-	if o.a.Kind == Session {
-		return o.sessionTimer(ts, out)
-	}
-	e := o.endOf(ts)
-	if o.a.IsWindowEnd(e) {
-		if next := o.emitWindow(e, out); next {
-			o.register(o.fireAt(e + o.a.Step()))
-		}
-	}
-	// Drop the panes whose last window ended (lateness ago): those whose
-	// last window ends at e - lateness.
-	if end := e - o.cfg.lateness; o.a.IsWindowEnd(end) {
-		from, to := o.a.PanesEndingAt(end)
-		dropped := false
-		aux := o.aux()
-		for p := from; p <= to; p += o.a.Pane() {
-			if _, ok := o.panes.Get(p); ok {
-				if aux != nil && aux.lastP == p {
-					aux.last = nil
-				}
-				o.panes.Remove(p)
-				o.open.Store(o.openDelta(-1))
-				dropped = true
-			}
-		}
-		if dropped && o.panes.Len() == 0 {
-			o.keysDelta(-1)
-		}
-	}
-	return nil
-}
-
-// emitWindow emits the result of the window ending at e of the current key,
-// if it holds any record, and reports whether the key's next window (ending
-// a step later) holds a pane.
-func (o *operator) emitWindow(e int64, out runtime.Output) (next bool) {
-	from, to := o.a.PanesOf(e)
-	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
-	var acc *Acc
-	var rw *keyAux
-	switch {
-	case o.a.Kind == Tumbling:
-		acc, _ = o.panes.Get(from)
-		_, next = o.panes.Get(nextFrom)
-	case o.cfg.invertible:
-		rw, next = o.slidingResult(e)
-		acc = rw.run
-	default:
-		o.panes.Range(func(p int64, pa *Acc) bool {
-			if p >= from && p <= to {
-				if acc == nil {
-					acc = newAcc(o.cfg.aggs)
-				}
-				acc.Merge(o.cfg.aggs, pa)
-			}
-			next = next || (p >= nextFrom && p <= nextTo)
-			return true
-		})
-	}
-	if acc != nil && acc.Records > 0 {
-		o.emit(e-o.a.Size, e, acc, out)
-	}
-	if rw != nil {
-		o.slideOn(rw, e, next)
-	}
-	return next
-}
-
-// slidingResult is the result of the sliding window ending at e when every
-// aggregate can be taken back (count, integer sum, avg of integers): the
-// key's running result (the previous window without the panes that left it,
-// see slideOn) plus the panes that entered: a step's panes merged per
-// firing instead of every pane of the window. The running result is rebuilt
-// from the panes when it is not the window just before (a key's first
-// window, a gap, a restore, a re-fired late window) or a float made the sum
-// inexact. next reports whether the window after e holds a pane.
-func (o *operator) slidingResult(e int64) (rw *keyAux, next bool) {
-	step, pane := o.a.Step(), o.a.Pane()
-	from, to := o.a.PanesOf(e)
-	rw = o.aux()
-	if rw == nil {
-		rw = &keyAux{}
-		o.panes.SetAux(rw) // nothing kept when the key has no pane
-	}
-	if rw.run == nil || rw.end != e-step || !rw.run.exactSums() {
-		if rw.run == nil {
-			rw.run = newAcc(o.cfg.aggs)
-		} else {
-			rw.run.reset()
-		}
-		o.panes.Range(func(p int64, pa *Acc) bool {
-			if p >= from && p <= to {
-				rw.run.Merge(o.cfg.aggs, pa)
-			}
-			return true
-		})
-	} else {
-		for p := rw.to + pane; p <= to; p += pane { // the panes that entered
-			if pa, ok := o.panes.Get(p); ok {
-				rw.run.Merge(o.cfg.aggs, pa)
-			}
-		}
-	}
-	rw.end, rw.from, rw.to = e, from, to
-	for p := to + step; p >= from+step && !next; p -= pane {
-		_, next = o.panes.Get(p)
-	}
-	return rw, next
-}
-
-// slideOn takes the panes that leave before the key's next window out of
-// its running result (rw, the current key's, see slidingResult), once the
-// window ending at e was emitted and before the panes are dropped.
-func (o *operator) slideOn(rw *keyAux, e int64, next bool) {
-	if !next {
-		rw.run = nil // the key's windows end here
-		return
-	}
-	nextFrom := e + o.a.Step() - o.a.Size
-	for p := rw.from; p < nextFrom; p += o.a.Pane() {
-		if pa, ok := o.panes.Get(p); ok {
-			rw.run.subtract(o.cfg.aggs, pa)
-		}
-	}
-	rw.from = nextFrom
-}
-
-// touchRunning keeps a key's running result right when a late record lands
-// in a pane it covers.
-func (o *operator) touchRunning(p int64, vals []any, ts int64) {
-	if !o.cfg.invertible {
-		return
-	}
-	if rw := o.aux(); rw != nil && rw.run != nil && p >= rw.from && p <= rw.to {
-		if err := rw.run.Add(o.cfg.aggs, vals, ts); err != nil {
-			rw.run = nil
-		}
-	}
+	return o.sessionTimer(ts, out)
 }
 
 func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) error {
@@ -433,7 +215,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		return true
 	})
 	merged, absorbed := MergeSessions(o.sessBuf, w)
-	if merged.End-1+o.cfg.lateness <= wm {
+	if expired(merged.End, wm, o.cfg.lateness) {
 		o.dropLate(r, out)
 		return nil
 	}
@@ -445,25 +227,39 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 		old, _ := o.sessions.Get(o.sessKeys[i])
 		acc.Merge(o.cfg.aggs, old.Acc)
 		o.sessions.Remove(o.sessKeys[i])
-		o.unregister(o.fireAt(old.End))
-		if o.cfg.lateness > 0 {
-			o.unregister(old.End - 1 + o.cfg.lateness)
-		}
+		o.unregisterSession(old.End)
 	}
 	if len(o.sessBuf) == 0 {
 		o.keysDelta(1)
 	}
 	o.sessions.Put(merged.Start, &session{End: merged.End, Acc: acc})
 	o.open.Store(o.openDelta(int64(1 - len(absorbed))))
-	if merged.End-1 > wm {
-		o.register(o.fireAt(merged.End))
+	o.registerSession(merged.Start, merged.End, acc, wm, out)
+	return nil
+}
+
+// registerSession registers the timers of the session [start, end) with
+// accumulator acc at watermark wm: one to fire it, or, when it fired
+// already (a late record within the lateness), it fires again now; and one
+// to drop it once past its lateness.
+func (o *operator) registerSession(start, end int64, acc *Acc, wm int64, out runtime.Output) {
+	if refires(end, wm, o.cfg.lateness) {
+		o.emit(start, end, acc, out)
 	} else {
-		o.emit(merged.Start, merged.End, acc, out) // late, within the lateness: fire again
+		o.register(o.fireAt(end))
 	}
 	if o.cfg.lateness > 0 {
-		o.register(merged.End - 1 + o.cfg.lateness)
+		o.register(cleanupAt(end, o.cfg.lateness))
 	}
-	return nil
+}
+
+// unregisterSession deletes the timers of the session ending at end
+// (registerSession's).
+func (o *operator) unregisterSession(end int64) {
+	o.unregister(o.fireAt(end))
+	if o.cfg.lateness > 0 {
+		o.unregister(cleanupAt(end, o.cfg.lateness))
+	}
 }
 
 func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
@@ -473,7 +269,7 @@ func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
 		if s.End == e {
 			o.emit(start, s.End, s.Acc, out)
 		}
-		if s.End-1+o.cfg.lateness <= e-1 {
+		if expired(s.End, e-1, o.cfg.lateness) {
 			drop = append(drop, start)
 		}
 		return true

@@ -49,7 +49,6 @@ type config struct {
 	args       *expr.Multi
 	nargs      int
 	global     bool
-	invertible bool // every aggregate can be subtracted: sliding windows keep a running result
 	orderFree  bool // no aggregate depends on fold order: a session grows in place
 	// keepMax is 1 + the index in aggs of the aggregate whose greatest
 	// results alone a firing emits; 0 (the zero config): every result
@@ -141,7 +140,6 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 	}
 	cfg.args = expr.NewMulti(progs...)
 	cfg.nargs = len(progs)
-	cfg.invertible = invertible(cfg.aggs)
 	cfg.orderFree = orderFree(cfg.aggs)
 	return cfg, true
 }

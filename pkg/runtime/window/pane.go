@@ -1,10 +1,10 @@
 package window
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -17,24 +17,30 @@ import (
 const firedList = "firedWatermark"
 
 // lastEndList is the operator state of paneOp: the greatest end of a window
-// it fired, one item per subtask (Union). After the input ended (stop
-// --drain) the fired watermark is MaxWatermark, which a restore cannot
-// keep; the last end fired is what it keeps instead (see restoreFired).
-// Snapshots of a flinkgo before it have none.
+// it fired, one item per subtask (Union; encodeLastEnd). After the input
+// ended (stop --drain) the fired watermark is MaxWatermark, which a
+// restore cannot keep; the last end fired is what it keeps instead (see
+// restoreFired). Snapshots of a flinkgo before it have none.
 const lastEndList = "lastFiredWindowEnd"
 
-// paneOp is the window operator of event-time tumbling and sliding
-// windows. Its state is laid out pane by pane (state.Sliced), keys within
-// each pane, as Flink's slicing window aggregation and Arroyo lay theirs:
-// a record updates its key's entry of one pane, and when the watermark
-// passes a window's end the window fires for all its keys at once, by
-// walking its panes, with no timer per key (docs/window-panes.md).
+// paneOp is the window operator of tumbling and sliding windows. Its
+// state is laid out pane by pane (state.Sliced), keys within each pane, as
+// Flink's slicing window aggregation and Arroyo lay theirs: a record
+// updates its key's entry of one pane, and when time passes a window's
+// end the window fires for all its keys at once, by walking its panes,
+// with no timer per key (docs/window-panes.md).
 //
-// Its results, lateness and side output are those of operator (see
-// there): the window [s, e) fires when the watermark reaches e-1; with
-// allowedLateness L a pane stays until the watermark reaches the end of
-// its last window -1+L, and a late record within that time fires the
-// windows it lands in again at once, for its key.
+// Event time: the window [s, e) fires when the watermark reaches e-1,
+// with its result stamped e-1; with allowedLateness L a pane stays until
+// the watermark reaches the end of its last window -1+L, and a late record
+// within that time fires the windows it lands in again at once, for its
+// key. A record later than that is counted and sent to the side output
+// "late".
+//
+// Processing time: a record goes to the pane of the wall clock, and the
+// window [s, e) fires when the clock reaches e, by one processing-time
+// timer, under some key, at the first end still to fire (armed): timers
+// are the only clock an operator hears.
 type paneOp struct {
 	cfg   config
 	a     Assigner
@@ -43,7 +49,11 @@ type paneOp struct {
 	// fired is the watermark the windows fired up to: windows ending at or
 	// before fired+1 have fired. It is the input watermark, or after a
 	// restore the watermark of the snapshot while the input's is lower.
-	fired int64
+	// firedBound: fired is only a lower bound, told by the timers of state
+	// restored from the old layout, until the input watermark passes it
+	// (see firedMark).
+	fired      int64
+	firedBound bool
 	// lastEnd is the greatest end of a window fired (MinWatermark: none),
 	// restored as the greatest of the old subtasks'.
 	lastEnd int64
@@ -62,6 +72,10 @@ type paneOp struct {
 	in     []*state.Slice[*Acc] // the panes of the window firing
 	pane   paneEnds             // of the last record's pane
 	top    *topOf               // keepMax; nil: every result
+	// armed is the time of the processing-time timer pending for the
+	// first window end still to fire (armedOK: one is).
+	armed   int64
+	armedOK bool
 }
 
 // paneEnds is a pane's start and its windows' first and last end: records
@@ -93,10 +107,18 @@ func (o *paneOp) Open(ctx *runtime.Context) (err error) {
 	if o.lastEnd, err = restoreLastEnd(ctx.OperatorState().Get(lastEndList)); err != nil {
 		return fmt.Errorf("restore %s: %w", lastEndList, err)
 	}
-	o.fired, err = restoreFired(ctx.OperatorState().Get(firedList), o.lastEnd)
+	m, err := restoreFired(ctx.OperatorState().Get(firedList), o.lastEnd)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", firedList, err)
 	}
+	if restoresTimerLayout(ctx) {
+		if m.w, err = o.firedOfTimerLayout(); err != nil {
+			return fmt.Errorf("restore window panes: %w", err)
+		}
+		m.bound = true
+	}
+	o.fired, o.firedBound = m.w, m.bound
+	o.armRestored()
 	o.late = ctx.Metrics().Counter(MetricLateDropped)
 	o.open = ctx.Metrics().Gauge(MetricOpen)
 	o.keys = ctx.Metrics().Gauge(MetricKeys)
@@ -104,58 +126,9 @@ func (o *paneOp) Open(ctx *runtime.Context) (err error) {
 	return nil
 }
 
-// restoreFired is the watermark restored subtasks fired their windows up
-// to: the least of the old subtasks' (MinWatermark when none). In an
-// exactly-once checkpoint every subtask of the window took its snapshot
-// at the same input watermark, so the least is each one's; otherwise the
-// least fires some windows again rather than lose a record as late.
-// lastEnd is the greatest end of a window the old subtasks fired.
-func restoreFired(items [][]byte, lastEnd int64) (int64, error) {
-	if len(items) == 0 {
-		return runtime.MinWatermark, nil
-	}
-	least := int64(math.MaxInt64)
-	for _, it := range items {
-		w, n := binary.Varint(it)
-		if n <= 0 || n != len(it) {
-			return 0, fmt.Errorf("bad item of %d bytes", len(it))
-		}
-		least = min(least, w)
-	}
-	if least == runtime.MaxWatermark {
-		// Every input had ended (stop --drain, a bounded input): every
-		// window fired and every pane went. The restored job (a drained
-		// savepoint is only restored with --allow-drained) keeps the
-		// windows that fired fired: a record of one is late, not the
-		// start of a second firing with only the records after the drain.
-		// Later windows fire as usual, instead of every new record being
-		// judged late. Without a last end (nothing fired, or a snapshot
-		// of a flinkgo before it) it starts anew, as operator and Flink do.
-		if lastEnd == runtime.MinWatermark {
-			return runtime.MinWatermark, nil
-		}
-		return lastEnd - 1, nil
-	}
-	return least, nil
-}
-
-// restoreLastEnd is the greatest end of a window the old subtasks fired
-// (MinWatermark when none recorded one).
-func restoreLastEnd(items [][]byte) (int64, error) {
-	last := runtime.MinWatermark
-	for _, it := range items {
-		e, n := binary.Varint(it)
-		if n <= 0 || n != len(it) {
-			return 0, fmt.Errorf("bad item of %d bytes", len(it))
-		}
-		last = max(last, e)
-	}
-	return last, nil
-}
-
 func (o *paneOp) SnapshotState(int64) error {
-	o.ctx.OperatorState().Set(firedList, state.Union, [][]byte{binary.AppendVarint(nil, o.fired)})
-	o.ctx.OperatorState().Set(lastEndList, state.Union, [][]byte{binary.AppendVarint(nil, o.lastEnd)})
+	o.ctx.OperatorState().Set(firedList, state.Union, [][]byte{encodeFired(firedMark{w: o.fired, bound: o.firedBound})})
+	o.ctx.OperatorState().Set(lastEndList, state.Union, [][]byte{encodeLastEnd(o.lastEnd)})
 	return nil
 }
 
@@ -179,6 +152,9 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 		}
 	}
 	ts := r.Timestamp
+	if o.cfg.processing {
+		ts = time.Now().UnixMilli()
+	}
 	if !o.pane.ok || ts < o.pane.start || uint64(ts-o.pane.start) >= uint64(o.a.Pane()) { // exact for any ts >= start
 		p := o.a.PaneStart(ts)
 		first, last := o.a.WindowEnds(p)
@@ -202,6 +178,9 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 	if !ok { // an existing pane is updated in place
 		o.panes.Put(p, acc)
 		o.gauges()
+		if o.cfg.processing {
+			o.arm(o.firstAfter(first))
+		}
 	}
 	// Windows that fired already but are within their lateness fire
 	// again, for this key (see refires); with keepMax too, since the
@@ -235,32 +214,100 @@ func (o *paneOp) emitKey(e int64, out runtime.Output) {
 	}
 }
 
-// OnTimer ignores timers: windows fire by watermark. The only timers are
-// those of state restored from operator, which registered one per key
-// (see chooser: such state stays with operator).
-func (o *paneOp) OnTimer(int64, runtime.TimeDomain, runtime.Output) error { return nil }
-
-// OnWatermark fires, in order of their ends, the windows the watermark w
-// passed that hold a pane, then drops the panes no window needs any more.
-func (o *paneOp) OnWatermark(w int64, out runtime.Output) error {
-	if w <= o.fired {
+// OnTimer fires, in processing time, the windows ending at or before ts
+// (the clock reached ts), and arms the timer of the next. Event-time
+// timers are those of state restored from the old layout (a timer per
+// key), which fire nothing: windows fire by watermark.
+func (o *paneOp) OnTimer(ts int64, d runtime.TimeDomain, out runtime.Output) error {
+	if !o.cfg.processing || d != runtime.ProcessingTime {
 		return nil
+	}
+	if o.armedOK && ts >= o.armed {
+		o.armedOK = false
+	}
+	o.advance(ts-1, out)
+	if e, ok := o.nextEnd(); ok {
+		o.arm(e)
+	}
+	return nil
+}
+
+// OnWatermark fires, in event time, the windows the watermark w passed.
+func (o *paneOp) OnWatermark(w int64, out runtime.Output) error {
+	if !o.cfg.processing {
+		o.advance(w, out)
+	}
+	return nil
+}
+
+// arm registers a processing-time timer at e, under the current key,
+// unless one is pending at or before it.
+func (o *paneOp) arm(e int64) {
+	if o.armedOK && o.armed <= e {
+		return
+	}
+	o.ctx.Timers().RegisterProcessingTime(e)
+	o.armed, o.armedOK = e, true
+}
+
+// armRestored arms, in processing time, the timer of the first restored
+// window to fire, under a key of its pane: restored timers of another
+// subtask's keys may have gone elsewhere on a rescale.
+func (o *paneOp) armRestored() {
+	if !o.cfg.processing {
+		return
+	}
+	e, ok := o.nextEnd()
+	if !ok {
+		return
+	}
+	o.panes.Slice(o.panes.Starts()[0]).Range(func(key string, _ *Acc) bool {
+		o.ctx.SetCurrentKey([]byte(key))
+		return false
+	})
+	o.arm(e)
+}
+
+// firstAfter is the first end, from first on, of a window that has not
+// fired (it may be past the pane's last window).
+func (o *paneOp) firstAfter(first int64) int64 {
+	if first-1 > o.fired {
+		return first
+	}
+	step := o.a.Step()
+	return first + ((o.fired-(first-1))/step+1)*step
+}
+
+// nextEnd is the least end of a window that has not fired and holds a pane
+// (ok false: none).
+func (o *paneOp) nextEnd() (e int64, ok bool) {
+	for _, p := range o.panes.Starts() {
+		first, last := o.a.WindowEnds(p)
+		if f := o.firstAfter(first); f <= last && (!ok || f < e) {
+			e, ok = f, true
+		}
+	}
+	return e, ok
+}
+
+// advance fires, in order of their ends, the windows that time w (the
+// watermark, or the clock less 1) passed and that hold a pane, then drops
+// the panes no window needs any more.
+func (o *paneOp) advance(w int64, out runtime.Output) {
+	if w <= o.fired {
+		return
 	}
 	step := o.a.Step()
 	next := int64(math.MinInt64) // the least window end not fired yet in this call
 	for i := 0; i < len(o.panes.Starts()); i++ {
 		first, last := o.a.WindowEnds(o.panes.Starts()[i])
-		e := first
-		if e-1 <= o.fired { // the pane's first window end after fired
-			e = first + ((o.fired-(first-1))/step+1)*step
-		}
-		e = max(e, next)
+		e := max(o.firstAfter(first), next)
 		for ; e <= last && e-1 <= w; e += step {
 			o.fire(e, out)
 		}
 		next = e
 	}
-	o.fired = w
+	o.fired, o.firedBound = w, false
 	starts := o.panes.Starts()
 	for len(starts) > 0 {
 		if _, last := o.a.WindowEnds(starts[0]); !expired(last, w, o.cfg.lateness) {
@@ -270,7 +317,6 @@ func (o *paneOp) OnWatermark(w int64, out runtime.Output) error {
 		starts = o.panes.Starts()
 	}
 	o.gauges()
-	return nil
 }
 
 // fire emits the result of the window ending at e for each key with a
@@ -347,77 +393,11 @@ func resultKey(key string) []byte {
 	return unsafe.Slice(unsafe.StringData(key), len(key))
 }
 
-// newFunction is the window's function: operator for sessions and
-// processing time; for event-time tumbling and sliding windows paneOp,
-// unless the state it restores is operator's (see chooser).
+// newFunction is the window's function: operator for sessions, paneOp
+// for tumbling and sliding windows, in event or processing time.
 func newFunction(cfg config) runtime.KeyedProcessFunction {
-	if cfg.processing || cfg.assigner.Kind == Session {
+	if cfg.assigner.Kind == Session {
 		return newOperator(cfg)
 	}
-	return &chooser{cfg: cfg}
-}
-
-// chooser opens paneOp, or operator when the job restores state that
-// operator wrote: its windows are pending as a timer per key, and only
-// those timers tell which of a key's windows fired (the snapshot holds no
-// fired watermark). The state stays with operator from then on; a window
-// new to a restored job takes panes. operator fires key by key, so it
-// emits every result, keepMax or not: downstream maxima are the same.
-type chooser struct {
-	cfg  config
-	impl runtime.KeyedProcessFunction
-}
-
-var (
-	_ runtime.WatermarkListener = (*chooser)(nil)
-	_ runtime.Snapshotter       = (*chooser)(nil)
-)
-
-// restoresOperatorState reports whether the restored state of the window
-// is operator's: its panes without a fired watermark. Every subtask must
-// decide alike, so not by its own timers: a subtask whose key groups hold
-// no timer would take panes and write a fired watermark, and the next
-// restore would put the other subtasks' keys on panes with it, firing
-// their fired windows again. Every restoring subtask sees the table's name
-// and the union list, whichever key groups it gets.
-func restoresOperatorState(ctx *runtime.Context) bool {
-	return ctx.RestoredKeyedState("panes") && ctx.OperatorState().Get(firedList) == nil
-}
-
-func (c *chooser) Open(ctx *runtime.Context) error {
-	if restoresOperatorState(ctx) {
-		c.impl = newOperator(c.cfg)
-	} else {
-		c.impl = newPaneOp(c.cfg)
-	}
-	return c.impl.Open(ctx)
-}
-
-func (c *chooser) ProcessElement(r runtime.Record, out runtime.Output) error {
-	return c.impl.ProcessElement(r, out)
-}
-
-func (c *chooser) OnTimer(ts int64, d runtime.TimeDomain, out runtime.Output) error {
-	return c.impl.OnTimer(ts, d, out)
-}
-
-func (c *chooser) OnWatermark(w int64, out runtime.Output) error {
-	if l, ok := c.impl.(runtime.WatermarkListener); ok {
-		return l.OnWatermark(w, out)
-	}
-	return nil
-}
-
-func (c *chooser) SnapshotState(id int64) error {
-	if s, ok := c.impl.(runtime.Snapshotter); ok {
-		return s.SnapshotState(id)
-	}
-	return nil
-}
-
-func (c *chooser) Close() error {
-	if c.impl == nil { // Open failed before choosing
-		return nil
-	}
-	return c.impl.Close()
+	return newPaneOp(cfg)
 }

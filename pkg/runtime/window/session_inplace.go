@@ -33,7 +33,7 @@ func (o *operator) extendSession(r runtime.Record, ts, wm int64, out runtime.Out
 		return false, nil
 	}
 	end := max(s.End, w.End) // MergeSessions of the one session and w
-	if end-1+o.cfg.lateness <= wm {
+	if expired(end, wm, o.cfg.lateness) {
 		o.dropLate(r, out)
 		return true, nil
 	}
@@ -41,20 +41,10 @@ func (o *operator) extendSession(r runtime.Record, ts, wm int64, out runtime.Out
 		return true, runtime.BadRecord(err) // not reached: addCannotFail
 	}
 	if end != s.End {
-		o.unregister(o.fireAt(s.End))
-		if o.cfg.lateness > 0 {
-			o.unregister(s.End - 1 + o.cfg.lateness)
-		}
+		o.unregisterSession(s.End)
 		s.End = end
 	}
-	if end-1 > wm {
-		o.register(o.fireAt(end))
-	} else {
-		o.emit(start, end, s.Acc, out) // late, within the lateness: fire again
-	}
-	if o.cfg.lateness > 0 {
-		o.register(end - 1 + o.cfg.lateness)
-	}
+	o.registerSession(start, end, s.Acc, wm, out)
 	return true, nil
 }
 
