@@ -14,6 +14,7 @@ import (
 // A bounded datagen → file job ends FINISHED with exactly its records in
 // finished files; an unbounded one without checkpointing is refused.
 func TestBoundedJobToFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -84,6 +85,7 @@ operators:
 // real binary: savepoint and cancel mid-run, restore unchained at another
 // parallelism; the files hold every record exactly once.
 func TestChainedJobRestoresUnchained(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")

@@ -21,6 +21,7 @@ import (
 // A savepoint taken before the crash shows each side's state in savepoint
 // inspect.
 func TestJoinsSurviveKill9(t *testing.T) {
+	t.Parallel()
 	ls := joinref.NewStream(2500, 17, 1, 10*time.Millisecond, 200*time.Millisecond)
 	rs := joinref.NewStream(3000, 17, 2, 8*time.Millisecond, 200*time.Millisecond)
 	cases := []struct {

@@ -23,6 +23,7 @@ import (
 // every message, duplicates at most the messages unacknowledged at the
 // kill (≤ maxBacklog).
 func TestNATSQueueSurvivesKillDaemon(t *testing.T) {
+	t.Parallel()
 	srv, err := natsserver.Start(natsserver.Config{Listen: "127.0.0.1:0",
 		Streams: []natsserver.Stream{{Name: "q", Subjects: []string{"q.in"}}}})
 	require.NoError(t, err)
