@@ -23,6 +23,7 @@ import (
 // its copies; the output holds every record exactly once.
 func TestHAZombieOwnerCommitsNothing(t *testing.T) {
 	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 2)
 	broker, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0",
@@ -127,6 +128,7 @@ operators:
 // record exactly once.
 func TestHAEtcdMembersLost(t *testing.T) {
 	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 2)
 	c.start(0)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,18 @@ func (c *haCluster) add() *env {
 	c.daemons = append(c.daemons, e)
 	c.ports = append(c.ports, port)
 	return e
+}
+
+// haCPU lets one HA test run at a time (beside the other end-to-end
+// tests): each runs a 3-member etcd and several daemons, and two of them
+// at once on 2 cores starve etcd past the deadlines its leases and
+// elections assume ("claim new job: context deadline exceeded").
+var haCPU sync.Mutex
+
+// haOneAtATime holds haCPU until t ends; call it after t.Parallel.
+func haOneAtATime(t *testing.T) {
+	haCPU.Lock()
+	t.Cleanup(haCPU.Unlock)
 }
 
 func freePort(t *testing.T) int {

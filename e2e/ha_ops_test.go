@@ -17,6 +17,7 @@ import (
 // jobs to the other one with a savepoint, losing and repeating nothing.
 func TestHAOperationsThroughAnyDaemon(t *testing.T) {
 	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 2)
 	c.start(0)

@@ -30,6 +30,7 @@ const (
 // checkpoint to its local home.
 func TestHAFailoverOnS3(t *testing.T) {
 	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	srv := s3test.Start(t)
 	bucket := s3test.Bucket(t, srv)
