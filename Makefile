@@ -9,13 +9,14 @@ LDFLAGS := -X github.com/flinkgo/flinkgo/internal/cli.Version=$(VERSION)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flinkgo
 
-# The edit loop: every package's unit and connector tests with the race
-# detector, under -short (the crash sweeps and kill loops shorten or skip
-# themselves), without the end-to-end tests of the real binary (./e2e) and
-# the fault sweeps of ./internal/chaos. Under 2 minutes on 2 cores.
+# The edit loop: every package's unit and connector tests under -short
+# (crash sweeps and soak tests shorten or skip themselves), without the
+# race detector (it costs 5-10x; make test runs it), the end-to-end tests
+# of the real binary (./e2e) and the fault sweeps of ./internal/chaos.
+# Under 2 minutes on 2 cores.
 CHECK_PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/internal/chaos$$')
 check:
-	$(GO) test -race -short -count=1 -timeout 5m $(CHECK_PKGS)
+	$(GO) test -short -count=1 -timeout 5m $(CHECK_PKGS)
 
 # The whole suite: unit, connector, end-to-end (real binary) and fault
 # tests, with the race detector; ≤ 10 minutes on 2 cores. The end-to-end
