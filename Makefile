@@ -23,7 +23,7 @@ check:
 # tests mostly wait on daemons, so TEST_PARALLEL of them run at once
 # (t.Parallel). The fault tests' figures are printed at the end. The
 # fuzz targets are `make fuzz`, which .ci/run runs after this.
-TEST_PARALLEL ?= 6
+TEST_PARALLEL ?= 3
 test: build
 	@dir=$$(mktemp -d); start=$$(date +%s); \
 	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 14m ./... || { rm -rf $$dir; exit 1; }; \

@@ -69,16 +69,24 @@ func (c *haCluster) add() *env {
 	return e
 }
 
-// haCPU lets one HA test run at a time (beside the other end-to-end
-// tests): each runs a 3-member etcd and several daemons, and two of them
-// at once on 2 cores starve etcd past the deadlines its leases and
-// elections assume ("claim new job: context deadline exceeded").
-var haCPU sync.Mutex
+// haCPU and killLoopCPU each let one test of their kind run at a time,
+// beside the other end-to-end tests. An HA test runs a 3-member etcd and
+// several daemons: two at once on 2 cores starve etcd past the deadlines
+// its leases and elections assume ("claim new job: context deadline
+// exceeded"). A kill loop keeps a daemon restarting for minutes: two at
+// once slow each other's recovery past their consumers' waits.
+var haCPU, killLoopCPU sync.Mutex
 
 // haOneAtATime holds haCPU until t ends; call it after t.Parallel.
-func haOneAtATime(t *testing.T) {
-	haCPU.Lock()
-	t.Cleanup(haCPU.Unlock)
+func haOneAtATime(t *testing.T) { oneAtATime(t, &haCPU) }
+
+// killLoopOneAtATime holds killLoopCPU until t ends; call it after
+// t.Parallel.
+func killLoopOneAtATime(t *testing.T) { oneAtATime(t, &killLoopCPU) }
+
+func oneAtATime(t *testing.T, mu *sync.Mutex) {
+	mu.Lock()
+	t.Cleanup(mu.Unlock)
 }
 
 func freePort(t *testing.T) int {

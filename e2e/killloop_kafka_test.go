@@ -49,6 +49,7 @@ func verifyTopic(t *testing.T, e *env, addr, topic string) verify.Report {
 // reader must find every record exactly once.
 func TestKillLoopKafkaToKafkaExactlyOnce(t *testing.T) {
 	t.Parallel()
+	killLoopOneAtATime(t)
 	start := time.Now()
 	plan := txnChaosPlan()
 	l := newKillLoop(t, 0x74786e, kafkabroker.Config{Nodes: 3,

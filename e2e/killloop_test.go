@@ -399,6 +399,7 @@ func (l *killLoop) summary() string {
 // stopped and its finished files must hold every record exactly once.
 func TestKillLoopKafkaToFilesExactlyOnce(t *testing.T) {
 	t.Parallel()
+	killLoopOneAtATime(t)
 	start := time.Now()
 	plan := chaosPlan()
 	const topic = "seq"

@@ -246,6 +246,7 @@ func TestSavepointRelocationS3AndLocal(t *testing.T) {
 // multipart upload is left behind.
 func TestKillLoopOnS3ExactlyOnce(t *testing.T) {
 	t.Parallel()
+	killLoopOneAtATime(t)
 	start := time.Now()
 	kills, records := 20, int64(40_000)
 	if os.Getenv("FLINKGO_CHAOS") == "long" {
