@@ -14,6 +14,7 @@ import (
 // A bounded datagen → file job ends FINISHED with exactly its records in
 // finished files; an unbounded one without checkpointing is refused.
 func TestBoundedJobToFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -83,6 +84,8 @@ operators:
 // A chained job (filter and map on the source's goroutine) through the
 // real binary: savepoint and cancel mid-run, restore unchained at another
 // parallelism; the files hold every record exactly once.
+// Sequential (no t.Parallel): the bounded job must still run when the
+// savepoint is taken.
 func TestChainedJobRestoresUnchained(t *testing.T) {
 	e := newEnv(t)
 	e.startDaemon()
@@ -107,7 +110,8 @@ operators:
 		chained[op.UID] = op.ChainedTo
 	}
 	require.Equal(t, map[string]string{"gen": "", "all": "gen", "wide": "gen", "files": ""}, chained)
-	time.Sleep(time.Second)
+	// Mid-run: a checkpoint has committed part of the output.
+	require.True(t, waitFor(10*time.Second, func() bool { c := e.info(id).Checkpoints; return c != nil && c.Completed > 0 }), "no checkpoint")
 	sp := e.mustRun("savepoint", id)
 	e.mustRun("cancel", id)
 	e.waitState(id, api.StateCanceled, 10*time.Second)

@@ -22,6 +22,8 @@ import (
 // their work. It must publish no checkpoint and commit nothing, and stop
 // its copies; the output holds every record exactly once.
 func TestHAZombieOwnerCommitsNothing(t *testing.T) {
+	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 2)
 	broker, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0",
@@ -125,6 +127,8 @@ operators:
 // committed; when they return, the job resumes and finishes with every
 // record exactly once.
 func TestHAEtcdMembersLost(t *testing.T) {
+	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 2)
 	c.start(0)

@@ -16,6 +16,8 @@ import (
 // cancel are forwarded to the owner; and `daemon drain` moves a daemon's
 // jobs to the other one with a savepoint, losing and repeating nothing.
 func TestHAOperationsThroughAnyDaemon(t *testing.T) {
+	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 2)
 	c.start(0)

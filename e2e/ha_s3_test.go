@@ -29,6 +29,8 @@ const (
 // exactly once, no multipart upload is left open, and no daemon wrote a
 // checkpoint to its local home.
 func TestHAFailoverOnS3(t *testing.T) {
+	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	srv := s3test.Start(t)
 	bucket := s3test.Bucket(t, srv)

@@ -20,6 +20,8 @@ import (
 // checkpoint, and the committed results equal the reference, each once.
 // A savepoint taken before the crash shows each side's state in savepoint
 // inspect.
+// Sequential (no t.Parallel): the three bounded jobs must still run when
+// every one has checkpointed, which a loaded machine can outlast.
 func TestJoinsSurviveKill9(t *testing.T) {
 	ls := joinref.NewStream(2500, 17, 1, 10*time.Millisecond, 200*time.Millisecond)
 	rs := joinref.NewStream(3000, 17, 2, 8*time.Millisecond, 200*time.Millisecond)

@@ -398,6 +398,8 @@ func (l *killLoop) summary() string {
 // its data a few times while the daemon is down. In the end the job is
 // stopped and its finished files must hold every record exactly once.
 func TestKillLoopKafkaToFilesExactlyOnce(t *testing.T) {
+	t.Parallel()
+	killLoopOneAtATime(t)
 	start := time.Now()
 	plan := chaosPlan()
 	const topic = "seq"

@@ -22,6 +22,8 @@ import (
 // default ackWait (5s: seconds, not NATS's 30s); the finished files hold
 // every message, duplicates at most the messages unacknowledged at the
 // kill (≤ maxBacklog).
+// Sequential (no t.Parallel): it bounds the redelivery after the kill by
+// wall time.
 func TestNATSQueueSurvivesKillDaemon(t *testing.T) {
 	srv, err := natsserver.Start(natsserver.Config{Listen: "127.0.0.1:0",
 		Streams: []natsserver.Stream{{Name: "q", Subjects: []string{"q.in"}}}})

@@ -33,6 +33,7 @@ operators:
 // own spec file (submitted by a relative path from another directory), and
 // that command, pasted, works; run -s without a file says what is missing.
 func TestRestoreCommandsNameTheJobFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	work := filepath.Join(e.home, "work")
@@ -87,6 +88,7 @@ func (e *env) waitCheckpoint(id string) {
 // prefix that names no job are "not found" (4), and so is an ambiguous
 // prefix, which lists the jobs it matches.
 func TestExitCodesNotFoundAndAmbiguous(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	missing := filepath.Join(e.home, "nonexist.yaml")
@@ -122,6 +124,7 @@ func TestExitCodesNotFoundAndAmbiguous(t *testing.T) {
 // are [] rather than null, an error is JSON on stderr (with the exit code
 // unchanged), and savepoint inspect prints for people, not Go syntax.
 func TestJSONOutputConventions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	spec := e.writeSpec("j.yaml", `
@@ -212,6 +215,7 @@ func requireConventions(t *testing.T, what, out string) {
 // minute; flinkgo stop rolls the in-progress parts, so once it returns
 // everything the sink received is in finished files.
 func TestStopShowsTheFileSinkOutput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -245,6 +249,7 @@ operators:
 // reason; no restart is spent (the default strategy with checkpointing
 // restarts without limit).
 func TestConfigurationErrorsFailAtStart(t *testing.T) {
+	t.Parallel()
 	kb := broker(t, "flink-test", 1)
 	ns, err := natsserver.Start(natsserver.Config{Listen: "127.0.0.1:0", Streams: []natsserver.Stream{{Name: "q", Subjects: []string{"q.in"}}}})
 	require.NoError(t, err)
@@ -321,6 +326,7 @@ operators:
 // job FAILED naming it, instead of restarting forever; onError: skip goes
 // past it and counts it in info.
 func TestPoisonRecordEndsTheJob(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	spec := func(onError string) string {

@@ -39,6 +39,7 @@ type refusal struct {
 }
 
 func TestOneOutputDirectoryOneOwner(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
@@ -119,6 +120,7 @@ var requestIDHint = regexp.MustCompile(`--request-id ([0-9a-f]+)`)
 // ask again; asked again with that id, the restarted daemon answers with
 // the job it created instead of creating a second one.
 func TestSubmitRetryReturnsTheSameJob(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")

@@ -18,6 +18,7 @@ import (
 // with the machine is moved: the broker's port, /tmp and $HOME; the
 // flinkgo on PATH is the binary under test.
 func TestReadmeByHand(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(raw), "<!-- by-hand:begin")

@@ -136,6 +136,7 @@ func (s *s3Env) waitRecords(prefix string, n int64) *verify.Report {
 // bucket: savepoint → cancel → run -s s3://… → stop; the output, read with
 // an independent S3 client, holds every idx exactly once.
 func TestSavepointExperimentOnS3(t *testing.T) {
+	t.Parallel()
 	s := newS3Env(t)
 	b := broker(t, "flink-test", 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -200,6 +201,7 @@ operators:
 // copied into the bucket, too. Each restore continues the output without
 // gap or duplicate.
 func TestSavepointRelocationS3AndLocal(t *testing.T) {
+	t.Parallel()
 	s := newS3Env(t)
 	s.startDaemon()
 	for _, c := range []struct{ name, target string }{{"s3-to-local", s.url("sp1")}, {"local-to-s3", filepath.Join(s.home, "sp2")}} {
@@ -243,6 +245,8 @@ func TestSavepointRelocationS3AndLocal(t *testing.T) {
 // with an independent S3 client, holds every record exactly once, and no
 // multipart upload is left behind.
 func TestKillLoopOnS3ExactlyOnce(t *testing.T) {
+	t.Parallel()
+	killLoopOneAtATime(t)
 	start := time.Now()
 	kills, records := 20, int64(40_000)
 	if os.Getenv("FLINKGO_CHAOS") == "long" {

@@ -24,6 +24,7 @@ operators:
 `
 
 func TestSavepointLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	spec := e.writeSpec("stateful.yaml", statefulSpec)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// JobSpec is a job as the user wrote it (the README's "Job spec").
+// JobSpec is a job as the user wrote it (docs/job-spec.md).
 type JobSpec struct {
 	Name            string          `yaml:"name" json:"name"`
 	Parallelism     int             `yaml:"parallelism" json:"parallelism,omitempty"`

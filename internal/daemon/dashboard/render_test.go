@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"os"
 	"os/exec"
 	"testing"
 
@@ -9,11 +10,15 @@ import (
 
 // render runs check (JavaScript, printing with console.log) against the
 // page's scripts in node with a minimal DOM (testdata/dom.js). Skipped
-// without node, as the browser tests are without chromium.
+// without node, as the browser tests are without chromium, unless
+// FLINKGO_REQUIRE_BROWSER is set (CI installs both).
 func render(t *testing.T, check string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if os.Getenv("FLINKGO_REQUIRE_BROWSER") != "" {
+			t.Fatal("node not installed (apt-get install nodejs) and FLINKGO_REQUIRE_BROWSER is set")
+		}
 		t.Skip("node not installed")
 	}
 	out, err := exec.Command(node, "testdata/dom.js", "assets", check).CombinedOutput()

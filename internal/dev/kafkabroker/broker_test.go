@@ -340,16 +340,16 @@ func TestClose(t *testing.T) {
 	assert.Error(t, err, "no longer listening")
 }
 
-// TestReaderThroughput measures the raw kafka-go Reader loop against this
+// BenchmarkReaderThroughput measures the raw kafka-go Reader loop against this
 // broker (DESIGN §11 expects ~0.7M records/s of ~14 bytes on 2 cores). The
 // read loop is timed without Close, which waits out the fetch in flight.
-func TestReaderThroughput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("throughput measurement")
+func BenchmarkReaderThroughput(b *testing.B) {
+	if raceEnabled {
+		b.Skip("throughput measurement: not under -race")
 	}
 	const n = 200_000
-	b := startBroker(t, Config{Listen: "127.0.0.1:0", Topics: []Topic{{Name: "t", Partitions: 1}}})
-	produceBulk(t, b.Addr(), "t", n)
+	br := startBroker(b, Config{Listen: "127.0.0.1:0", Topics: []Topic{{Name: "t", Partitions: 1}}})
+	produceBulk(b, br.Addr(), "t", n)
 
 	for _, cfg := range []struct {
 		name string
@@ -359,18 +359,18 @@ func TestReaderThroughput(t *testing.T) {
 		{"defaults (MaxBytes=1MB QueueCapacity=100)", kafka.ReaderConfig{}},
 	} {
 		rc := cfg.rc
-		rc.Brokers, rc.Topic, rc.MaxWait = []string{b.Addr()}, "t", readerMaxWait
+		rc.Brokers, rc.Topic, rc.MaxWait = []string{br.Addr()}, "t", readerMaxWait
 		r := kafka.NewReader(rc)
-		require.NoError(t, r.SetOffset(0))
+		require.NoError(b, r.SetOffset(0))
 		start := time.Now()
 		for range n {
 			_, err := r.FetchMessage(context.Background())
-			require.NoError(t, err)
+			require.NoError(b, err)
 		}
 		elapsed := time.Since(start)
 		stats := r.Stats()
-		require.NoError(t, r.Close())
-		t.Logf("kafka-go Reader %s: %d records in %v = %.0f records/s (%d fetches)",
+		require.NoError(b, r.Close())
+		b.Logf("kafka-go Reader %s: %d records in %v = %.0f records/s (%d fetches)",
 			cfg.name, n, elapsed.Round(time.Millisecond), n/elapsed.Seconds(), stats.Fetches)
 	}
 }
@@ -380,7 +380,7 @@ const readerMaxWait = 200 * time.Millisecond
 // --- helpers: kafka-go clients, each with its own transport so that no
 // pooled connection outlives the test (goleak).
 
-func startBroker(t *testing.T, cfg Config) *Broker {
+func startBroker(t testing.TB, cfg Config) *Broker {
 	t.Helper()
 	b, err := Start(cfg)
 	require.NoError(t, err)
@@ -398,7 +398,7 @@ func produce(t *testing.T, addr, topic string, partition, first, n int) {
 	writeMessages(t, addr, topic, partition, msgs)
 }
 
-func produceBulk(t *testing.T, addr, topic string, n int) {
+func produceBulk(t testing.TB, addr, topic string, n int) {
 	t.Helper()
 	msgs := make([]kafka.Message, n)
 	for i := range msgs {
@@ -407,7 +407,7 @@ func produceBulk(t *testing.T, addr, topic string, n int) {
 	writeMessages(t, addr, topic, 0, msgs)
 }
 
-func writeMessages(t *testing.T, addr, topic string, partition int, msgs []kafka.Message) {
+func writeMessages(t testing.TB, addr, topic string, partition int, msgs []kafka.Message) {
 	t.Helper()
 	tr := &kafka.Transport{}
 	defer tr.CloseIdleConnections()

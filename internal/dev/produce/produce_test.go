@@ -171,26 +171,28 @@ func TestRunBrokerUnreachable(t *testing.T) {
 	assert.Contains(t, err.Error(), "read metadata")
 }
 
-func TestRunUnlimitedThroughput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("throughput measurement")
+// BenchmarkRunUnlimited measures dev produce without a rate limit, into 1
+// and 4 partitions of the embedded broker.
+func BenchmarkRunUnlimited(b *testing.B) {
+	if raceEnabled {
+		b.Skip("throughput measurement: not under -race")
 	}
 	const n = 500_000
 	for _, partitions := range []int{1, 4} {
-		addr := startBroker(t, kafkabroker.Topic{Name: "t", Partitions: partitions})
+		addr := startBroker(b, kafkabroker.Topic{Name: "t", Partitions: partitions})
 		start := time.Now()
 		sent, err := Run(context.Background(), Config{Brokers: []string{addr}, Topic: "t", Count: n})
-		require.NoError(t, err)
-		require.Equal(t, int64(n), sent)
+		require.NoError(b, err)
+		require.Equal(b, int64(n), sent)
 		elapsed := time.Since(start)
-		t.Logf("unlimited, %d partitions: %d records in %v = %.0f records/s",
+		b.Logf("unlimited, %d partitions: %d records in %v = %.0f records/s",
 			partitions, n, elapsed.Round(time.Millisecond), n/elapsed.Seconds())
 	}
 }
 
 // --- helpers
 
-func startBroker(t *testing.T, topics ...kafkabroker.Topic) string {
+func startBroker(t testing.TB, topics ...kafkabroker.Topic) string {
 	t.Helper()
 	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", Topics: topics})
 	require.NoError(t, err)

@@ -17,9 +17,9 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
-func skipPerf(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("performance figures: not under -short or -race")
+func skipPerf(t testing.TB) {
+	if raceEnabled {
+		t.Skip("performance figures: not under -race")
 	}
 }
 
@@ -39,43 +39,43 @@ operators:
 	return float64(n) / time.Since(start).Seconds()
 }
 
-// TestThroughputReport compares datagen → file with datagen → discard in
+// BenchmarkFileVsDiscard compares datagen → file with datagen → discard in
 // the same run (the goal: file ≥ 50% of discard and ≥ 2 M
 // records/s), alternating the two three times and keeping each one's best.
-func TestThroughputReport(t *testing.T) {
-	skipPerf(t)
+func BenchmarkFileVsDiscard(b *testing.B) {
+	skipPerf(b)
 	const n = 6_000_000
 	var file, discard float64
 	for range 3 {
-		discard = max(discard, pipelineRate(t, n, "type: discard"))
-		dir := t.TempDir()
-		file = max(file, pipelineRate(t, n, fmt.Sprintf("type: file, path: %q", dir)))
-		requireExactlyOnce(t, dir, nil, n)
+		discard = max(discard, pipelineRate(b, n, "type: discard"))
+		dir := b.TempDir()
+		file = max(file, pipelineRate(b, n, fmt.Sprintf("type: file, path: %q", dir)))
+		requireExactlyOnce(b, dir, nil, n)
 	}
-	t.Logf("datagen→discard %.2f M records/s, datagen→file %.2f M records/s: ratio %.0f%%",
+	b.Logf("datagen→discard %.2f M records/s, datagen→file %.2f M records/s: ratio %.0f%%",
 		discard/1e6, file/1e6, 100*file/discard)
 }
 
-// TestCommitCostReport measures on the real disk the median time to
+// BenchmarkCommitCost measures on the real disk the median time to
 // pre-commit and commit a checkpoint that finalizes 1, 10 and 100 parts.
-func TestCommitCostReport(t *testing.T) {
-	skipPerf(t)
+func BenchmarkCommitCost(b *testing.B) {
+	skipPerf(b)
 	for _, n := range []int{1, 10, 100} {
 		var pre, commitSpread, commitOne []time.Duration
 		for range 9 {
-			p, c := commitCost(t, n, true)
+			p, c := commitCost(b, n, true)
 			pre, commitSpread = append(pre, p), append(commitSpread, c)
-			_, c = commitCost(t, n, false)
+			_, c = commitCost(b, n, false)
 			commitOne = append(commitOne, c)
 		}
-		t.Logf("%3d part files: pre-commit (flush+fsync+close each, fsync of %d new bucket dirs) median %v; commit (rename each, fsync of %d dirs) median %v; in one bucket (one dir fsync) median %v",
+		b.Logf("%3d part files: pre-commit (flush+fsync+close each, fsync of %d new bucket dirs) median %v; commit (rename each, fsync of %d dirs) median %v; in one bucket (one dir fsync) median %v",
 			n, n, median(pre), n, median(commitSpread), median(commitOne))
 	}
 }
 
 // commitCost writes one record into each of n parts (in n buckets, or
 // rolled by size in one bucket) and times PreCommit and Commit.
-func commitCost(t *testing.T, n int, spread bool) (pre, commit time.Duration) {
+func commitCost(t testing.TB, n int, spread bool) (pre, commit time.Duration) {
 	cfg := Config{Dir: t.TempDir(), Parallelism: 1, Policy: Policy{MaxPartSize: 1 << 30,
 		RolloverInterval: time.Hour, InactivityInterval: time.Hour, OnCheckpoint: true}, MaxOpen: 1000}
 	if !spread {

@@ -62,7 +62,7 @@ func (h *faultHook) fired() map[string]int {
 
 // requireExactlyOnce checks, with the independent checker reading only
 // finished files, that the output holds 1..n exactly once.
-func requireExactlyOnce(t *testing.T, dir string, fsys fs.FS, n int64) *verify.Report {
+func requireExactlyOnce(t testing.TB, dir string, fsys fs.FS, n int64) *verify.Report {
 	t.Helper()
 	r, err := verify.Run(verify.Options{Path: dir, Field: "idx", FS: fsys})
 	require.NoError(t, err)

@@ -13,18 +13,18 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
-// TestSourceThroughput compares the kafka source (→ discard, bounded) with
+// BenchmarkSourceVsReaderLoop compares the kafka source (→ discard, bounded) with
 // a plain kafka-go Reader loop over the same records of the same broker, in
 // the same run (DESIGN §11: report ratios against the raw library loop).
-// Run it with: go test -run Throughput -v ./pkg/connectors/kafka/
-func TestSourceThroughput(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("throughput measurement (not under -short or -race)")
+// Run it with: go test -run '^$' -bench SourceVsReaderLoop -benchtime 1x ./pkg/connectors/kafka/
+func BenchmarkSourceVsReaderLoop(b *testing.B) {
+	if raceEnabled {
+		b.Skip("throughput measurement: not under -race")
 	}
 	const n = 1_000_000
-	b := startBroker(t, "one:1", "four:4")
+	br := startBroker(b, "one:1", "four:4")
 	for _, topic := range []string{"one", "four"} {
-		produceIdx(t, b.Addr(), topic, 1, n)
+		produceIdx(b, br.Addr(), topic, 1, n)
 	}
 	for _, tc := range []struct {
 		topic string
@@ -32,23 +32,23 @@ func TestSourceThroughput(t *testing.T) {
 	}{{"one", 1}, {"four", 1}, {"four", 2}} {
 		var reader, tuned, source, json float64
 		for range 3 { // best of three, alternating
-			reader = max(reader, readerLoop(t, b.Addr(), tc.topic, n, kafka.ReaderConfig{}))
-			tuned = max(tuned, readerLoop(t, b.Addr(), tc.topic, n, kafka.ReaderConfig{MinBytes: 1, MaxBytes: 10 << 20, QueueCapacity: 100_000}))
-			source = max(source, sourceRun(t, b.Addr(), tc.topic, n, tc.par, "raw"))
-			json = max(json, sourceRun(t, b.Addr(), tc.topic, n, tc.par, "json"))
+			reader = max(reader, readerLoop(b, br.Addr(), tc.topic, n, kafka.ReaderConfig{}))
+			tuned = max(tuned, readerLoop(b, br.Addr(), tc.topic, n, kafka.ReaderConfig{MinBytes: 1, MaxBytes: 10 << 20, QueueCapacity: 100_000}))
+			source = max(source, sourceRun(b, br.Addr(), tc.topic, n, tc.par, "raw"))
+			json = max(json, sourceRun(b, br.Addr(), tc.topic, n, tc.par, "json"))
 		}
-		t.Logf("topic %s (%d records of ~14 bytes), source parallelism %d:", tc.topic, n, tc.par)
-		t.Logf("  kafka-go Reader loop (defaults):          %9.0f records/s", reader)
-		t.Logf("  kafka-go Reader loop (MaxBytes 10MB, queue 100k): %9.0f records/s", tuned)
-		t.Logf("  kafka source → discard (format raw):      %9.0f records/s  ratio %.2f / %.2f", source, source/reader, source/tuned)
-		t.Logf("  kafka source → discard (format json):     %9.0f records/s  ratio %.2f / %.2f", json, json/reader, json/tuned)
+		b.Logf("topic %s (%d records of ~14 bytes), source parallelism %d:", tc.topic, n, tc.par)
+		b.Logf("  kafka-go Reader loop (defaults):          %9.0f records/s", reader)
+		b.Logf("  kafka-go Reader loop (MaxBytes 10MB, queue 100k): %9.0f records/s", tuned)
+		b.Logf("  kafka source → discard (format raw):      %9.0f records/s  ratio %.2f / %.2f", source, source/reader, source/tuned)
+		b.Logf("  kafka source → discard (format json):     %9.0f records/s  ratio %.2f / %.2f", json, json/reader, json/tuned)
 	}
 }
 
 // readerLoop reads the n records of topic with a plain FetchMessage loop,
 // one partition after the other (a Reader over a whole topic needs a
 // consumer group); it returns records/s.
-func readerLoop(t *testing.T, addr, topic string, n int, rc kafka.ReaderConfig) float64 {
+func readerLoop(t testing.TB, addr, topic string, n int, rc kafka.ReaderConfig) float64 {
 	t.Helper()
 	conn, err := kafka.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func readerLoop(t *testing.T, addr, topic string, n int, rc kafka.ReaderConfig) 
 	return float64(per*len(parts)) / elapsed.Seconds()
 }
 
-func sourceRun(t *testing.T, addr, topic string, n, par int, format string) float64 {
+func sourceRun(t testing.TB, addr, topic string, n, par int, format string) float64 {
 	t.Helper()
 	start := time.Now()
 	j := runtimetest.Start(t, fmt.Sprintf(`

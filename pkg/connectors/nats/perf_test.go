@@ -24,36 +24,36 @@ func perfCount() int {
 	return 600_000
 }
 
-// TestThroughputQueueVsPlainClient compares, on one server and one
+// BenchmarkQueueVsPlainClient compares, on one server and one
 // stream, a plain nats.go pull consumer that acks in batches of 500 with
 // a flinkgo job (queue source, at-least-once, 1s checkpoints → discard).
 // Both read the same messages through their own durable consumer; each
 // is timed until it has received every message and the server has every
 // ack. It prints records/s and the ratio (goal ≥ 0.7).
-func TestThroughputQueueVsPlainClient(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("throughput comparison: not under -short or -race")
+func BenchmarkQueueVsPlainClient(b *testing.B) {
+	if raceEnabled {
+		b.Skip("throughput comparison: not under -race")
 	}
 	n := perfCount()
-	srv := startServer(t, "perf:perf.in")
+	srv := startServer(b, "perf:perf.in")
 	began := time.Now()
 	sent, err := natsserver.Produce(context.Background(), natsserver.ProduceConfig{URL: srv.URL(), Subject: "perf.in", Count: int64(n)})
-	require.NoError(t, err)
-	t.Logf("produced %d messages in %s", sent, time.Since(began).Round(time.Millisecond))
-	c := connect(t, srv.URL())
+	require.NoError(b, err)
+	b.Logf("produced %d messages in %s", sent, time.Since(began).Round(time.Millisecond))
+	c := connect(b, srv.URL())
 	// Two rounds, alternating, each reader through a new durable; the
 	// best round of each counts (the machine's noise is one-sided).
 	var plain, job [2]timing
 	for round := range 2 {
-		plain[round] = plainPull(t, c, fmt.Sprintf("plain%d", round), n)
-		job[round] = jobPull(t, srv.URL(), c, fmt.Sprintf("flinkgo%d", round), n)
-		t.Logf("round %d: plain nats.go pull consumer, acks in batches of 500: %s", round+1, plain[round].report(n))
-		t.Logf("round %d: flinkgo queue source (at-least-once, 1s checkpoints) → discard: %s", round+1, job[round].report(n))
+		plain[round] = plainPull(b, c, fmt.Sprintf("plain%d", round), n)
+		job[round] = jobPull(b, srv.URL(), c, fmt.Sprintf("flinkgo%d", round), n)
+		b.Logf("round %d: plain nats.go pull consumer, acks in batches of 500: %s", round+1, plain[round].report(n))
+		b.Logf("round %d: flinkgo queue source (at-least-once, 1s checkpoints) → discard: %s", round+1, job[round].report(n))
 	}
 	p, f := best(plain), best(job)
-	t.Logf("records/s until every message was received and acknowledged: plain %.0f, flinkgo %.0f: ratio %.2f (goal ≥ 0.7)",
+	b.Logf("records/s until every message was received and acknowledged: plain %.0f, flinkgo %.0f: ratio %.2f (goal ≥ 0.7)",
 		float64(n)/p.acked.Seconds(), float64(n)/f.acked.Seconds(), p.acked.Seconds()/f.acked.Seconds())
-	t.Logf("records/s while receiving (flinkgo defers its acks to the checkpoints): plain %.0f, flinkgo %.0f: ratio %.2f",
+	b.Logf("records/s while receiving (flinkgo defers its acks to the checkpoints): plain %.0f, flinkgo %.0f: ratio %.2f",
 		float64(n)/p.received.Seconds(), float64(n)/f.received.Seconds(), p.received.Seconds()/f.received.Seconds())
 }
 
@@ -75,7 +75,7 @@ func best(ts [2]timing) timing {
 
 const perfBacklog = 400_000
 
-func plainPull(t *testing.T, c *client, durable string, n int) timing {
+func plainPull(t testing.TB, c *client, durable string, n int) timing {
 	ctx := context.Background()
 	st, err := c.js.Stream(ctx, "perf")
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func plainPull(t *testing.T, c *client, durable string, n int) timing {
 	return timing{received: received, acked: time.Since(start)}
 }
 
-func jobPull(t *testing.T, url string, c *client, durable string, n int) timing {
+func jobPull(t testing.TB, url string, c *client, durable string, n int) timing {
 	start := time.Now()
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: perf
@@ -125,7 +125,7 @@ operators:
 }
 
 // waitAcked waits until the server has every message of durable acked.
-func waitAcked(t *testing.T, c *client, durable string, n int) {
+func waitAcked(t testing.TB, c *client, durable string, n int) {
 	runtimetest.WaitUntil(t, waitFor, durable+" acked", func() bool {
 		info := c.consumer(t, "perf", durable)
 		return info.AckFloor.Consumer >= uint64(n) && info.NumAckPending == 0

@@ -30,6 +30,9 @@ import (
 // grows with the input is about 1.5 times as large in the last third as in
 // the second; bounded state is about the same.
 func TestQueryStateIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2.4 M events through six queries: not under -short (make check)")
+	}
 	cases := []struct {
 		q         string
 		eventRate int // event time: the run is events / eventRate seconds of it

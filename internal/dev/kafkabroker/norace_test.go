@@ -1,0 +1,5 @@
+//go:build !race
+
+package kafkabroker
+
+const raceEnabled = false

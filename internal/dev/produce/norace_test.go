@@ -1,0 +1,5 @@
+//go:build !race
+
+package produce
+
+const raceEnabled = false
