@@ -84,7 +84,6 @@ bench: build
 	$(GO) run ./scripts/habench -bin $(BIN)
 	./scripts/bench-nexmark.sh
 	$(GO) run ./scripts/endedjobs -bin $(BIN)
-	$(GO) run ./scripts/endedjobs -bin $(BIN)
 
 lint:
 	$(GO) vet ./...
