@@ -54,7 +54,7 @@ operators:
 	assert.Positive(t, pending, "the savepoint holds pre-committed transactions")
 	g, err := engine.Compile(runtimetest.Registry(t, testTypes), "job.yaml", []byte(spec), engine.Defaults{})
 	require.NoError(t, err)
-	plan := engine.PlanRestore(g, r, false)
+	plan := engine.PlanRestore(g, r, engine.RestoreOptions{})
 	require.Len(t, plan.Warnings, 1)
 	assert.Contains(t, plan.Warnings[0], `operator "out"`)
 	assert.Contains(t, plan.Warnings[0], "may have expired")
