@@ -14,7 +14,7 @@ import (
 )
 
 // The HA block of docs/high-availability.md (between the ha-block
-// markers), run as written, as TestReadmeByHand runs the README's by-hand
+// markers), run as written, as TestByHandBlockTwice runs the README's by-hand
 // block: a user pastes it into one shell. etcd and three daemons run in
 // the background with log files, `list` gives the owner's pid, the owner
 // is killed and the job is RUNNING on another daemon, asked through a

@@ -3,6 +3,9 @@
 # daemon. The caller sets WORK (mktemp -d) first.
 BIN=${BIN:-$PWD/bin/flinkgo}
 export FLINKGO_HOME=$WORK/home
+# The demo checks its jobs itself (dev verify): run need not watch each
+# start for a failure (--wait-running), which would add 2 s a job.
+export FLINKGO_WAIT_RUNNING=0
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
