@@ -114,13 +114,19 @@ func TestDashboardGraphChartsAndOutput(t *testing.T) {
 
 	// The output pane shows what the print sink wrote.
 	b.waitTrue("the output pane", `(document.querySelector('#output')?.tagName || '') === 'PRE'`)
-	out, err := os.ReadFile(filepath.Join(e.home, "jobs", id, "job.out"))
-	require.NoError(t, err)
-	printed := map[string]bool{}
-	for _, l := range strings.Split(string(out), "\n") {
-		printed[l] = true
-	}
+	// The pane first, then the files: the job prints on meanwhile, so
+	// every line the pane shows is in job.out or (rotated) job.out.1 by then.
 	pane := eval[string](b, `document.querySelector('#output').textContent`)
+	printed := map[string]bool{}
+	for _, name := range []string{"job.out", "job.out.1"} {
+		out, err := os.ReadFile(filepath.Join(e.home, "jobs", id, name))
+		if name == "job.out" {
+			require.NoError(t, err)
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			printed[l] = true
+		}
+	}
 	lines := strings.Split(pane, "\n")
 	require.NotEmpty(t, lines)
 	for _, l := range lines {

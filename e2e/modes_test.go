@@ -114,7 +114,7 @@ operators:
 			require.LessOrEqual(t, fi.Size(), int64(64<<10), en.Name())
 		}
 	}
-	require.Equal(t, []string{"job.json", "job.out", "job.out.1"}, names)
+	require.Equal(t, []string{"events.json", "job.json", "job.out", "job.out.1"}, names) // events.json: the job's state-change journal
 	last, err := os.ReadFile(filepath.Join(dir, "job.out"))
 	require.NoError(t, err)
 	require.True(t, strings.HasSuffix(string(last), "{\"idx\": 50000}\n"), "job.out holds the latest lines")
