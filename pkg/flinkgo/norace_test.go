@@ -1,0 +1,5 @@
+//go:build !race
+
+package flinkgo_test
+
+const raceEnabled = false
