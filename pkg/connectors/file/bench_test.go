@@ -76,12 +76,12 @@ func BenchmarkCommitCost(b *testing.B) {
 // commitCost writes one record into each of n parts (in n buckets, or
 // rolled by size in one bucket) and times PreCommit and Commit.
 func commitCost(t testing.TB, n int, spread bool) (pre, commit time.Duration) {
-	cfg := Config{Dir: t.TempDir(), Parallelism: 1, Policy: Policy{MaxPartSize: 1 << 30,
+	cfg := config{Dir: t.TempDir(), Parallelism: 1, Policy: policy{MaxPartSize: 1 << 30,
 		RolloverInterval: time.Hour, InactivityInterval: time.Hour, OnCheckpoint: true}, MaxOpen: 1000}
 	if !spread {
 		cfg.Policy.MaxPartSize = 1
 	}
-	w := NewWriter(vfs.Default, cfg, zerolog.Nop(), nil)
+	w := newWriter(vfs.Default, cfg, zerolog.Nop(), nil)
 	require.NoError(t, w.Start())
 	now := time.Now()
 	r := &runtime.Record{Value: []byte(`{"idx": 1}`)}
@@ -116,7 +116,7 @@ func median(d []time.Duration) time.Duration {
 // BenchmarkFileSinkWrite measures the writer's per-record cost (line
 // format, one bucket, real disk).
 func BenchmarkFileSinkWrite(b *testing.B) {
-	w := NewWriter(vfs.Default, Config{Dir: b.TempDir(), Parallelism: 1}, zerolog.Nop(), nil)
+	w := newWriter(vfs.Default, config{Dir: b.TempDir(), Parallelism: 1}, zerolog.Nop(), nil)
 	require.NoError(b, w.Start())
 	r := &runtime.Record{Value: []byte(`{"idx": 1234567}`)}
 	now := time.Now()

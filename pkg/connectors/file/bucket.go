@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// DefaultBucket is Flink's DateTimeBucketAssigner default format.
-const DefaultBucket = "yyyy-MM-dd--HH"
+// defaultBucket is Flink's DateTimeBucketAssigner default format.
+const defaultBucket = "yyyy-MM-dd--HH"
 
-// Bucketer assigns a record to a bucket: a directory below the sink's path
+// bucketer assigns a record to a bucket: a directory below the sink's path
 // named by formatting a time (Flink's DateTimeBucketAssigner). The zero
 // Bucketer (bucket: none) puts every record into the path itself.
 //
 // The pattern is kept as segments (literal text and Go layout elements),
 // so literal text of a Java pattern can never be read as a Go layout
 // element. Not safe for concurrent use (it caches the last bucket).
-type Bucketer struct {
+type bucketer struct {
 	segs []segment
 	loc  *time.Location
 	// Kind is "none", "go" or "java": how the pattern was read.
@@ -37,20 +37,20 @@ type segment struct {
 	layout string // a Go layout element
 }
 
-// NewBucketer reads spec: "none", a Go time layout ("2006-01-02--15") or
+// newBucketer reads spec: "none", a Go time layout ("2006-01-02--15") or
 // a Java SimpleDateFormat pattern ("yyyy-MM-dd--HH"); which one it is is
 // detected (see isJavaPattern). Buckets are formatted in loc.
-func NewBucketer(spec string, loc *time.Location) (*Bucketer, error) {
+func newBucketer(spec string, loc *time.Location) (*bucketer, error) {
 	if loc == nil {
 		loc = time.Local
 	}
-	b := &Bucketer{loc: loc, lastSec: -1 << 62}
+	b := &bucketer{loc: loc, lastSec: -1 << 62}
 	switch {
 	case spec == "none":
 		b.Kind = "none"
 		return b, nil
 	case strings.TrimSpace(spec) == "":
-		return nil, fmt.Errorf(`is empty; write a pattern such as %q, a Go layout such as "2006-01-02--15", or none`, DefaultBucket)
+		return nil, fmt.Errorf(`is empty; write a pattern such as %q, a Go layout such as "2006-01-02--15", or none`, defaultBucket)
 	case isJavaPattern(spec):
 		segs, err := translateJava(spec)
 		if err != nil {
@@ -75,12 +75,12 @@ func NewBucketer(spec string, loc *time.Location) (*Bucketer, error) {
 
 // check rejects patterns that hold no time element or that format to
 // something that is not a plain relative directory.
-func (b *Bucketer) check(spec string) error {
+func (b *bucketer) check(spec string) error {
 	t1 := time.Date(2001, 2, 3, 4, 5, 6, 7e6, b.loc)
 	t2 := time.Date(2012, 11, 22, 17, 48, 39, 876e6, b.loc)
 	s1, s2 := b.format(t1), b.format(t2)
 	if s1 == s2 {
-		return fmt.Errorf("%q contains no date or time element (it always gives %q); write a Go layout such as \"2006-01-02--15\", a Java pattern such as %q, or none", spec, s1, DefaultBucket)
+		return fmt.Errorf("%q contains no date or time element (it always gives %q); write a Go layout such as \"2006-01-02--15\", a Java pattern such as %q, or none", spec, s1, defaultBucket)
 	}
 	for _, s := range []string{s1, s2} {
 		if err := checkRelDir(s); err != nil {
@@ -109,7 +109,7 @@ func checkRelDir(s string) error {
 
 // ID returns the bucket of a record at ms (Unix milliseconds). It caches
 // the last second, so a stream of nearby times formats once per second.
-func (b *Bucketer) ID(ms int64) string {
+func (b *bucketer) ID(ms int64) string {
 	if b.Kind == "none" {
 		return ""
 	}
@@ -125,7 +125,7 @@ func (b *Bucketer) ID(ms int64) string {
 	return id
 }
 
-func (b *Bucketer) format(t time.Time) string {
+func (b *bucketer) format(t time.Time) string {
 	t = t.In(b.loc)
 	buf := b.buf[:0]
 	for _, s := range b.segs {

@@ -31,7 +31,7 @@ func TestBucketPatterns(t *testing.T) {
 		{"Jan-2006", time.UTC, "go", "Mar-2024"},
 		{"none", time.UTC, "none", ""},
 	} {
-		b, err := NewBucketer(c.spec, c.loc)
+		b, err := newBucketer(c.spec, c.loc)
 		require.NoError(t, err, c.spec)
 		require.Equal(t, c.kind, b.Kind, c.spec)
 		require.Equal(t, c.want, b.ID(at.UnixMilli()), c.spec)
@@ -53,13 +53,13 @@ func TestBucketPatternErrors(t *testing.T) {
 		"../yyyy-MM":   "is not a clean path",
 		"yyyy-MM-dd/.": "is not a clean path",
 	} {
-		_, err := NewBucketer(spec, time.UTC)
+		_, err := newBucketer(spec, time.UTC)
 		require.ErrorContains(t, err, want, spec)
 	}
 }
 
 func TestBucketCachesPerSecond(t *testing.T) {
-	b, err := NewBucketer("yyyy-MM-dd--HH-mm-ss", time.UTC)
+	b, err := newBucketer("yyyy-MM-dd--HH-mm-ss", time.UTC)
 	require.NoError(t, err)
 	base := time.Date(2024, 1, 1, 0, 0, 59, 0, time.UTC).UnixMilli()
 	first := b.ID(base)

@@ -8,19 +8,19 @@ import (
 	"time"
 )
 
-// ErrMissing means a part file that a restored snapshot refers to is gone
+// errMissing means a part file that a restored snapshot refers to is gone
 // under both its hidden and its finished name: output was lost.
-var ErrMissing = errors.New("part file missing")
+var errMissing = errors.New("part file missing")
 
-// ErrCollision means a finished name is taken by another file while the
+// errCollision means a finished name is taken by another file while the
 // part to be committed to it still exists: committing would overwrite it.
-var ErrCollision = errors.New("finished part file name already taken")
+var errCollision = errors.New("finished part file name already taken")
 
 // commitFile renames a pending part to its finished name, idempotently:
 // hidden gone and finished present (with the recorded size) means it was
 // committed before. It never replaces an existing finished file. The
 // caller syncs the directory.
-func (w *Writer) commitFile(p Pending) error {
+func (w *writer) commitFile(p pending) error {
 	if w.obj != nil {
 		return w.commitUpload(p)
 	}
@@ -32,7 +32,7 @@ func (w *Writer) commitFile(p Pending) error {
 			return herr
 		} else if ok {
 			return fmt.Errorf("commit %s: %s exists and is not this part (%s is still there): refusing to overwrite it; is another sink writing to %s with partPrefix %q? %w",
-				hidden, final, hidden, w.cfg.Dir, w.cfg.Naming.Prefix, ErrCollision)
+				hidden, final, hidden, w.cfg.Dir, w.cfg.Naming.Prefix, errCollision)
 		}
 		if fi.Size() != p.Size {
 			return fmt.Errorf("commit %s: already committed as %s but it has %d bytes, not %d: the finished file was modified or damaged",
@@ -45,14 +45,14 @@ func (w *Writer) commitFile(p Pending) error {
 	if err := w.fs.Rename(hidden, final); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("commit pending part file of checkpoint %d: neither %s nor %s exists: its data is lost (was the output directory changed or cleaned while the job was not running?): %w",
-				p.Checkpoint, hidden, final, ErrMissing)
+				p.Checkpoint, hidden, final, errMissing)
 		}
 		return fmt.Errorf("commit %s: %w", hidden, err)
 	}
 	return nil
 }
 
-func exists(w *Writer, name string) (bool, error) {
+func exists(w *writer, name string) (bool, error) {
 	_, err := w.fs.Stat(name)
 	switch {
 	case err == nil:
@@ -68,7 +68,7 @@ func exists(w *Writer, name string) (bool, error) {
 // after the snapshot (hidden gone, finished present), the finished file is
 // taken back under its hidden name first: its tail beyond Length is
 // output the restored job produces again.
-func (w *Writer) resume(r Resumable, now time.Time) (*partFile, error) {
+func (w *writer) resume(r resumable, now time.Time) (*partFile, error) {
 	if w.obj != nil {
 		return w.resumeUpload(r, now)
 	}
@@ -93,7 +93,7 @@ func (w *Writer) resume(r Resumable, now time.Time) (*partFile, error) {
 	}
 	if fi.Size() < r.Length {
 		return fail(fmt.Errorf("resume %s: it has %d bytes but the checkpoint made %d durable: data was lost after the checkpoint (%w)",
-			hidden, fi.Size(), r.Length, ErrMissing))
+			hidden, fi.Size(), r.Length, errMissing))
 	}
 	if err := f.Truncate(r.Length); err != nil {
 		return fail(fmt.Errorf("resume %s: %w", hidden, err))
@@ -105,17 +105,17 @@ func (w *Writer) resume(r Resumable, now time.Time) (*partFile, error) {
 		f: f, w: w.buffer(f), size: r.Length, synced: -1, created: now, lastWrite: now}, nil
 }
 
-func (w *Writer) revert(r Resumable, hidden, final string) error {
+func (w *writer) revert(r resumable, hidden, final string) error {
 	fi, err := w.fs.Stat(final)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("resume in-progress part file: neither %s nor %s exists: its data is lost (was the output directory changed or cleaned while the job was not running?): %w",
-			hidden, final, ErrMissing)
+			hidden, final, errMissing)
 	case err != nil:
 		return fmt.Errorf("resume %s: %w", hidden, err)
 	case fi.Size() < r.Length:
 		return fmt.Errorf("resume %s: it was committed as %s with %d bytes but the checkpoint recorded %d in progress: %w",
-			hidden, final, fi.Size(), r.Length, ErrMissing)
+			hidden, final, fi.Size(), r.Length, errMissing)
 	}
 	w.log.Warn().Str("file", final).Str("as", r.Hidden).Int64("keep_bytes", r.Length).Int64("bytes", fi.Size()).
 		Msg("taking back part file committed after the restored snapshot")

@@ -218,7 +218,7 @@ func committedAfter(t *testing.T, dir, spPath string) int {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		idx, part, hidden, ok := Naming{Prefix: "part"}.Parse(d.Name())
+		idx, part, hidden, ok := naming{Prefix: "part"}.Parse(d.Name())
 		if ok && !hidden && part >= next[idx] {
 			n++
 		}

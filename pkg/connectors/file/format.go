@@ -10,25 +10,25 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 )
 
-// Format is how a record becomes bytes in a part file.
-type Format uint8
+// format is how a record becomes bytes in a part file.
+type format uint8
 
 const (
-	// FormatLine writes the record's value and a newline (Flink's
+	// formatLine writes the record's value and a newline (Flink's
 	// SimpleStringEncoder). A value holding newlines spans several lines.
-	FormatLine Format = iota + 1
-	// FormatJSON writes one JSON object per line:
+	formatLine format = iota + 1
+	// formatJSON writes one JSON object per line:
 	// {"value":…,"key":…,"timestamp":…}; the value is embedded as JSON
 	// (compacted onto one line) when it is valid JSON, else as a string;
 	// key is a string or null, timestamp Unix ms or null when unknown.
-	FormatJSON
+	formatJSON
 )
 
-func (f Format) String() string {
+func (f format) String() string {
 	switch f {
-	case FormatLine:
+	case formatLine:
 		return "line"
-	case FormatJSON:
+	case formatJSON:
 		return "json"
 	}
 	return "unknown"
@@ -37,14 +37,14 @@ func (f Format) String() string {
 // encoder writes records into a part's buffer without allocating (a
 // scratch buffer is reused for JSON records larger than the free space).
 type encoder struct {
-	format  Format
+	format  format
 	scratch []byte
 	compact bytes.Buffer
 }
 
 // write appends r to w and returns the number of bytes written.
 func (e *encoder) write(w *bufio.Writer, r *runtime.Record) (int, error) {
-	if e.format == FormatLine {
+	if e.format == formatLine {
 		n, err := w.Write(r.Value)
 		if err != nil {
 			return n, err

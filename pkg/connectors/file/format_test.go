@@ -12,7 +12,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
-func encode(t *testing.T, f Format, size int, recs ...runtime.Record) string {
+func encode(t *testing.T, f format, size int, recs ...runtime.Record) string {
 	var out bytes.Buffer
 	w := bufio.NewWriterSize(&out, size)
 	e := encoder{format: f}
@@ -28,13 +28,13 @@ func encode(t *testing.T, f Format, size int, recs ...runtime.Record) string {
 }
 
 func TestFormatLine(t *testing.T) {
-	require.Equal(t, "{\"idx\": 1}\nabc\n\n", encode(t, FormatLine, 16,
+	require.Equal(t, "{\"idx\": 1}\nabc\n\n", encode(t, formatLine, 16,
 		runtime.Record{Value: []byte(`{"idx": 1}`)}, runtime.Record{Value: []byte("abc")}, runtime.Record{}))
 }
 
 func TestFormatJSON(t *testing.T) {
 	big := strings.Repeat("é\"", 300)
-	got := encode(t, FormatJSON, 64,
+	got := encode(t, formatJSON, 64,
 		runtime.Record{Value: []byte(`{"idx": 1}`), Key: []byte("k"), Timestamp: 1700000000123},
 		runtime.Record{Value: []byte("plain \"text\"\n\x01\xff")},
 		runtime.Record{Value: []byte("{\n  \"a\": [1,\n 2]\n}")},
@@ -61,14 +61,14 @@ func TestFormatJSON(t *testing.T) {
 func TestFormatNullAndEmptyValues(t *testing.T) {
 	null, empty := runtime.Record{Value: nil}, runtime.Record{Value: []byte{}}
 	require.Equal(t, "{\"value\":null,\"key\":null,\"timestamp\":null}\n{\"value\":\"\",\"key\":null,\"timestamp\":null}\n",
-		encode(t, FormatJSON, 64, null, empty))
-	require.Equal(t, "\n\n", encode(t, FormatLine, 64, null, empty))
+		encode(t, formatJSON, 64, null, empty))
+	require.Equal(t, "\n\n", encode(t, formatLine, 64, null, empty))
 }
 
 func TestFormatDoesNotAllocate(t *testing.T) {
 	w := bufio.NewWriterSize(discardWriter{}, 64<<10)
 	r := runtime.Record{Value: []byte(`{"idx": 12345}`), Key: []byte("key"), Timestamp: 5}
-	for _, f := range []Format{FormatLine, FormatJSON} {
+	for _, f := range []format{formatLine, formatJSON} {
 		e := encoder{format: f}
 		allocs := testing.AllocsPerRun(1000, func() { _, _ = e.write(w, &r) })
 		require.Zero(t, allocs, f.String())

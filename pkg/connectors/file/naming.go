@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Naming builds and parses part file names (Flink's OutputFileConfig):
+// naming builds and parses part file names (Flink's OutputFileConfig):
 //
 //	finished:    <prefix>-<subtask>-<part><suffix>
 //	in-progress: .<prefix>-<subtask>-<part><suffix>.inprogress.<random>
@@ -15,7 +15,7 @@ import (
 // counter, so the pair is unique within a job's lineage. The hidden form
 // stays the file's name while it is in progress and pending; committing
 // renames it to the finished form in the same directory.
-type Naming struct {
+type naming struct {
 	Prefix string // default "part"
 	Suffix string // default ""
 }
@@ -23,7 +23,7 @@ type Naming struct {
 const inProgressMarker = ".inprogress."
 
 // Final is the finished name of part `part` of subtask index `index`.
-func (n Naming) Final(index int, part int64) string {
+func (n naming) Final(index int, part int64) string {
 	b := make([]byte, 0, len(n.Prefix)+len(n.Suffix)+24)
 	b = append(b, n.Prefix...)
 	b = append(b, '-')
@@ -36,14 +36,14 @@ func (n Naming) Final(index int, part int64) string {
 
 // Hidden is the in-progress name for part `part` of index `index`, made
 // unique by random (see randomSuffix).
-func (n Naming) Hidden(index int, part int64, random string) string {
+func (n naming) Hidden(index int, part int64, random string) string {
 	return "." + n.Final(index, part) + inProgressMarker + random
 }
 
 func randomSuffix() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
-// HiddenFinal returns the finished name belonging to a hidden name.
-func HiddenFinal(hidden string) string {
+// hiddenFinal returns the finished name belonging to a hidden name.
+func hiddenFinal(hidden string) string {
 	i := strings.LastIndex(hidden, inProgressMarker)
 	if i < 1 || hidden[0] != '.' {
 		return ""
@@ -55,9 +55,9 @@ func HiddenFinal(hidden string) string {
 // part number and whether it is hidden (in-progress or pending). Names of
 // other files, including parts written with another prefix or suffix,
 // are not recognised (ok false) and are never touched.
-func (n Naming) Parse(name string) (index int, part int64, hidden, ok bool) {
+func (n naming) Parse(name string) (index int, part int64, hidden, ok bool) {
 	if strings.HasPrefix(name, ".") {
-		final := HiddenFinal(name)
+		final := hiddenFinal(name)
 		if final == "" {
 			return 0, 0, false, false
 		}
@@ -68,7 +68,7 @@ func (n Naming) Parse(name string) (index int, part int64, hidden, ok bool) {
 	return index, part, false, ok
 }
 
-func (n Naming) parseFinal(name string) (int, int64, bool) {
+func (n naming) parseFinal(name string) (int, int64, bool) {
 	rest, ok := strings.CutPrefix(name, n.Prefix+"-")
 	if !ok {
 		return 0, 0, false

@@ -29,14 +29,14 @@ import (
 // list refers to them) but no object has one.
 
 // create opens the in-progress file of a new part.
-func (w *Writer) create(p *partFile) (vfs.File, error) {
+func (w *writer) create(p *partFile) (vfs.File, error) {
 	if w.obj == nil {
 		return w.fs.Create(w.path(p.bucket, p.hidden))
 	}
 	return w.newUpload(w.path(p.bucket, p.final), "", nil, nil), nil
 }
 
-func (w *Writer) newUpload(name, id string, parts []vfs.Part, tail []byte) *upload {
+func (w *writer) newUpload(name, id string, parts []vfs.Part, tail []byte) *upload {
 	o := w.obj.Options()
 	return restoredUpload(w.obj, name, int(o.PartSize), o.Concurrency, id, parts, tail)
 }
@@ -51,7 +51,7 @@ func seal(p *partFile) error {
 }
 
 // removeEmpty drops a part rolled without a byte.
-func (w *Writer) removeEmpty(p *partFile) error {
+func (w *writer) removeEmpty(p *partFile) error {
 	if u, ok := p.f.(*upload); ok {
 		if u.id == "" {
 			return nil
@@ -65,7 +65,7 @@ func (w *Writer) removeEmpty(p *partFile) error {
 // owner of its index leaves the uploads of that key alone.
 func uploadRef(bucket, final string) string { return "upload:" + path.Join(bucket, final) }
 
-func (w *Writer) appendUploadRef(refs []string, bucket, final string) []string {
+func (w *writer) appendUploadRef(refs []string, bucket, final string) []string {
 	if w.obj == nil {
 		return refs
 	}
@@ -76,7 +76,7 @@ func (w *Writer) appendUploadRef(refs []string, bucket, final string) []string {
 // finished object already there while the upload is gone, with the
 // recorded size, was committed before. It never replaces an object that
 // another writer put under the name.
-func (w *Writer) commitUpload(p Pending) error {
+func (w *writer) commitUpload(p pending) error {
 	final := w.path(p.Bucket, p.Final)
 	if p.Upload == "" {
 		return fmt.Errorf("commit %s: the snapshot records no upload for a pending part of %d bytes: the state is damaged", final, p.Size)
@@ -84,7 +84,7 @@ func (w *Writer) commitUpload(p Pending) error {
 	if info, err := w.obj.HeadObject(final); err == nil {
 		if _, lerr := w.obj.ListParts(final, p.Upload); lerr == nil {
 			return fmt.Errorf("commit %s: the object exists and is not this part (its upload %s is still there): refusing to overwrite it; is another sink writing to %s with partPrefix %q? %w",
-				final, p.Upload, w.cfg.Dir, w.cfg.Naming.Prefix, ErrCollision)
+				final, p.Upload, w.cfg.Dir, w.cfg.Naming.Prefix, errCollision)
 		} else if !errors.Is(lerr, vfs.ErrNoUpload) {
 			return fmt.Errorf("commit %s: %w", final, lerr)
 		}
@@ -103,7 +103,7 @@ func (w *Writer) commitUpload(p Pending) error {
 	info, herr := w.obj.HeadObject(final)
 	if errors.Is(herr, fs.ErrNotExist) {
 		return fmt.Errorf("commit pending part of checkpoint %d: neither its upload %s nor the object %s exists: its data is lost (were the bucket's uploads aborted or the object deleted while the job was not running?): %w",
-			p.Checkpoint, p.Upload, final, ErrMissing)
+			p.Checkpoint, p.Upload, final, errMissing)
 	}
 	if herr != nil {
 		return fmt.Errorf("commit %s: %w", final, herr)
@@ -111,7 +111,7 @@ func (w *Writer) commitUpload(p Pending) error {
 	return w.checkCommitted(final, info, p)
 }
 
-func (w *Writer) checkCommitted(final string, info vfs.ObjectInfo, p Pending) error {
+func (w *writer) checkCommitted(final string, info vfs.ObjectInfo, p pending) error {
 	if info.Size != p.Size {
 		return fmt.Errorf("commit %s: already committed but it has %d bytes, not %d: the object was modified or replaced", final, info.Size, p.Size)
 	}
@@ -121,7 +121,7 @@ func (w *Writer) checkCommitted(final string, info vfs.ObjectInfo, p Pending) er
 // resumeUpload reopens a restored in-progress part: its recorded upload
 // continued (the parts uploaded after the snapshot are overwritten or
 // left out at completion), and the snapshot's tail as the buffer.
-func (w *Writer) resumeUpload(r Resumable, now time.Time) (*partFile, error) {
+func (w *writer) resumeUpload(r resumable, now time.Time) (*partFile, error) {
 	final := w.path(r.Bucket, r.Final)
 	var size int64
 	for _, p := range r.Parts {
@@ -148,12 +148,12 @@ func (w *Writer) resumeUpload(r Resumable, now time.Time) (*partFile, error) {
 // the committed object, which is then taken back (deleted: the restored
 // job writes its records again). An upload a crashed restore already
 // made that way is found and used again.
-func (w *Writer) continueUpload(final string, r Resumable) (string, error) {
+func (w *writer) continueUpload(final string, r resumable) (string, error) {
 	if r.Upload != "" {
 		listed, err := w.obj.ListParts(final, r.Upload)
 		if err == nil {
 			if !hasParts(listed, r.Parts) {
-				return "", fmt.Errorf("resume %s: upload %s lacks parts the snapshot recorded: %w", final, r.Upload, ErrMissing)
+				return "", fmt.Errorf("resume %s: upload %s lacks parts the snapshot recorded: %w", final, r.Upload, errMissing)
 			}
 			return r.Upload, nil
 		}
@@ -190,7 +190,7 @@ func hasParts(listed, recorded []vfs.Part) bool {
 
 // findCopy finds an upload of final that holds r's recorded parts (made
 // by an earlier restore of the same snapshot); "" when there is none.
-func (w *Writer) findCopy(final string, r Resumable) (string, error) {
+func (w *writer) findCopy(final string, r resumable) (string, error) {
 	if len(r.Parts) == 0 {
 		return "", nil
 	}
@@ -213,16 +213,16 @@ func (w *Writer) findCopy(final string, r Resumable) (string, error) {
 // copyBack makes a new upload of final from the recorded parts of the
 // committed object final (each part at least MinPartSize, so each a valid
 // ranged copy).
-func (w *Writer) copyBack(final string, r Resumable) (string, error) {
+func (w *writer) copyBack(final string, r resumable) (string, error) {
 	info, err := w.obj.HeadObject(final)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("resume in-progress part: neither its upload %s nor the object %s exists: its data is lost (were the bucket's uploads aborted or the object deleted while the job was not running?): %w",
-			r.Upload, final, ErrMissing)
+			r.Upload, final, errMissing)
 	case err != nil:
 		return "", fmt.Errorf("resume %s: %w", final, err)
 	case info.Size < r.Length:
-		return "", fmt.Errorf("resume %s: it was committed with %d bytes but the snapshot recorded %d in progress: %w", final, info.Size, r.Length, ErrMissing)
+		return "", fmt.Errorf("resume %s: it was committed with %d bytes but the snapshot recorded %d in progress: %w", final, info.Size, r.Length, errMissing)
 	}
 	id, err := w.obj.CreateUpload(final)
 	if err != nil {
@@ -241,7 +241,7 @@ func (w *Writer) copyBack(final string, r Resumable) (string, error) {
 // takeBack deletes the object final when the part was committed after the
 // snapshot (its content up to the snapshot is in the resumed upload and
 // tail; the rest the restored job writes again).
-func (w *Writer) takeBack(final string, r Resumable) error {
+func (w *writer) takeBack(final string, r resumable) error {
 	info, err := w.obj.HeadObject(final)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -250,7 +250,7 @@ func (w *Writer) takeBack(final string, r Resumable) error {
 		return fmt.Errorf("resume %s: %w", final, err)
 	}
 	if info.Size < r.Length {
-		return fmt.Errorf("resume %s: it was committed with %d bytes but the snapshot recorded %d in progress: %w", final, info.Size, r.Length, ErrMissing)
+		return fmt.Errorf("resume %s: it was committed with %d bytes but the snapshot recorded %d in progress: %w", final, info.Size, r.Length, errMissing)
 	}
 	w.log.Warn().Str("file", final).Int64("keep_bytes", r.Length).Int64("bytes", info.Size).
 		Msg("taking back part file committed after the restored snapshot")
@@ -259,7 +259,7 @@ func (w *Writer) takeBack(final string, r Resumable) error {
 
 // abortOthers aborts the uploads of final but keep: left by the timeline
 // after the snapshot, or by a crashed restore.
-func (w *Writer) abortOthers(final, keep string) error {
+func (w *writer) abortOthers(final, keep string) error {
 	ups, err := w.obj.ListUploads(vfs.Dir(final))
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", final, err)
@@ -276,7 +276,7 @@ func (w *Writer) abortOthers(final, keep string) error {
 
 // scanObjects lists the finished part objects of the owned indices below
 // the path (objects below a "."-named prefix are skipped).
-func (w *Writer) scanObjects() ([]found, error) {
+func (w *writer) scanObjects() ([]found, error) {
 	objs, err := w.obj.ListObjects(w.cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", w.cfg.Dir, err)
@@ -313,7 +313,7 @@ func hiddenComponent(bucket string) bool {
 // indices numbered at or past the restored counter are deleted, and
 // uploads of owned part names that neither the restored state nor this
 // writer refers to are aborted (orphans of a timeline after the snapshot).
-func (w *Writer) cleanupObjects(referenced map[string]bool) error {
+func (w *writer) cleanupObjects(referenced map[string]bool) error {
 	found, err := w.scanObjects()
 	if err != nil {
 		return err
@@ -331,7 +331,7 @@ func (w *Writer) cleanupObjects(referenced map[string]bool) error {
 	return w.abortOrphans(referenced)
 }
 
-func (w *Writer) abortOrphans(referenced map[string]bool) error {
+func (w *writer) abortOrphans(referenced map[string]bool) error {
 	ups, err := w.obj.ListUploads(w.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("restore: list uploads below %s: %w", w.cfg.Dir, err)
@@ -357,7 +357,7 @@ func (w *Writer) abortOrphans(referenced map[string]bool) error {
 }
 
 // inUse reports whether this writer holds the part bucket/final.
-func (w *Writer) inUse(bucket, final string) bool {
+func (w *writer) inUse(bucket, final string) bool {
 	if p := w.open[bucket]; p != nil && p.final == final {
 		return true
 	}

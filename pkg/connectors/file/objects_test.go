@@ -16,13 +16,13 @@ import (
 )
 
 // s3Writer is a Writer of one subtask into dir on a real S3 server.
-func s3Writer(fsys vfs.FS, dir string) *Writer {
-	return NewWriter(fsys, Config{Dir: dir, Subtask: 0, Parallelism: 1, Policy: Policy{MaxPartSize: 1 << 40, RolloverInterval: time.Hour, InactivityInterval: time.Hour}},
+func s3Writer(fsys vfs.FS, dir string) *writer {
+	return newWriter(fsys, config{Dir: dir, Subtask: 0, Parallelism: 1, Policy: policy{MaxPartSize: 1 << 40, RolloverInterval: time.Hour, InactivityInterval: time.Hour}},
 		zerolog.Nop(), nil)
 }
 
 // writeLines writes n lines of the form "<prefix>-<i>" (~1 KiB each).
-func writeLines(t *testing.T, w *Writer, prefix string, from, n int) []byte {
+func writeLines(t *testing.T, w *writer, prefix string, from, n int) []byte {
 	var want bytes.Buffer
 	pad := bytes.Repeat([]byte("x"), 1000)
 	now := time.Now()
@@ -76,7 +76,7 @@ func TestObjectWriterOnS3(t *testing.T) {
 
 	// Re-committing the pending part (a restore of snapshot 2) is a no-op.
 	w2 := s3Writer(fsys, dir)
-	require.NoError(t, w2.Restore(Restored{Pending: snap2.Pending, Counters: []Counters{snap2.Counters}}, time.Now()))
+	require.NoError(t, w2.Restore(restored{Pending: snap2.Pending, Counters: []counters{snap2.Counters}}, time.Now()))
 	require.NoError(t, w2.Close())
 
 	// An orphan: an upload of an owned part name nobody refers to.
@@ -88,7 +88,7 @@ func TestObjectWriterOnS3(t *testing.T) {
 	// the committed object is taken back, its recorded parts copied into
 	// a new upload, the tail resumed; what follows is written anew.
 	w3 := s3Writer(fsys, dir)
-	require.NoError(t, w3.Restore(Restored{InProgress: snap1.InProgress, Counters: []Counters{snap1.Counters}}, time.Now()))
+	require.NoError(t, w3.Restore(restored{InProgress: snap1.InProgress, Counters: []counters{snap1.Counters}}, time.Now()))
 	_, err = obj.HeadObject(final)
 	require.Error(t, err, "the object committed after the snapshot was taken back")
 	ups, err := obj.ListUploads(dir)

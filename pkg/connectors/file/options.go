@@ -11,21 +11,21 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
-// Options of the file sink, as written in a job spec.
-type Options struct {
+// options of the file sink, as written in a job spec.
+type options struct {
 	Path         string  `yaml:"path,required"` // base directory
 	Bucket       *string `yaml:"bucket"`        // Go layout, Java pattern or none (default yyyy-MM-dd--HH)
 	BucketTime   string  `yaml:"bucketTime"`    // processing (default) or event
 	Timezone     string  `yaml:"timezone"`      // for bucket names; default the daemon's local time
-	Rolling      Rolling `yaml:"rolling"`
+	Rolling      rolling `yaml:"rolling"`
 	PartPrefix   *string `yaml:"partPrefix"` // default "part"
 	PartSuffix   string  `yaml:"partSuffix"` // default ""
 	Format       string  `yaml:"format"`     // line (default) or json
 	MaxOpenFiles *int    `yaml:"maxOpenFiles"`
 }
 
-// Rolling is the rolling policy's options.
-type Rolling struct {
+// rolling is the rolling policy's options.
+type rolling struct {
 	MaxPartSize        *api.ByteSize `yaml:"maxPartSize"`
 	RolloverInterval   *api.Duration `yaml:"rolloverInterval"`
 	InactivityInterval *api.Duration `yaml:"inactivityInterval"`
@@ -54,15 +54,15 @@ type settings struct {
 	bucket     string
 	loc        *time.Location
 	eventTime  bool
-	naming     Naming
-	policy     Policy
-	format     Format
+	naming     naming
+	policy     policy
+	format     format
 	maxOpen    int
 	bucketKind string
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
-	var o Options
+	var o options
 	c.Decode(&o)
 	s, ok := validate(c, &o)
 	if !ok {
@@ -82,9 +82,9 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 }
 
 // validate checks every option, reporting each problem at its line.
-func validate(c *runtime.ConfigContext, o *Options) (*settings, bool) {
-	s := &settings{dir: o.Path, bucket: DefaultBucket, naming: Naming{Prefix: "part", Suffix: o.PartSuffix},
-		policy: DefaultPolicy, format: FormatLine, maxOpen: DefaultMaxOpen}
+func validate(c *runtime.ConfigContext, o *options) (*settings, bool) {
+	s := &settings{dir: o.Path, bucket: defaultBucket, naming: naming{Prefix: "part", Suffix: o.PartSuffix},
+		policy: defaultPolicy, format: formatLine, maxOpen: defaultMaxOpen}
 	ok := true
 	bad := func(field, format string, args ...any) {
 		c.Errorf(field, format, args...)
@@ -121,7 +121,7 @@ func validate(c *runtime.ConfigContext, o *Options) (*settings, bool) {
 	if o.Bucket != nil {
 		s.bucket = *o.Bucket
 	}
-	if b, err := NewBucketer(s.bucket, s.loc); err != nil {
+	if b, err := newBucketer(s.bucket, s.loc); err != nil {
 		bad("bucket", "%v", err)
 	} else {
 		s.bucketKind = b.Kind
@@ -139,7 +139,7 @@ func validate(c *runtime.ConfigContext, o *Options) (*settings, bool) {
 	switch o.Format {
 	case "", "line":
 	case "json":
-		s.format = FormatJSON
+		s.format = formatJSON
 	default:
 		bad("format", "must be line or json, got %q", o.Format)
 	}
@@ -152,7 +152,7 @@ func validate(c *runtime.ConfigContext, o *Options) (*settings, bool) {
 	return s, ok
 }
 
-func validateRolling(r *Rolling, p *Policy, bad func(string, string, ...any)) {
+func validateRolling(r *rolling, p *policy, bad func(string, string, ...any)) {
 	if r.MaxPartSize != nil {
 		if *r.MaxPartSize <= 0 {
 			bad("rolling.maxPartSize", "must be more than 0 bytes")
@@ -177,7 +177,7 @@ func validateRolling(r *Rolling, p *Policy, bad func(string, string, ...any)) {
 
 // samePathSink returns the uid of another file sink of the job writing
 // to the same path with the same prefix ("" if none).
-func samePathSink(c *runtime.ConfigContext, o *Options) string {
+func samePathSink(c *runtime.ConfigContext, o *options) string {
 	if c.Job == nil || o.Path == "" {
 		return ""
 	}

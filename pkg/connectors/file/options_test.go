@@ -102,12 +102,12 @@ operators:
 `), engine.Defaults{})
 	require.NoError(t, err)
 	s := g.Vertices[1].Plan.NewOperator().(*sink).set
-	require.Equal(t, DefaultBucket, s.bucket)
+	require.Equal(t, defaultBucket, s.bucket)
 	require.Equal(t, "java", s.bucketKind)
-	require.Equal(t, Naming{Prefix: "part"}, s.naming)
-	require.Equal(t, Policy{MaxPartSize: 1 << 20, RolloverInterval: 5 * time.Minute, InactivityInterval: time.Minute, OnCheckpoint: true}, s.policy)
-	require.Equal(t, FormatLine, s.format)
+	require.Equal(t, naming{Prefix: "part"}, s.naming)
+	require.Equal(t, policy{MaxPartSize: 1 << 20, RolloverInterval: 5 * time.Minute, InactivityInterval: time.Minute, OnCheckpoint: true}, s.policy)
+	require.Equal(t, formatLine, s.format)
 	require.Equal(t, time.UTC, s.loc)
 	require.False(t, s.eventTime)
-	require.Equal(t, DefaultMaxOpen, s.maxOpen)
+	require.Equal(t, defaultMaxOpen, s.maxOpen)
 }

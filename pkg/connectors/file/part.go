@@ -26,16 +26,16 @@ type partFile struct {
 	lastWrite time.Time
 }
 
-func (p *partFile) resumable() Resumable {
-	r := Resumable{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part, Length: p.size}
+func (p *partFile) resumable() resumable {
+	r := resumable{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part, Length: p.size}
 	if u, ok := p.f.(*upload); ok {
 		r.Upload, r.Parts, r.Tail = u.id, slices.Clone(u.parts), slices.Clone(u.tail)
 	}
 	return r
 }
 
-func (p *partFile) pending(checkpoint int64) Pending {
-	pd := Pending{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part,
+func (p *partFile) pending(checkpoint int64) pending {
+	pd := pending{Bucket: p.bucket, Hidden: p.hidden, Final: p.final, Index: p.index, Part: p.part,
 		Size: p.size, Checkpoint: checkpoint}
 	if u, ok := p.f.(*upload); ok {
 		pd.Upload, pd.Parts = u.id, slices.Clone(u.parts)

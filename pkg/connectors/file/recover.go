@@ -15,7 +15,7 @@ import (
 // any index: whoever received them in the split commits or resumes them,
 // and the owner of their index leaves them alone because every subtask
 // knows every referenced file from the union list.
-func (w *Writer) owns(index int) bool {
+func (w *writer) owns(index int) bool {
 	return index == w.cfg.Subtask || w.cfg.Subtask == 0 && index >= w.cfg.Parallelism
 }
 
@@ -24,7 +24,7 @@ func (w *Writer) owns(index int) bool {
 // the indices this subtask owns, so that nothing existing is overwritten.
 // Nothing is deleted: hidden leftovers may still belong to a snapshot
 // someone restores later.
-func (w *Writer) Start() error {
+func (w *writer) Start() error {
 	if err := vfs.MkdirAllDurable(w.fs, w.cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", w.cfg.Dir, err)
 	}
@@ -39,7 +39,7 @@ func (w *Writer) Start() error {
 }
 
 // bump raises the next part number of an owned index to at least next.
-func (w *Writer) bump(index int, next int64) {
+func (w *writer) bump(index int, next int64) {
 	switch {
 	case index == w.cfg.Subtask:
 		w.next = max(w.next, next)
@@ -55,7 +55,7 @@ func (w *Writer) bump(index int, next int64) {
 // restored counter (committed after the snapshot was taken: the restored
 // job writes their records again) and hidden parts no restored state
 // refers to. Each deletion is logged.
-func (w *Writer) Restore(r Restored, now time.Time) error {
+func (w *writer) Restore(r restored, now time.Time) error {
 	if err := w.fire("file.restore"); err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (w *Writer) Restore(r Restored, now time.Time) error {
 	return w.cleanup(referenced)
 }
 
-func (w *Writer) recommit(pending []Pending) error {
+func (w *writer) recommit(pending []pending) error {
 	dirs := map[string]bool{}
 	for _, p := range pending {
 		err := w.fire("file.commit", p.Checkpoint, w.path(p.Bucket, p.Final))
@@ -109,7 +109,7 @@ func (w *Writer) recommit(pending []Pending) error {
 // resumeOne resumes x; a second in-progress part for a bucket (two old
 // subtasks merged into this one) or one past the open-file limit is
 // rolled at once and committed with the next checkpoint.
-func (w *Writer) resumeOne(x Resumable, now time.Time) error {
+func (w *writer) resumeOne(x resumable, now time.Time) error {
 	p, err := w.resume(x, now)
 	if err != nil {
 		return err
@@ -123,14 +123,14 @@ func (w *Writer) resumeOne(x Resumable, now time.Time) error {
 }
 
 // nextOf is the restored next part number of an owned index.
-func (w *Writer) nextOf(index int) int64 {
+func (w *writer) nextOf(index int) int64 {
 	if index == w.cfg.Subtask {
 		return w.next
 	}
 	return w.carried[index]
 }
 
-func (w *Writer) cleanup(referenced map[string]bool) error {
+func (w *writer) cleanup(referenced map[string]bool) error {
 	if w.obj != nil {
 		return w.cleanupObjects(referenced)
 	}
@@ -169,7 +169,7 @@ type found struct {
 
 // scan walks the path for part files of the indices this subtask owns.
 // Directories starting with "." are not entered.
-func (w *Writer) scan() ([]found, error) {
+func (w *writer) scan() ([]found, error) {
 	if w.obj != nil {
 		return w.scanObjects()
 	}
@@ -202,9 +202,9 @@ func (w *Writer) scan() ([]found, error) {
 
 // checkNames refuses restored names that are not part files of a bucket
 // below the path: the writer touches no file the user did not point it at.
-func (w *Writer) checkNames(r Restored) error {
+func (w *writer) checkNames(r restored) error {
 	check := func(bucket, hidden, final string) error {
-		if bucket != "" && checkRelDir(bucket) != nil || HiddenFinal(hidden) != final ||
+		if bucket != "" && checkRelDir(bucket) != nil || hiddenFinal(hidden) != final ||
 			strings.ContainsAny(hidden, `/\`) || final == "" {
 			return fmt.Errorf("restore: file sink state names bucket %q, file %q/%q, which is not a part file below %s: the snapshot is corrupt or was tampered with",
 				bucket, hidden, final, w.cfg.Dir)

@@ -37,8 +37,8 @@ type script struct {
 	t       *testing.T
 	mem     *vfs.MemFS
 	now     time.Time
-	writers map[string]*Writer
-	last    map[string]Snapshot
+	writers map[string]*writer
+	last    map[string]snapshot
 	snaps   map[string][]*state.Snapshot
 	out     []string
 }
@@ -48,7 +48,7 @@ const scriptDir = "/out"
 func runScript(t *testing.T, text string) {
 	t.Helper()
 	s := &script{t: t, mem: vfs.NewMem(), now: time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC),
-		writers: map[string]*Writer{}, last: map[string]Snapshot{}, snaps: map[string][]*state.Snapshot{}}
+		writers: map[string]*writer{}, last: map[string]snapshot{}, snaps: map[string][]*state.Snapshot{}}
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); {
 		line := strings.TrimSpace(lines[i])
@@ -95,7 +95,7 @@ func (s *script) check(err error) {
 	}
 }
 
-func (s *script) w(name string) *Writer {
+func (s *script) w(name string) *writer {
 	w := s.writers[name]
 	require.NotNil(s.t, w, "no writer %s", name)
 	return w
@@ -167,7 +167,7 @@ func (s *script) run(f []string) {
 }
 
 func (s *script) newWriter(name string, args []string) {
-	cfg := Config{Dir: scriptDir, Naming: Naming{Prefix: "part"}, Policy: DefaultPolicy, Format: FormatLine}
+	cfg := config{Dir: scriptDir, Naming: naming{Prefix: "part"}, Policy: defaultPolicy, Format: formatLine}
 	from := ""
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
@@ -197,7 +197,7 @@ func (s *script) newWriter(name string, args []string) {
 	if old := s.writers[name]; old != nil {
 		_ = old.Close()
 	}
-	w := NewWriter(s.mem, cfg, zerolog.Nop(), nil)
+	w := newWriter(s.mem, cfg, zerolog.Nop(), nil)
 	w.suffix = func() string { return "x" }
 	s.writers[name] = w
 	if from == "" {
@@ -206,7 +206,7 @@ func (s *script) newWriter(name string, args []string) {
 	}
 	snaps, ok := s.snaps[from]
 	require.True(s.t, ok, "no snapshot %s", from)
-	r, ok, err := GetState(state.RestoreOperatorState(snaps, cfg.Subtask, cfg.Parallelism))
+	r, ok, err := getState(state.RestoreOperatorState(snaps, cfg.Subtask, cfg.Parallelism))
 	require.NoError(s.t, err)
 	require.True(s.t, ok)
 	s.check(w.Restore(r, s.now))
@@ -219,7 +219,7 @@ func (s *script) snap(label string, names []string) {
 		snap, ok := s.last[name]
 		require.True(s.t, ok, "writer %s has no snapshot", name)
 		o := state.NewOperatorState()
-		PutState(o, snap)
+		putState(o, snap)
 		data, _ := state.Encode(o, nil)
 		dec, err := state.Decode(data)
 		require.NoError(s.t, err)
@@ -228,7 +228,7 @@ func (s *script) snap(label string, names []string) {
 	s.snaps[label] = out
 }
 
-func (s *script) printSnapshot(snap Snapshot) {
+func (s *script) printSnapshot(snap snapshot) {
 	for _, p := range snap.Pending {
 		s.printf("pending %s (%d bytes, chk %d)", path.Join(p.Bucket, p.Final), p.Size, p.Checkpoint)
 	}

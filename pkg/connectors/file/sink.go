@@ -13,8 +13,8 @@ import (
 type sink struct {
 	set      *settings
 	ctx      *runtime.Context
-	w        *Writer
-	bucketer *Bucketer
+	w        *writer
+	bucketer *bucketer
 }
 
 var (
@@ -29,7 +29,7 @@ var (
 // or starts it fresh.
 func (s *sink) Open(ctx *runtime.Context) error {
 	s.ctx = ctx
-	b, err := NewBucketer(s.set.bucket, s.set.loc)
+	b, err := newBucketer(s.set.bucket, s.set.loc)
 	if err != nil {
 		return fmt.Errorf("bug: bucket validated at configure: %w", err)
 	}
@@ -37,9 +37,9 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	fire := func(point string, attrs ...any) error {
 		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
-	cfg := Config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
+	cfg := config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
 		Policy: s.set.policy, Format: s.set.format, MaxOpen: s.set.maxOpen}
-	restored, ok, err := GetState(ctx.OperatorState())
+	restored, ok, err := getState(ctx.OperatorState())
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *sink) Open(ctx *runtime.Context) error {
 		}
 		return err
 	}
-	s.w = NewWriter(ctx.FS(), cfg, *ctx.Log(), fire)
+	s.w = newWriter(ctx.FS(), cfg, *ctx.Log(), fire)
 	if ok {
 		err = s.w.Restore(restored, time.Now())
 	} else {
@@ -104,7 +104,7 @@ func (s *sink) SnapshotState(id int64) error {
 	if err != nil {
 		return err
 	}
-	PutState(s.ctx.OperatorState(), snap)
+	putState(s.ctx.OperatorState(), snap)
 	s.publish()
 	return nil
 }

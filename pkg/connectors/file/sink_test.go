@@ -90,7 +90,7 @@ func TestWriteDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under -race")
 	}
-	w := NewWriter(vfs.Default, Config{Dir: t.TempDir(), Parallelism: 1, BufferSize: 4 << 10}, zerolog.Nop(), nil)
+	w := newWriter(vfs.Default, config{Dir: t.TempDir(), Parallelism: 1, BufferSize: 4 << 10}, zerolog.Nop(), nil)
 	require.NoError(t, w.Start())
 	r := &runtime.Record{Value: []byte(`{"idx": 123456}`)}
 	now := time.Now()

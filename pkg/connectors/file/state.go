@@ -8,9 +8,9 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
-// Pending is a committable: a closed, synced part file waiting, under its
+// pending is a committable: a closed, synced part file waiting, under its
 // hidden name, for a checkpoint >= Checkpoint to complete.
-type Pending struct {
+type pending struct {
 	Bucket     string // directory relative to the sink's path ("" for none)
 	Hidden     string // current (hidden) file name
 	Final      string // name it is committed to
@@ -24,9 +24,9 @@ type Pending struct {
 	Parts  []vfs.Part
 }
 
-// Resumable is an in-progress part file as of a checkpoint: on restore it
+// resumable is an in-progress part file as of a checkpoint: on restore it
 // is truncated to Length and written on.
-type Resumable struct {
+type resumable struct {
 	Bucket string
 	Hidden string
 	Final  string
@@ -41,29 +41,29 @@ type Resumable struct {
 	Tail   []byte
 }
 
-// Counters is one subtask's entry in the union list: the next part number
+// counters is one subtask's entry in the union list: the next part number
 // of every subtask index it owns, and the hidden files its split state
 // refers to, so that every subtask restored from the snapshot knows which
 // hidden files are still in use whoever gets them.
-type Counters struct {
+type counters struct {
 	Subtask    int
 	Next       map[int]int64
 	Referenced []string // bucket/hidden, "/"-separated, relative to the path
 }
 
-// Snapshot is what the writer records at a checkpoint.
-type Snapshot struct {
-	Pending    []Pending
-	InProgress []Resumable
-	Counters   Counters
+// snapshot is what the writer records at a checkpoint.
+type snapshot struct {
+	Pending    []pending
+	InProgress []resumable
+	Counters   counters
 }
 
-// Restored is what a subtask receives back: its share of the split lists
+// restored is what a subtask receives back: its share of the split lists
 // and every subtask's counters.
-type Restored struct {
-	Pending    []Pending
-	InProgress []Resumable
-	Counters   []Counters
+type restored struct {
+	Pending    []pending
+	InProgress []resumable
+	Counters   []counters
 }
 
 // Operator state lists. Pending files and in-progress files are dealt out
@@ -89,8 +89,8 @@ const (
 	kindCounters   = 'C'
 )
 
-// PutState stores s in o (called in SnapshotState).
-func PutState(o *state.OperatorState, s Snapshot) {
+// putState stores s in o (called in SnapshotState).
+func putState(o *state.OperatorState, s snapshot) {
 	pend := make([][]byte, len(s.Pending))
 	for i, p := range s.Pending {
 		pend[i] = p.encode()
@@ -104,9 +104,9 @@ func PutState(o *state.OperatorState, s Snapshot) {
 	o.Set(listCounters, state.Union, [][]byte{s.Counters.encode()})
 }
 
-// GetState reads restored lists from o; ok is false when o holds no state
+// getState reads restored lists from o; ok is false when o holds no state
 // of this sink (a fresh start, or a new operator in a restored job).
-func GetState(o *state.OperatorState) (r Restored, ok bool, err error) {
+func getState(o *state.OperatorState) (r restored, ok bool, err error) {
 	counters := o.Get(listCounters)
 	if len(counters) == 0 {
 		return r, false, nil
@@ -177,7 +177,7 @@ func decodeUpload(d *state.Decoder) (string, []vfs.Part) {
 	return upload, parts
 }
 
-func (p Pending) encode() []byte {
+func (p pending) encode() []byte {
 	v := objectVersion(p.Upload, p.Parts, nil)
 	e := newEnc(kindPending, v)
 	e.String(p.Bucket)
@@ -193,7 +193,7 @@ func (p Pending) encode() []byte {
 	return e.Encoded()
 }
 
-func (r Resumable) encode() []byte {
+func (r resumable) encode() []byte {
 	v := objectVersion(r.Upload, r.Parts, r.Tail)
 	e := newEnc(kindInProgress, v)
 	e.String(r.Bucket)
@@ -209,7 +209,7 @@ func (r Resumable) encode() []byte {
 	return e.Encoded()
 }
 
-func (c Counters) encode() []byte {
+func (c counters) encode() []byte {
 	e := newEnc(kindCounters, stateVersionV1)
 	e.Varint(int64(c.Subtask))
 	idx := make([]int, 0, len(c.Next))
@@ -238,18 +238,18 @@ func newDec(b []byte, kind byte) *state.Decoder {
 	return d
 }
 
-func decodePending(b []byte) (Pending, error) {
+func decodePending(b []byte) (pending, error) {
 	d := newDec(b, kindPending)
-	p := Pending{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Size: d.Varint(), Checkpoint: d.Varint()}
+	p := pending{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Size: d.Varint(), Checkpoint: d.Varint()}
 	if d.Version() >= 2 {
 		p.Upload, p.Parts = decodeUpload(d)
 	}
 	return p, d.Finish()
 }
 
-func decodeResumable(b []byte) (Resumable, error) {
+func decodeResumable(b []byte) (resumable, error) {
 	d := newDec(b, kindInProgress)
-	r := Resumable{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Length: d.Varint()}
+	r := resumable{Bucket: d.String(), Hidden: d.String(), Final: d.String(), Index: int(d.Varint()), Part: d.Varint(), Length: d.Varint()}
 	if d.Version() >= 2 {
 		r.Upload, r.Parts = decodeUpload(d)
 		r.Tail = append([]byte(nil), d.Bytes()...)
@@ -257,9 +257,9 @@ func decodeResumable(b []byte) (Resumable, error) {
 	return r, d.Finish()
 }
 
-func decodeCounters(b []byte) (Counters, error) {
+func decodeCounters(b []byte) (counters, error) {
 	d := newDec(b, kindCounters)
-	c := Counters{Subtask: int(d.Varint()), Next: map[int]int64{}}
+	c := counters{Subtask: int(d.Varint()), Next: map[int]int64{}}
 	n := d.Varint()
 	for i := int64(0); i < n && d.Err() == nil; i++ {
 		idx := int(d.Varint())

@@ -16,30 +16,30 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
-// FireFunc is the fault-injection hook (runtime.Env.Fire, with the
+// fireFunc is the fault-injection hook (runtime.Env.Fire, with the
 // operator's uid and subtask already bound).
-type FireFunc func(point string, attrs ...any) error
+type fireFunc func(point string, attrs ...any) error
 
-// Config is what a Writer needs to know.
-type Config struct {
+// config is what a Writer needs to know.
+type config struct {
 	Dir         string // the sink's path
 	Subtask     int
 	Parallelism int
-	Naming      Naming
-	Policy      Policy
-	Format      Format
+	Naming      naming
+	Policy      policy
+	Format      format
 	MaxOpen     int // open in-progress files at most (default 64)
 	BufferSize  int // write buffer per open file (default 64 KiB)
 }
 
 // Defaults for Config.
 const (
-	DefaultMaxOpen    = 64
-	DefaultBufferSize = 64 << 10
+	defaultMaxOpen    = 64
+	defaultBufferSize = 64 << 10
 	tickEvery         = 100 * time.Millisecond
 )
 
-// Writer is one subtask's bucket and part-file state machine (Flink's
+// writer is one subtask's bucket and part-file state machine (Flink's
 // Buckets/Bucket): per bucket at most one in-progress part file; rolled
 // parts wait as pending until the checkpoint that pre-committed them
 // completes. It does its file I/O through a vfs.FS and takes the time as
@@ -50,18 +50,18 @@ const (
 // complete), FinishAll (end of input), and Close. Not safe for concurrent
 // use; an error from any method leaves the writer unusable except for
 // Close (the job fails over and a new writer restores).
-type Writer struct {
+type writer struct {
 	fs   vfs.FS
 	obj  *vfs.ObjectFS // the object store when the path is an s3:// URL (objects.go)
-	cfg  Config
+	cfg  config
 	log  zerolog.Logger
-	fire FireFunc
+	fire fireFunc
 	enc  encoder
 
 	open    map[string]*partFile // by bucket
 	last    *partFile            // the part the previous record went to
-	rolled  []Pending            // closed since the last pre-commit
-	pending []Pending            // pre-committed, not yet committed
+	rolled  []pending            // closed since the last pre-commit
+	pending []pending            // pre-committed, not yet committed
 	next    int64                // next part number of index cfg.Subtask
 	carried map[int]int64        // subtask 0: next part numbers of indices >= parallelism
 	dirty   map[string]bool      // buckets with directory entries not yet synced
@@ -73,43 +73,43 @@ type Writer struct {
 	committed int64 // files committed by this writer
 }
 
-// NewWriter returns a writer; call Start or Restore before writing.
-func NewWriter(fsys vfs.FS, cfg Config, log zerolog.Logger, fire FireFunc) *Writer {
+// newWriter returns a writer; call Start or Restore before writing.
+func newWriter(fsys vfs.FS, cfg config, log zerolog.Logger, fire fireFunc) *writer {
 	if cfg.Parallelism <= 0 {
 		cfg.Parallelism = 1
 	}
 	if cfg.MaxOpen <= 0 {
-		cfg.MaxOpen = DefaultMaxOpen
+		cfg.MaxOpen = defaultMaxOpen
 	}
 	if cfg.BufferSize <= 0 {
-		cfg.BufferSize = DefaultBufferSize
+		cfg.BufferSize = defaultBufferSize
 	}
 	if cfg.Format == 0 {
-		cfg.Format = FormatLine
+		cfg.Format = formatLine
 	}
 	if cfg.Naming.Prefix == "" {
 		cfg.Naming.Prefix = "part"
 	}
-	if cfg.Policy == (Policy{}) {
-		cfg.Policy = DefaultPolicy
+	if cfg.Policy == (policy{}) {
+		cfg.Policy = defaultPolicy
 	}
 	if fire == nil {
 		fire = func(string, ...any) error { return nil }
 	}
 	obj, _ := vfs.Objects(fsys, cfg.Dir)
-	return &Writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format},
+	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format},
 		suffix: randomSuffix, open: map[string]*partFile{}, carried: map[int]int64{}, dirty: map[string]bool{}, dirs: map[string]bool{}}
 }
 
-func (w *Writer) dirPath(bucket string) string {
+func (w *writer) dirPath(bucket string) string {
 	return vfs.Join(w.cfg.Dir, filepath.FromSlash(bucket))
 }
 
-func (w *Writer) path(bucket, name string) string { return vfs.Join(w.dirPath(bucket), name) }
+func (w *writer) path(bucket, name string) string { return vfs.Join(w.dirPath(bucket), name) }
 
 // Write appends r to the in-progress part of bucket (opening one when the
 // bucket has none) and rolls the part when it reached the size limit.
-func (w *Writer) Write(bucket string, r *runtime.Record, now time.Time) error {
+func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 	p := w.last
 	if p == nil || p.bucket != bucket {
 		var err error
@@ -130,7 +130,7 @@ func (w *Writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 }
 
 // partFor returns the in-progress part of bucket, creating it.
-func (w *Writer) partFor(bucket string, now time.Time) (*partFile, error) {
+func (w *writer) partFor(bucket string, now time.Time) (*partFile, error) {
 	if p := w.open[bucket]; p != nil {
 		w.last = p
 		return p, nil
@@ -158,7 +158,7 @@ func (w *Writer) partFor(bucket string, now time.Time) (*partFile, error) {
 	return p, nil
 }
 
-func (w *Writer) leastRecentlyWritten() *partFile {
+func (w *writer) leastRecentlyWritten() *partFile {
 	var lru *partFile
 	for _, p := range w.open {
 		if lru == nil || p.lastWrite.Before(lru.lastWrite) ||
@@ -169,7 +169,7 @@ func (w *Writer) leastRecentlyWritten() *partFile {
 	return lru
 }
 
-func (w *Writer) ensureDir(bucket string) error {
+func (w *writer) ensureDir(bucket string) error {
 	if w.dirs[bucket] {
 		return nil
 	}
@@ -183,7 +183,7 @@ func (w *Writer) ensureDir(bucket string) error {
 	return nil
 }
 
-func (w *Writer) buffer(f vfs.File) *bufio.Writer {
+func (w *writer) buffer(f vfs.File) *bufio.Writer {
 	if n := len(w.bufs); n > 0 {
 		b := w.bufs[n-1]
 		w.bufs = w.bufs[:n-1]
@@ -193,7 +193,7 @@ func (w *Writer) buffer(f vfs.File) *bufio.Writer {
 	return bufio.NewWriterSize(f, w.cfg.BufferSize)
 }
 
-func (w *Writer) release(b *bufio.Writer) {
+func (w *writer) release(b *bufio.Writer) {
 	b.Reset(nil)
 	if len(w.bufs) < w.cfg.MaxOpen {
 		w.bufs = append(w.bufs, b)
@@ -202,7 +202,7 @@ func (w *Writer) release(b *bufio.Writer) {
 
 // roll closes p: flush, fsync, close. It becomes pending at the next
 // pre-commit. An empty part is removed instead.
-func (w *Writer) roll(p *partFile) error {
+func (w *writer) roll(p *partFile) error {
 	if w.open[p.bucket] == p {
 		delete(w.open, p.bucket)
 	}
@@ -232,7 +232,7 @@ func (w *Writer) roll(p *partFile) error {
 
 // Tick applies the time-based rolling policy (rollover and inactivity
 // intervals); it does the work at most every 100ms.
-func (w *Writer) Tick(now time.Time) error {
+func (w *writer) Tick(now time.Time) error {
 	if now.Sub(w.tick) < tickEvery {
 		return nil
 	}
@@ -247,7 +247,7 @@ func (w *Writer) Tick(now time.Time) error {
 	return nil
 }
 
-func (w *Writer) sortedOpen() []*partFile {
+func (w *writer) sortedOpen() []*partFile {
 	out := slices.Collect(maps.Values(w.open))
 	slices.SortFunc(out, func(a, b *partFile) int {
 		return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.part, b.part))
@@ -259,9 +259,9 @@ func (w *Writer) sortedOpen() []*partFile {
 // says to roll at a checkpoint, flush and fsync the others, make new
 // directory entries durable, and attach the parts rolled since the last
 // barrier to checkpoint id. It returns what to store in the snapshot.
-func (w *Writer) PreCommit(id int64, now time.Time) (Snapshot, error) {
+func (w *writer) PreCommit(id int64, now time.Time) (snapshot, error) {
 	if err := w.fire("file.precommit", id); err != nil {
-		return Snapshot{}, err
+		return snapshot{}, err
 	}
 	for _, p := range w.sortedOpen() {
 		var err error
@@ -271,11 +271,11 @@ func (w *Writer) PreCommit(id int64, now time.Time) (Snapshot, error) {
 			err = fmt.Errorf("persist part file %s: %w", w.path(p.bucket, p.hidden), err)
 		}
 		if err != nil {
-			return Snapshot{}, err
+			return snapshot{}, err
 		}
 	}
 	if err := w.syncDirty(); err != nil {
-		return Snapshot{}, err
+		return snapshot{}, err
 	}
 	for _, p := range w.rolled {
 		p.Checkpoint = id
@@ -285,7 +285,7 @@ func (w *Writer) PreCommit(id int64, now time.Time) (Snapshot, error) {
 	return w.snapshot(), nil
 }
 
-func (w *Writer) syncDirty() error {
+func (w *writer) syncDirty() error {
 	for _, b := range slices.Sorted(maps.Keys(w.dirty)) {
 		if err := w.fs.SyncDir(w.dirPath(b)); err != nil {
 			return fmt.Errorf("sync bucket directory: %w", err)
@@ -295,8 +295,8 @@ func (w *Writer) syncDirty() error {
 	return nil
 }
 
-func (w *Writer) snapshot() Snapshot {
-	s := Snapshot{Pending: slices.Clone(w.pending), Counters: w.counters()}
+func (w *writer) snapshot() snapshot {
+	s := snapshot{Pending: slices.Clone(w.pending), Counters: w.counters()}
 	for _, p := range w.sortedOpen() {
 		s.InProgress = append(s.InProgress, p.resumable())
 	}
@@ -311,8 +311,8 @@ func (w *Writer) snapshot() Snapshot {
 	return s
 }
 
-func (w *Writer) counters() Counters {
-	c := Counters{Subtask: w.cfg.Subtask, Next: maps.Clone(w.carried)}
+func (w *writer) counters() counters {
+	c := counters{Subtask: w.cfg.Subtask, Next: maps.Clone(w.carried)}
 	c.Next[w.cfg.Subtask] = w.next
 	return c
 }
@@ -320,8 +320,8 @@ func (w *Writer) counters() Counters {
 // Commit is the second phase: checkpoint id completed, so every pending
 // part pre-committed at a checkpoint <= id is renamed to its finished
 // name, then the directories are synced. Parts of later checkpoints wait.
-func (w *Writer) Commit(id int64) error {
-	var keep []Pending
+func (w *writer) Commit(id int64) error {
+	var keep []pending
 	dirs := map[string]bool{}
 	for i, p := range w.pending {
 		if p.Checkpoint > id {
@@ -346,7 +346,7 @@ func (w *Writer) Commit(id int64) error {
 	return w.fire("file.commit-done", id)
 }
 
-func (w *Writer) syncDirs(dirs map[string]bool) error {
+func (w *writer) syncDirs(dirs map[string]bool) error {
 	for _, b := range slices.Sorted(maps.Keys(dirs)) {
 		if err := w.fs.SyncDir(w.dirPath(b)); err != nil {
 			return fmt.Errorf("sync bucket directory: %w", err)
@@ -357,7 +357,7 @@ func (w *Writer) syncDirs(dirs map[string]bool) error {
 
 // FinishAll rolls every open part (end of input): the final checkpoint
 // then pre-commits and commits them.
-func (w *Writer) FinishAll() error {
+func (w *writer) FinishAll() error {
 	for _, p := range w.sortedOpen() {
 		if err := w.roll(p); err != nil {
 			return err
@@ -368,7 +368,7 @@ func (w *Writer) FinishAll() error {
 
 // Close releases open files without committing anything: their content
 // after the last checkpoint is cut off by the next restore.
-func (w *Writer) Close() error {
+func (w *writer) Close() error {
 	var first error
 	for _, p := range w.sortedOpen() {
 		if err := p.f.Close(); err != nil && first == nil {
@@ -380,14 +380,14 @@ func (w *Writer) Close() error {
 	return first
 }
 
-// Stats are figures for gauges and DescribeState.
-type Stats struct {
+// stats are figures for gauges and DescribeState.
+type stats struct {
 	Open, Pending, Committed int64
 	NextPart                 int64
 }
 
 // Stats returns the writer's current figures.
-func (w *Writer) Stats() Stats {
-	return Stats{Open: int64(len(w.open)), Pending: int64(len(w.pending) + len(w.rolled)),
+func (w *writer) Stats() stats {
+	return stats{Open: int64(len(w.open)), Pending: int64(len(w.pending) + len(w.rolled)),
 		Committed: w.committed, NextPart: w.next}
 }
