@@ -21,9 +21,9 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// CheckedSum is the checksum of a record's identity: CRC-32C of split and seq as
+// checkedSum is the checksum of a record's identity: CRC-32C of split and seq as
 // two big-endian 64-bit integers.
-func CheckedSum(split int, seq int64) uint32 {
+func checkedSum(split int, seq int64) uint32 {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(int64(split)))
 	binary.BigEndian.PutUint64(b[8:], uint64(seq))
@@ -38,8 +38,8 @@ const (
 	hexDigits   = "0123456789abcdef"
 )
 
-// MaxCheckedLen bounds the length of a checked record.
-const MaxCheckedLen = len(prefixSplit) + 20 + len(prefixSeq) + 20 + len(prefixCRC) + 8 + len(suffix)
+// maxCheckedLen bounds the length of a checked record.
+const maxCheckedLen = len(prefixSplit) + 20 + len(prefixSeq) + 20 + len(prefixCRC) + 8 + len(suffix)
 
 // AppendChecked appends checked record (split, seq), without a newline.
 func AppendChecked(dst []byte, split int, seq int64) []byte {
@@ -48,7 +48,7 @@ func AppendChecked(dst []byte, split int, seq int64) []byte {
 	dst = append(dst, prefixSeq...)
 	dst = strconv.AppendInt(dst, seq, 10)
 	dst = append(dst, prefixCRC...)
-	sum := CheckedSum(split, seq)
+	sum := checkedSum(split, seq)
 	for shift := 28; shift >= 0; shift -= 4 {
 		dst = append(dst, hexDigits[sum>>uint(shift)&0xf])
 	}
@@ -57,11 +57,11 @@ func AppendChecked(dst []byte, split int, seq int64) []byte {
 
 // Errors of ParseChecked; both make a line corrupt.
 var (
-	// ErrNotChecked: the line is not a record in the encoding of
+	// errNotChecked: the line is not a record in the encoding of
 	// AppendChecked.
-	ErrNotChecked = errors.New("not a checked record")
-	// ErrChecksum: the line parses but its crc does not match split and seq.
-	ErrChecksum = errors.New("checksum mismatch")
+	errNotChecked = errors.New("not a checked record")
+	// errChecksum: the line parses but its crc does not match split and seq.
+	errChecksum = errors.New("checksum mismatch")
 )
 
 // ParseChecked decodes one checked record (trailing "\n" or "\r\n"
@@ -70,30 +70,30 @@ func ParseChecked(line []byte) (split int, seq int64, err error) {
 	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 	rest, ok := bytes.CutPrefix(line, []byte(prefixSplit))
 	if !ok {
-		return 0, 0, ErrNotChecked
+		return 0, 0, errNotChecked
 	}
 	sp, rest, ok := cutInt(rest, prefixSeq)
 	if !ok || sp != int64(int(sp)) {
-		return 0, 0, ErrNotChecked
+		return 0, 0, errNotChecked
 	}
 	sq, rest, ok := cutInt(rest, prefixCRC)
 	if !ok {
-		return 0, 0, ErrNotChecked
+		return 0, 0, errNotChecked
 	}
 	hex, ok := bytes.CutSuffix(rest, []byte(suffix))
 	if !ok || len(hex) != 8 {
-		return 0, 0, ErrNotChecked
+		return 0, 0, errNotChecked
 	}
 	var sum uint32
 	for _, c := range hex {
 		d := bytes.IndexByte([]byte(hexDigits), c)
 		if d < 0 {
-			return 0, 0, ErrNotChecked
+			return 0, 0, errNotChecked
 		}
 		sum = sum<<4 | uint32(d)
 	}
-	if sum != CheckedSum(int(sp), sq) {
-		return int(sp), sq, fmt.Errorf("%w: split %d seq %d has crc %08x, want %08x", ErrChecksum, sp, sq, sum, CheckedSum(int(sp), sq))
+	if sum != checkedSum(int(sp), sq) {
+		return int(sp), sq, fmt.Errorf("%w: split %d seq %d has crc %08x, want %08x", errChecksum, sp, sq, sum, checkedSum(int(sp), sq))
 	}
 	return int(sp), sq, nil
 }

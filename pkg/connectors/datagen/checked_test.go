@@ -13,7 +13,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		seq   int64
 	}{{0, 0}, {3, 1042}, {7, -5}, {1 << 20, 1<<63 - 1}} {
 		line := AppendChecked(nil, c.split, c.seq)
-		require.LessOrEqual(t, len(line), MaxCheckedLen)
+		require.LessOrEqual(t, len(line), maxCheckedLen)
 		split, seq, err := ParseChecked(append(line, '\n'))
 		require.NoError(t, err, string(line))
 		require.Equal(t, c.split, split)
@@ -31,11 +31,11 @@ func TestParseRejects(t *testing.T) {
 		`{"split":3,"seq":1042,"crc":"0000000"}`, `{"split":3,"seq":1042,"crc":"0000000G"}`,
 	} {
 		_, _, err := ParseChecked([]byte(bad))
-		require.ErrorIs(t, err, ErrNotChecked, bad)
+		require.ErrorIs(t, err, errNotChecked, bad)
 	}
 	// A flipped digit keeps the syntax but breaks the checksum.
 	flipped := []byte(good)
 	flipped[len(`{"split":3,"seq":10`)] = '5'
 	_, _, err := ParseChecked(flipped)
-	require.True(t, errors.Is(err, ErrChecksum), "%v", err)
+	require.True(t, errors.Is(err, errChecksum), "%v", err)
 }

@@ -34,8 +34,8 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
-// Options of the datagen source.
-type Options struct {
+// options of the datagen source.
+type options struct {
 	Count  *int64  `yaml:"count"`  // total records; omit for unbounded
 	Rate   float64 `yaml:"rate"`   // records/s for the whole source; 0 = as fast as possible
 	Start  *int64  `yaml:"start"`  // first index (default 1)
@@ -55,9 +55,9 @@ type Options struct {
 	Seed           *int64        `yaml:"seed"`
 }
 
-// MaxRate bounds rate: the schedule counts records due since the start in
+// maxRate bounds rate: the schedule counts records due since the start in
 // an int64, and no machine generates more.
-const MaxRate = 1e9
+const maxRate = 1e9
 
 // format is how a value is written.
 type format int
@@ -81,7 +81,7 @@ func Definitions() []runtime.Definition {
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
-	var o Options
+	var o options
 	c.Decode(&o)
 	var f format
 	switch o.Format {
@@ -100,8 +100,8 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if o.Count != nil && *o.Count < 0 {
 		c.Errorf("count", "must be 0 or more, got %d", *o.Count)
 	}
-	if o.Rate < 0 || o.Rate > MaxRate {
-		c.Errorf("rate", "must be between 0 (unlimited) and %g records/s, got %g", float64(MaxRate), o.Rate)
+	if o.Rate < 0 || o.Rate > maxRate {
+		c.Errorf("rate", "must be between 0 (unlimited) and %g records/s, got %g", float64(maxRate), o.Rate)
 	}
 	start := int64(1)
 	if o.Start != nil {
@@ -209,7 +209,7 @@ func (s *source) value(id, v int64) []byte {
 	case formatRaw:
 		return s.arena.Append(20, func(d []byte) []byte { return strconv.AppendInt(d, v, 10) })
 	case formatChecked:
-		return s.arena.Append(MaxCheckedLen, func(d []byte) []byte { return AppendChecked(d, int(id), v) })
+		return s.arena.Append(maxCheckedLen, func(d []byte) []byte { return AppendChecked(d, int(id), v) })
 	}
 	return s.arena.Append(30, func(d []byte) []byte {
 		d = append(d, `{"idx": `...)

@@ -59,8 +59,8 @@ type EventOptions struct {
 	Seed int64
 }
 
-// DefaultStartTime is the default EventOptions.StartTime.
-const DefaultStartTime = "2026-01-01T00:00:00Z"
+// defaultStartTime is the default EventOptions.StartTime.
+const defaultStartTime = "2026-01-01T00:00:00Z"
 
 // maxKeyPrefix bounds EventOptions.KeyPrefix, so a record's length is
 // bounded (MaxLen).
@@ -69,7 +69,7 @@ const maxKeyPrefix = 64
 // DefaultEventOptions returns the defaults of format events.
 func DefaultEventOptions() EventOptions {
 	return EventOptions{Keys: 100, KeyPrefix: "u", AmountMin: 1, AmountMax: 100,
-		StartTime: DefaultStartTime, Step: 10 * time.Millisecond}
+		StartTime: defaultStartTime, Step: 10 * time.Millisecond}
 }
 
 // Problem is one invalid field of EventOptions: Field is its option name
@@ -126,7 +126,7 @@ func (o EventOptions) Problems() []Problem {
 		add("amountMax", "must not be less than amountMin (%d), got %d", o.AmountMin, o.AmountMax)
 	}
 	if _, err := time.Parse(time.RFC3339Nano, o.StartTime); err != nil {
-		add("startTime", "must be an RFC 3339 time such as %q, got %q", DefaultStartTime, o.StartTime)
+		add("startTime", "must be an RFC 3339 time such as %q, got %q", defaultStartTime, o.StartTime)
 	}
 	if o.Step < 0 {
 		add("step", "must be 0 or more, got %s", o.Step)

@@ -5,7 +5,7 @@ import "github.com/flinkgo/flinkgo/pkg/runtime"
 // configureEvents returns the generator the spec's options describe,
 // reporting every invalid option at its line (nil then). When the format
 // is not events (on false), any event option is reported as misplaced.
-func configureEvents(c *runtime.ConfigContext, s *Options, on bool) *Events {
+func configureEvents(c *runtime.ConfigContext, s *options, on bool) *Events {
 	o := DefaultEventOptions()
 	for _, f := range []struct {
 		name  string

@@ -12,7 +12,7 @@ const defaultBucket = "yyyy-MM-dd--HH"
 
 // bucketer assigns a record to a bucket: a directory below the sink's path
 // named by formatting a time (Flink's DateTimeBucketAssigner). The zero
-// Bucketer (bucket: none) puts every record into the path itself.
+// bucketer (bucket: none) puts every record into the path itself.
 //
 // The pattern is kept as segments (literal text and Go layout elements),
 // so literal text of a Java pattern can never be read as a Go layout

@@ -45,7 +45,7 @@ const (
 // completes. It does its file I/O through a vfs.FS and takes the time as
 // an argument, so tests drive it directly, without goroutines.
 //
-// Lifecycle: NewWriter, then Start (fresh) or Restore, then any sequence
+// Lifecycle: newWriter, then Start (fresh) or Restore, then any sequence
 // of Write/Tick, PreCommit(n) (at barrier n), Commit(n) (checkpoint n
 // complete), FinishAll (end of input), and Close. Not safe for concurrent
 // use; an error from any method leaves the writer unusable except for

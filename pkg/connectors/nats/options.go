@@ -11,25 +11,25 @@ import (
 
 // Defaults of the source's options (see the package documentation).
 const (
-	// DefaultMaxBacklog bounds the unacknowledged messages of a queue
+	// defaultMaxBacklog bounds the unacknowledged messages of a queue
 	// source (the consumer's MaxAckPending). An at-least-once queue holds
 	// every message until the checkpoint covering it completes, so its
 	// throughput is at most maxBacklog messages per checkpoint interval.
-	DefaultMaxBacklog = 10_000
-	// DefaultAckBatchSize and DefaultAckTimeout: due acks go out in
+	defaultMaxBacklog = 10_000
+	// defaultAckBatchSize and defaultAckTimeout: due acks go out in
 	// batches of this many, a partial batch at the latest this long after
 	// its oldest ack became due.
-	DefaultAckBatchSize = 500
-	DefaultAckTimeout   = 100 * time.Millisecond
-	// DefaultAckWait is the consumer's AckWait (the broker redelivers a
+	defaultAckBatchSize = 500
+	defaultAckTimeout   = 100 * time.Millisecond
+	// defaultAckWait is the consumer's AckWait (the broker redelivers a
 	// message not acknowledged for this long). Short, unlike NATS's 30s:
 	// the source keeps waiting messages alive with in-progress acks every
 	// ackWait/3, so AckWait only decides how long the messages a crashed
 	// daemon held wait before redelivery (docs/nats.md, "AckWait and
 	// keepalives").
-	DefaultAckWait = 5 * time.Second
-	// MinAckWait is the shortest ackWait accepted (see checkAckWait).
-	MinAckWait = time.Second
+	defaultAckWait = 5 * time.Second
+	// minAckWait is the shortest ackWait accepted (see checkAckWait).
+	minAckWait = time.Second
 )
 
 // Source modes, queue semantics, delivery guarantees and discard points,
@@ -43,8 +43,8 @@ const (
 	onEmit       = "emit"
 )
 
-// SourceOptions are the YAML options of the nats source.
-type SourceOptions struct {
+// sourceOptions are the YAML options of the nats source.
+type sourceOptions struct {
 	URL           string `yaml:"url,required"`    // nats://host:port[,nats://…]
 	Stream        string `yaml:"stream,required"` // JetStream stream
 	Mode          string `yaml:"mode,required"`   // bookmark, queue
@@ -96,7 +96,7 @@ func (p startPos) String() string {
 	return "unknown"
 }
 
-// sourceConfig is the checked form of SourceOptions.
+// sourceConfig is the checked form of sourceOptions.
 type sourceConfig struct {
 	uid         string
 	url         string
@@ -130,7 +130,7 @@ func (k *checker) errorf(field, format string, args ...any) {
 }
 
 func configureSource(c *runtime.ConfigContext) *runtime.Plan {
-	var o SourceOptions
+	var o sourceOptions
 	c.Decode(&o)
 	k := &checker{c: c}
 	cfg := &sourceConfig{uid: c.Op.UID, url: o.URL, stream: o.Stream, subject: o.Subject}
@@ -150,7 +150,7 @@ func configureSource(c *runtime.ConfigContext) *runtime.Plan {
 	return &runtime.Plan{SkipBadTimestamps: cfg.skipInvalid, NewSource: func() runtime.Source { return newSource(cfg) }}
 }
 
-func (k *checker) common(o *SourceOptions, cfg *sourceConfig) {
+func (k *checker) common(o *sourceOptions, cfg *sourceConfig) {
 	if k.c.Has("url") && strings.TrimSpace(o.URL) == "" {
 		k.errorf("url", "empty server URL (e.g. nats://127.0.0.1:4222)")
 	}
@@ -188,7 +188,7 @@ func (k *checker) only(why string, fields ...string) {
 	}
 }
 
-func (k *checker) bookmark(o *SourceOptions, cfg *sourceConfig) {
+func (k *checker) bookmark(o *sourceOptions, cfg *sourceConfig) {
 	k.only("with mode: queue", "queueSemantics", "ackBatchSize", "ackTimeout")
 	cfg.start = k.parseBookmark(o.Bookmark)
 	discard := onCheckpoint
@@ -237,7 +237,7 @@ func (k *checker) bookmark(o *SourceOptions, cfg *sourceConfig) {
 
 // emitMode configures bookmark mode with discardOn: emit: an at-most-once
 // reader of a durable consumer, in stream order.
-func (k *checker) emitMode(o *SourceOptions, cfg *sourceConfig) {
+func (k *checker) emitMode(o *sourceOptions, cfg *sourceConfig) {
 	if o.Durable == "" {
 		k.errorf("durable", "discardOn: emit keeps the position in a durable consumer on the broker: set durable: <consumer name>")
 	} else if !validName(o.Durable) {
@@ -247,7 +247,7 @@ func (k *checker) emitMode(o *SourceOptions, cfg *sourceConfig) {
 	k.backlog(o, cfg)
 }
 
-func (k *checker) queue(o *SourceOptions, cfg *sourceConfig) {
+func (k *checker) queue(o *sourceOptions, cfg *sourceConfig) {
 	k.only("with mode: bookmark", "bookmark", "deliveryGuarantee", "discardOn")
 	cfg.start = startPos{kind: startEpoch}
 	if o.Durable == "" {
@@ -278,14 +278,14 @@ func (k *checker) queue(o *SourceOptions, cfg *sourceConfig) {
 }
 
 // backlog reads maxBacklog, ackBatchSize, ackTimeout and ackWait.
-func (k *checker) backlog(o *SourceOptions, cfg *sourceConfig) {
-	cfg.maxBacklog = DefaultMaxBacklog
+func (k *checker) backlog(o *sourceOptions, cfg *sourceConfig) {
+	cfg.maxBacklog = defaultMaxBacklog
 	if o.MaxBacklog != nil {
 		if cfg.maxBacklog = *o.MaxBacklog; cfg.maxBacklog < 1 {
 			k.errorf("maxBacklog", "must be at least 1, got %d", cfg.maxBacklog)
 		}
 	}
-	cfg.ackBatchSize = min(DefaultAckBatchSize, cfg.maxBacklog)
+	cfg.ackBatchSize = min(defaultAckBatchSize, cfg.maxBacklog)
 	if o.AckBatchSize != nil {
 		cfg.ackBatchSize = *o.AckBatchSize
 		switch {
@@ -295,13 +295,13 @@ func (k *checker) backlog(o *SourceOptions, cfg *sourceConfig) {
 			k.errorf("ackBatchSize", "%d exceeds maxBacklog %d: no more than maxBacklog messages are ever unacknowledged, so such a batch could never fill", cfg.ackBatchSize, cfg.maxBacklog)
 		}
 	}
-	cfg.ackTimeout = DefaultAckTimeout
+	cfg.ackTimeout = defaultAckTimeout
 	if o.AckTimeout != nil {
 		if cfg.ackTimeout = o.AckTimeout.D(); cfg.ackTimeout <= 0 {
 			k.errorf("ackTimeout", "must be more than 0, e.g. 100ms")
 		}
 	}
-	cfg.ackWait = DefaultAckWait
+	cfg.ackWait = defaultAckWait
 	if o.AckWait != nil {
 		cfg.ackWait = o.AckWait.D()
 		k.checkAckWait(cfg)
@@ -310,14 +310,14 @@ func (k *checker) backlog(o *SourceOptions, cfg *sourceConfig) {
 
 // checkAckWait refuses an ackWait too short for the keepalives: while a
 // message waits for its checkpoint, the source sends an in-progress ack
-// every ackWait/3; below MinAckWait a pause of the process (GC, a slow
+// every ackWait/3; below minAckWait a pause of the process (GC, a slow
 // disk, a busy machine) would let the broker redeliver messages that are
 // only waiting, and the keepalive traffic would grow out of proportion.
 func (k *checker) checkAckWait(cfg *sourceConfig) {
-	if cfg.ackWait < MinAckWait {
+	if cfg.ackWait < minAckWait {
 		k.errorf("ackWait", "%s is too short: messages waiting for their checkpoint are kept alive with an in-progress ack every ackWait/3, "+
 			"and below %s a short pause of the process would let the broker redeliver them (duplicates); use at least %s (default %s)",
-			cfg.ackWait, MinAckWait, MinAckWait, DefaultAckWait)
+			cfg.ackWait, minAckWait, minAckWait, defaultAckWait)
 	}
 }
 

@@ -17,9 +17,9 @@ import (
 )
 
 const (
-	// DefaultPublishTimeout bounds the wait for a publish ack, and a
+	// defaultPublishTimeout bounds the wait for a publish ack, and a
 	// checkpoint's wait for all of them.
-	DefaultPublishTimeout = 30 * time.Second
+	defaultPublishTimeout = 30 * time.Second
 	// maxPublishPending bounds the publishes awaiting their ack; Process
 	// waits beyond it (backpressure).
 	maxPublishPending = 4096
@@ -33,8 +33,8 @@ const (
 	gaugePublishPending = "pendingPublishAcks"
 )
 
-// SinkOptions are the YAML options of the nats.
-type SinkOptions struct {
+// sinkOptions are the YAML options of the nats.
+type sinkOptions struct {
 	URL            string        `yaml:"url,required"`
 	Subject        string        `yaml:"subject"`     // literal subject
 	SubjectExpr    string        `yaml:"subjectExpr"` // or an expression per record
@@ -51,10 +51,10 @@ type sinkConfig struct {
 }
 
 func configureSink(c *runtime.ConfigContext) *runtime.Plan {
-	var o SinkOptions
+	var o sinkOptions
 	c.Decode(&o)
 	k := &checker{c: c}
-	cfg := sinkConfig{url: o.URL, subject: o.Subject, publishTimeout: DefaultPublishTimeout}
+	cfg := sinkConfig{url: o.URL, subject: o.Subject, publishTimeout: defaultPublishTimeout}
 	if c.Has("url") && o.URL == "" {
 		k.errorf("url", "empty server URL (e.g. nats://127.0.0.1:4222)")
 	}

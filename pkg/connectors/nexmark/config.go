@@ -42,12 +42,12 @@ type Config struct {
 	Seed int64
 }
 
-// DefaultStartTime is the default Config.StartTime.
-const DefaultStartTime = "2026-01-01T00:00:00Z"
+// defaultStartTime is the default Config.StartTime.
+const defaultStartTime = "2026-01-01T00:00:00Z"
 
 // DefaultConfig returns Nexmark's default workload.
 func DefaultConfig() Config {
-	return Config{EventRate: 10_000, StartTime: DefaultStartTime, Person: 1, Auction: 3, Bid: 46,
+	return Config{EventRate: 10_000, StartTime: defaultStartTime, Person: 1, Auction: 3, Bid: 46,
 		HotAuctions: 2, HotBidders: 4, HotSellers: 4, ActivePeople: 1000, InFlightAuctions: 100,
 		AvgPersonSize: 200, AvgAuctionSize: 500, AvgBidSize: 100}
 }
@@ -55,15 +55,15 @@ func DefaultConfig() Config {
 // maxAvgSize bounds the average sizes, so an event's length is bounded.
 const maxAvgSize = 1 << 16
 
-// Problem is one invalid field of a Config: Field is its option name.
-type Problem struct{ Field, Msg string }
+// problem is one invalid field of a Config: Field is its option name.
+type problem struct{ Field, Msg string }
 
-func (p Problem) Error() string { return p.Field + ": " + p.Msg }
+func (p problem) Error() string { return p.Field + ": " + p.Msg }
 
 // Problems lists every invalid field of c (none: c is valid).
-func (c Config) Problems() []Problem {
-	var ps []Problem
-	add := func(field, format string, args ...any) { ps = append(ps, Problem{field, fmt.Sprintf(format, args...)}) }
+func (c Config) Problems() []problem {
+	var ps []problem
+	add := func(field, format string, args ...any) { ps = append(ps, problem{field, fmt.Sprintf(format, args...)}) }
 	atLeast := func(field string, v, lo int64) {
 		if v < lo {
 			add(field, "must be at least %d, got %d", lo, v)
@@ -71,7 +71,7 @@ func (c Config) Problems() []Problem {
 	}
 	atLeast("eventRate", c.EventRate, 1)
 	if _, err := time.Parse(time.RFC3339Nano, c.StartTime); err != nil {
-		add("startTime", "must be an RFC 3339 time such as %q, got %q", DefaultStartTime, c.StartTime)
+		add("startTime", "must be an RFC 3339 time such as %q, got %q", defaultStartTime, c.StartTime)
 	}
 	atLeast("personProportion", c.Person, 1)
 	atLeast("auctionProportion", c.Auction, 1)

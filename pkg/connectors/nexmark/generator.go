@@ -36,7 +36,7 @@ func (k Kind) String() string {
 const (
 	FirstPersonID   = 1000
 	FirstAuctionID  = 1000
-	FirstCategoryID = 10
+	firstCategoryID = 10
 	numCategories   = 5
 	// personLead and auctionLead: a random bid or auction may name a
 	// person or auction up to this many ids ahead of the last one created
@@ -342,7 +342,7 @@ func (g *Generator) auction(n int64, r *rng, e *Event) {
 		a.Seller = g.randomPerson(n, r)
 	}
 	a.Seller += FirstPersonID
-	a.Category = FirstCategoryID + r.intn(numCategories)
+	a.Category = firstCategoryID + r.intn(numCategories)
 	a.InitialBid = price(r)
 	horizon := g.TimeOf(n+g.auctionHorizon) - e.DateTime
 	a.Expires = e.DateTime + 1 + r.intn(max(2*horizon, 1))

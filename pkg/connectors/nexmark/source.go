@@ -6,9 +6,9 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 )
 
-// Options of the nexmark source; unset workload options take
+// options of the nexmark source; unset workload options take
 // DefaultConfig's values.
-type Options struct {
+type options struct {
 	Events *int64  `yaml:"events"` // total events; omit for unbounded
 	Rate   float64 `yaml:"rate"`   // events/s for the whole source; 0 = as fast as possible
 
@@ -37,7 +37,7 @@ func Definitions() []runtime.Definition {
 }
 
 // config returns the workload o sets over the defaults.
-func (o Options) config() Config {
+func (o options) config() Config {
 	c := DefaultConfig()
 	set := func(dst *int64, v *int64) {
 		if v != nil {
@@ -64,7 +64,7 @@ func (o Options) config() Config {
 }
 
 func configure(c *runtime.ConfigContext) *runtime.Plan {
-	var o Options
+	var o options
 	c.Decode(&o)
 	cfg := o.config()
 	ok := true

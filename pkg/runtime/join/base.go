@@ -29,9 +29,9 @@ type base struct {
 }
 
 var (
-	lateOutputs = [2]string{LateLeftOutput, LateRightOutput}
-	lateMetrics = [2]string{MetricLateLeft, MetricLateRight}
-	rowMetrics  = [2]string{MetricLeftRows, MetricRightRows}
+	lateOutputs = [2]string{lateLeftOutput, lateRightOutput}
+	lateMetrics = [2]string{metricLateLeft, metricLateRight}
+	rowMetrics  = [2]string{metricLeftRows, metricRightRows}
 )
 
 // open declares the key state (decoding restored rows) and the metrics.

@@ -141,7 +141,7 @@ func (m *model) snapshotRestore(par int) {
 	m.open(par, snaps)
 }
 
-func modelConfig(t testing.TB, how How, until bool) config {
+func modelConfig(t testing.TB, how how, until bool) config {
 	cfg := config{how: how, where: -1, tsExpr: -1, untilExpr: -1, selects: []string{"l", "r", "k"}}
 	var exprs []*expr.RowExpr
 	for _, src := range []string{"left.id", "right.id", "key"} {
@@ -171,7 +171,7 @@ func refEnd(l modelEv, upper int64) int64 {
 	return end
 }
 
-func modelRef(evs []modelEv, lower, upper int64, how How) []string {
+func modelRef(evs []modelEv, lower, upper int64, how how) []string {
 	var out []string
 	for _, l := range evs {
 		if !l.left {
@@ -187,7 +187,7 @@ func modelRef(evs []modelEv, lower, upper int64, how How) []string {
 				found = true
 			}
 		}
-		if !found && how == LeftOuter {
+		if !found && how == leftOuter {
 			out = append(out, fmt.Sprintf(`{"l":%d,"r":null,"k":%q}`, l.id, l.key))
 		}
 	}
@@ -198,7 +198,7 @@ func modelRef(evs []modelEv, lower, upper int64, how How) []string {
 type modelCase struct {
 	seed         int64
 	lower, upper int64
-	how          How
+	how          how
 	until        bool
 	restores     bool
 }
@@ -260,7 +260,7 @@ func TestIntervalJoinModel(t *testing.T) {
 	bounds := [][2]int64{{0, 100}, {-50, 50}, {-80, -20}, {20, 200}, {0, unbounded}, {-60, unbounded}, {30, unbounded}}
 	for seed := int64(1); seed <= 300; seed++ {
 		b := bounds[seed%int64(len(bounds))]
-		for _, how := range []How{Inner, LeftOuter} {
+		for _, how := range []how{inner, leftOuter} {
 			c := modelCase{seed: seed, lower: b[0], upper: b[1], how: how, until: b[1] == unbounded || seed%3 != 0, restores: seed%2 == 0}
 			got, want, _ := runModel(t, c)
 			var vs []string
@@ -284,7 +284,7 @@ func BenchmarkIntervalRightExpiryWithManyLeftRows(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		for _, until := range []bool{false, true} {
 			b.Run(fmt.Sprintf("left=%d/until=%v", n, until), func(b *testing.B) {
-				m := &model{t: b, maxPar: 16, cfg: modelConfig(b, Inner, until), lower: 0, up: 1e9,
+				m := &model{t: b, maxPar: 16, cfg: modelConfig(b, inner, until), lower: 0, up: 1e9,
 					wm: runtime.MinWatermark, downWM: runtime.MinWatermark}
 				m.open(1, nil)
 				for i := 0; i < n; i++ {
@@ -305,13 +305,13 @@ func BenchmarkIntervalRightExpiryWithManyLeftRows(b *testing.B) {
 // end at l.ts+upper, as the spec now says, in order (the until they kept
 // is not read).
 func TestIntervalUntilRemovedOnRestore(t *testing.T) {
-	m := &model{t: t, maxPar: 16, cfg: modelConfig(t, LeftOuter, true), lower: 0, up: 1000,
+	m := &model{t: t, maxPar: 16, cfg: modelConfig(t, leftOuter, true), lower: 0, up: 1000,
 		wm: runtime.MinWatermark, downWM: runtime.MinWatermark}
 	m.open(1, nil)
 	m.process(modelEv{left: true, id: 1, key: "k", ts: 10, values: []byte(`{"id":1,"u":null}`)}) // end 1010
 	m.process(modelEv{left: true, id: 2, key: "k", ts: 20, values: []byte(`{"id":2,"u":50}`)})   // end 50, now 1020
 	m.advance(5)
-	m.cfg = modelConfig(t, LeftOuter, false)
+	m.cfg = modelConfig(t, leftOuter, false)
 	m.snapshotRestore(1)
 	m.advance(100)
 	require.Empty(t, m.got)
@@ -328,7 +328,7 @@ func TestIntervalUntilRemovedOnRestore(t *testing.T) {
 // (The old spec read u, as q4's where read expires, so the rows kept it;
 // a row without it fails as TestIntervalUntilNullWithoutUpperFails.)
 func TestIntervalUntilAddedOnRestore(t *testing.T) {
-	old := modelConfig(t, LeftOuter, true)
+	old := modelConfig(t, leftOuter, true)
 	old.untilExpr = -1 // read, not an until
 	m := &model{t: t, maxPar: 16, cfg: old, lower: 0, up: 1000,
 		wm: runtime.MinWatermark, downWM: runtime.MinWatermark}
@@ -336,7 +336,7 @@ func TestIntervalUntilAddedOnRestore(t *testing.T) {
 	m.process(modelEv{left: true, id: 1, key: "k", ts: 10, values: []byte(`{"id":1,"u":50}`)})
 	m.process(modelEv{left: true, id: 2, key: "j", ts: 10, values: []byte(`{"id":2,"u":50}`)})
 	m.advance(5)
-	m.cfg = modelConfig(t, LeftOuter, true)
+	m.cfg = modelConfig(t, leftOuter, true)
 	m.up = unbounded
 	m.snapshotRestore(2)
 	m.process(modelEv{key: "k", ts: 60, values: []byte(`{"id":3}`)}) // after row 1's until
@@ -353,7 +353,7 @@ func TestIntervalUntilAddedOnRestore(t *testing.T) {
 // With no upper, an until that gives null would keep its row for ever:
 // the join fails with the expression and the row, instead.
 func TestIntervalUntilNullWithoutUpperFails(t *testing.T) {
-	m := &model{t: t, maxPar: 16, cfg: modelConfig(t, Inner, true), lower: 0, up: unbounded,
+	m := &model{t: t, maxPar: 16, cfg: modelConfig(t, inner, true), lower: 0, up: unbounded,
 		wm: runtime.MinWatermark, downWM: runtime.MinWatermark}
 	m.open(1, nil)
 	s := m.sub("k")

@@ -39,7 +39,7 @@ func selectMeaning(sel api.NamedStrings) string {
 // howMeaning is how with its default written out.
 func howMeaning(how string) string {
 	if how == "" {
-		return Inner.String()
+		return inner.String()
 	}
 	return how
 }

@@ -12,12 +12,12 @@ import (
 
 // Side outputs of rows too late to join, and the metrics counting them.
 const (
-	LateLeftOutput  = "lateLeft"
-	LateRightOutput = "lateRight"
-	MetricLateLeft  = "numLateRecordsDroppedLeft"
-	MetricLateRight = "numLateRecordsDroppedRight"
-	MetricLeftRows  = "leftRows"
-	MetricRightRows = "rightRows"
+	lateLeftOutput  = "lateLeft"
+	lateRightOutput = "lateRight"
+	metricLateLeft  = "numLateRecordsDroppedLeft"
+	metricLateRight = "numLateRecordsDroppedRight"
+	metricLeftRows  = "leftRows"
+	metricRightRows = "rightRows"
 )
 
 // Definitions returns the join operator types.
@@ -73,33 +73,33 @@ type intervalOptions struct {
 	Timestamp string           `yaml:"timestamp"`
 }
 
-// How is the kind of a join.
-type How uint8
+// how is the kind of a join.
+type how uint8
 
 const (
-	Inner How = iota + 1
-	LeftOuter
-	RightOuter
-	FullOuter
+	inner how = iota + 1
+	leftOuter
+	rightOuter
+	fullOuter
 )
 
-func (h How) String() string {
+func (h how) String() string {
 	switch h {
-	case Inner:
+	case inner:
 		return "inner"
-	case LeftOuter:
+	case leftOuter:
 		return "left"
-	case RightOuter:
+	case rightOuter:
 		return "right"
-	case FullOuter:
+	case fullOuter:
 		return "full"
 	}
 	return fmt.Sprintf("How(%d)", h)
 }
 
 // keepsLeft / keepsRight: unmatched rows of that side are emitted.
-func (h How) keepsLeft() bool  { return h == LeftOuter || h == FullOuter }
-func (h How) keepsRight() bool { return h == RightOuter || h == FullOuter }
+func (h how) keepsLeft() bool  { return h == leftOuter || h == fullOuter }
+func (h how) keepsRight() bool { return h == rightOuter || h == fullOuter }
 
 // Names the expressions of a join can read.
 var (
@@ -109,7 +109,7 @@ var (
 
 // config is what both joins share once checked.
 type config struct {
-	how     How
+	how     how
 	keys    [2]*expr.Program
 	selects []string // output field names, in spec order
 	exprs   *expr.RowSet
@@ -136,8 +136,8 @@ func (k *checker) bad(field, format string, args ...any) {
 }
 
 // common checks the options both joins share; hows are the accepted kinds.
-func (k *checker) common(o commonOptions, hows map[string]How, vars []string) config {
-	cfg := config{how: Inner, where: -1, tsExpr: -1, untilExpr: -1}
+func (k *checker) common(o commonOptions, hows map[string]how, vars []string) config {
+	cfg := config{how: inner, where: -1, tsExpr: -1, untilExpr: -1}
 	if o.How != "" {
 		h, ok := hows[o.How]
 		if !ok {
@@ -185,9 +185,9 @@ func (k *checker) common(o commonOptions, hows map[string]How, vars []string) co
 	return cfg
 }
 
-func names(hows map[string]How) string {
+func names(hows map[string]how) string {
 	out := ""
-	for _, h := range []How{Inner, LeftOuter, RightOuter, FullOuter} {
+	for _, h := range []how{inner, leftOuter, rightOuter, fullOuter} {
 		for n, v := range hows {
 			if v == h {
 				if out != "" {
@@ -210,7 +210,7 @@ func (k *checker) plan(cfg config, what string, meaning *runtime.StateMeaning, n
 		KeyedInput:  true,
 		State:       meaning,
 		InputKeys:   []func() runtime.KeySelector{func() runtime.KeySelector { return newKeySelector(left) }, func() runtime.KeySelector { return newKeySelector(right) }},
-		SideOutputs: []string{LateLeftOutput, LateRightOutput},
+		SideOutputs: []string{lateLeftOutput, lateRightOutput},
 		// A result whose where, select or timestamp fails goes through
 		// onError (emitter.failed).
 		OnError:     true,
@@ -224,7 +224,7 @@ func configureWindow(c *runtime.ConfigContext) *runtime.Plan {
 	c.Decode(&o)
 	k := &checker{c: c, ok: true}
 	cfg := k.common(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where},
-		map[string]How{"inner": Inner, "left": LeftOuter, "right": RightOuter, "full": FullOuter}, windowVars)
+		map[string]how{"inner": inner, "left": leftOuter, "right": rightOuter, "full": fullOuter}, windowVars)
 	a, good := o.Window.Check(k.bad)
 	if !good {
 		return nil
@@ -238,7 +238,7 @@ func configureInterval(c *runtime.ConfigContext) *runtime.Plan {
 	var o intervalOptions
 	c.Decode(&o)
 	k := &checker{c: c, ok: true}
-	cfg := k.common(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where}, map[string]How{"inner": Inner, "left": LeftOuter}, []string{"key"})
+	cfg := k.common(commonOptions{o.Left, o.Right, o.How, o.Select, o.Where}, map[string]how{"inner": inner, "left": leftOuter}, []string{"key"})
 	lower, okL := k.bound("lower", o.Lower)
 	upper, okU := int64(unbounded), true
 	switch {

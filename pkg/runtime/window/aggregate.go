@@ -14,26 +14,26 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
 
-// Func is an aggregate function.
-type Func uint8
+// aggFunc is an aggregate function.
+type aggFunc uint8
 
 const (
-	Count Func = iota + 1
-	Sum
-	Min
-	Max
-	Avg
-	First
-	Last
-	CountDistinct
-	MaxBy
-	MinBy
+	aggCount aggFunc = iota + 1
+	aggSum
+	aggMin
+	aggMax
+	aggAvg
+	aggFirst
+	aggLast
+	aggCountDistinct
+	aggMaxBy
+	aggMinBy
 )
 
-var funcNames = map[string]Func{"count": Count, "sum": Sum, "min": Min, "max": Max, "avg": Avg, "first": First,
-	"last": Last, "countDistinct": CountDistinct, "maxBy": MaxBy, "minBy": MinBy}
+var funcNames = map[string]aggFunc{"count": aggCount, "sum": aggSum, "min": aggMin, "max": aggMax, "avg": aggAvg, "first": aggFirst,
+	"last": aggLast, "countDistinct": aggCountDistinct, "maxBy": aggMaxBy, "minBy": aggMinBy}
 
-func (f Func) String() string {
+func (f aggFunc) String() string {
 	for n, v := range funcNames {
 		if v == f {
 			return n
@@ -43,11 +43,11 @@ func (f Func) String() string {
 }
 
 // args is how many expressions each function takes.
-func (f Func) args() (min, max int) {
+func (f aggFunc) args() (min, max int) {
 	switch f {
-	case Count:
+	case aggCount:
 		return 0, 1
-	case MaxBy, MinBy:
+	case aggMaxBy, aggMinBy:
 		return 2, 2
 	}
 	return 1, 1
@@ -57,17 +57,17 @@ func (f Func) args() (min, max int) {
 // at compile time from a source's schema (reflect.Interface or Invalid:
 // not known), f cannot aggregate: sum and avg take numbers, min and max
 // numbers or strings, maxBy and minBy a number as their second argument.
-func (f Func) CheckArg(i int, k reflect.Kind) error {
+func (f aggFunc) CheckArg(i int, k reflect.Kind) error {
 	num := isNumber(k)
 	known := k != reflect.Invalid && k != reflect.Interface
 	switch {
 	case !known:
 		return nil
-	case (f == Sum || f == Avg) && !num:
+	case (f == aggSum || f == aggAvg) && !num:
 		return fmt.Errorf("%s takes a number, and this argument is a %s by the schema", f, kindName(k))
-	case (f == Min || f == Max) && !num && k != reflect.String:
+	case (f == aggMin || f == aggMax) && !num && k != reflect.String:
 		return fmt.Errorf("%s takes a number or a string, and this argument is a %s by the schema", f, kindName(k))
-	case (f == MaxBy || f == MinBy) && i == 1 && !num:
+	case (f == aggMaxBy || f == aggMinBy) && i == 1 && !num:
 		return fmt.Errorf("%s orders by a number (its second argument), and this one is a %s by the schema", f, kindName(k))
 	}
 	return nil
@@ -88,24 +88,24 @@ func kindName(k reflect.Kind) string {
 	return k.String()
 }
 
-// Aggregate is one named aggregate of a window: "spent: sum(amount)".
-type Aggregate struct {
+// aggregate is one named aggregate of a window: "spent: sum(amount)".
+type aggregate struct {
 	Name string
-	Func Func
+	Func aggFunc
 	Args []string // expressions
 }
 
 var callPattern = regexp.MustCompile(`^\s*([A-Za-z]+)\s*\((.*)\)\s*$`)
 
-// ParseAggregate reads "fn(expr[, expr])".
-func ParseAggregate(name, src string) (Aggregate, error) {
+// parseAggregate reads "fn(expr[, expr])".
+func parseAggregate(name, src string) (aggregate, error) {
 	m := callPattern.FindStringSubmatch(src)
 	if m == nil {
-		return Aggregate{}, fmt.Errorf("%q is not an aggregate call; write function(expression), e.g. sum(amount) or count()", src)
+		return aggregate{}, fmt.Errorf("%q is not an aggregate call; write function(expression), e.g. sum(amount) or count()", src)
 	}
 	f, ok := funcNames[m[1]]
 	if !ok {
-		return Aggregate{}, fmt.Errorf("unknown aggregate function %q; use one of count, sum, min, max, avg, first, last, countDistinct, maxBy, minBy", m[1])
+		return aggregate{}, fmt.Errorf("unknown aggregate function %q; use one of count, sum, min, max, avg, first, last, countDistinct, maxBy, minBy", m[1])
 	}
 	args := splitArgs(m[2])
 	lo, hi := f.args()
@@ -114,9 +114,9 @@ func ParseAggregate(name, src string) (Aggregate, error) {
 		if lo != hi {
 			want = fmt.Sprintf("%d or %d", lo, hi)
 		}
-		return Aggregate{}, fmt.Errorf("%s takes %s arguments, got %d", m[1], want, len(args))
+		return aggregate{}, fmt.Errorf("%s takes %s arguments, got %d", m[1], want, len(args))
 	}
-	return Aggregate{Name: name, Func: f, Args: args}, nil
+	return aggregate{Name: name, Func: f, Args: args}, nil
 }
 
 // splitArgs splits on top-level commas (not inside brackets or strings).
@@ -150,26 +150,26 @@ func splitArgs(s string) []string {
 	return append(out, strings.TrimSpace(s[start:]))
 }
 
-// Acc is the partial aggregate of one pane or window: one slot per
+// accum is the partial aggregate of one pane or window: one slot per
 // aggregate, plus the record count.
-type Acc struct {
+type accum struct {
 	Records int64
-	Slots   []Slot
+	Slots   []slot
 }
 
-// accWith holds an Acc and its n slots in one allocation of their size
+// accWith holds an accum and its n slots in one allocation of their size
 // (a pane of a count() is a third of one with room for three slots).
 type accWith[S any] struct {
-	acc   Acc
+	acc   accum
 	slots S
 }
 
-// Slot is one aggregate's state. Which fields are used depends on the
+// slot is one aggregate's state. Which fields are used depends on the
 // function: N counts non-null values; ISum/FSum the sum (integers stay
 // integers until a float arrives); V the min, max, first, last or best
 // value; TS its event time (first, last, maxBy, minBy); Key the best's
 // ordering value (maxBy, minBy); Set the distinct values.
-type Slot struct {
+type slot struct {
 	N     int64
 	ISum  int64
 	FSum  float64
@@ -181,29 +181,29 @@ type Slot struct {
 }
 
 // newAcc is an empty accumulator for aggs.
-func newAcc(aggs []Aggregate) *Acc {
+func newAcc(aggs []aggregate) *accum {
 	switch len(aggs) {
 	case 0:
-		return &Acc{}
+		return &accum{}
 	case 1:
-		x := &accWith[[1]Slot]{}
+		x := &accWith[[1]slot]{}
 		x.acc.Slots = x.slots[:]
 		return &x.acc
 	case 2:
-		x := &accWith[[2]Slot]{}
+		x := &accWith[[2]slot]{}
 		x.acc.Slots = x.slots[:]
 		return &x.acc
 	case 3:
-		x := &accWith[[3]Slot]{}
+		x := &accWith[[3]slot]{}
 		x.acc.Slots = x.slots[:]
 		return &x.acc
 	}
-	return &Acc{Slots: make([]Slot, len(aggs))}
+	return &accum{Slots: make([]slot, len(aggs))}
 }
 
 // Add folds one record's values into a: vals holds each aggregate's
 // argument values in order (the flattened Args), ts its event time.
-func (a *Acc) Add(aggs []Aggregate, vals []any, ts int64) error {
+func (a *accum) Add(aggs []aggregate, vals []any, ts int64) error {
 	a.Records++
 	i := 0
 	for k, ag := range aggs {
@@ -218,14 +218,14 @@ func (a *Acc) Add(aggs []Aggregate, vals []any, ts int64) error {
 	return nil
 }
 
-func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
+func (s *slot) add(ag aggregate, args []any, ts int64) error {
 	switch ag.Func {
-	case Count:
+	case aggCount:
 		if len(args) == 0 || args[0] != nil {
 			s.N++
 		}
 		return nil
-	case CountDistinct:
+	case aggCountDistinct:
 		if args[0] == nil {
 			return nil
 		}
@@ -234,7 +234,7 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 		}
 		s.Set[distinctKey(args[0])] = struct{}{}
 		return nil
-	case First:
+	case aggFirst:
 		if args[0] != nil && (s.N == 0 || ts < s.TS) {
 			s.V, s.TS = args[0], ts
 		}
@@ -242,7 +242,7 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 			s.N++
 		}
 		return nil
-	case Last:
+	case aggLast:
 		if args[0] != nil && (s.N == 0 || ts >= s.TS) {
 			s.V, s.TS = args[0], ts
 		}
@@ -250,7 +250,7 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 			s.N++
 		}
 		return nil
-	case MaxBy, MinBy:
+	case aggMaxBy, aggMinBy:
 		if args[1] == nil {
 			return nil
 		}
@@ -269,9 +269,9 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 		return nil // null values do not count (SQL)
 	}
 	switch ag.Func {
-	case Sum, Avg:
+	case aggSum, aggAvg:
 		return s.addNumber(v)
-	case Min, Max:
+	case aggMin, aggMax:
 		if s.N == 0 {
 			s.V, s.N = v, 1
 			return nil
@@ -280,7 +280,7 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 		if err != nil {
 			return err
 		}
-		if (ag.Func == Min && c < 0) || (ag.Func == Max && c > 0) {
+		if (ag.Func == aggMin && c < 0) || (ag.Func == aggMax && c > 0) {
 			s.V = v
 		}
 		s.N++
@@ -291,17 +291,17 @@ func (s *Slot) add(ag Aggregate, args []any, ts int64) error {
 // better reports whether a record with key k at ts beats the slot's best
 // for maxBy/minBy: a larger (smaller) key, ties to the earlier event time,
 // so the result does not depend on arrival order.
-func (s *Slot) better(f Func, k float64, ts int64) bool {
+func (s *slot) better(f aggFunc, k float64, ts int64) bool {
 	switch {
 	case k == s.Key:
 		return ts < s.TS
-	case f == MaxBy:
+	case f == aggMaxBy:
 		return k > s.Key
 	}
 	return k < s.Key
 }
 
-func (s *Slot) addNumber(v any) error {
+func (s *slot) addNumber(v any) error {
 	switch x := v.(type) {
 	case int:
 		s.ISum += int64(x)
@@ -318,7 +318,7 @@ func (s *Slot) addNumber(v any) error {
 }
 
 // Merge folds b (a pane or session of the same key) into a.
-func (a *Acc) Merge(aggs []Aggregate, b *Acc) {
+func (a *accum) Merge(aggs []aggregate, b *accum) {
 	a.Records += b.Records
 	for k, ag := range aggs {
 		s, o := &a.Slots[k], &b.Slots[k]
@@ -326,36 +326,36 @@ func (a *Acc) Merge(aggs []Aggregate, b *Acc) {
 			continue
 		}
 		switch ag.Func {
-		case Count:
+		case aggCount:
 			s.N += o.N
-		case Sum, Avg:
+		case aggSum, aggAvg:
 			s.ISum += o.ISum
 			s.FSum += o.FSum
 			s.Float = s.Float || o.Float
 			s.N += o.N
-		case Min, Max:
+		case aggMin, aggMax:
 			if s.N == 0 {
 				s.V = o.V
-			} else if c, err := compare(o.V, s.V); err == nil && ((ag.Func == Min && c < 0) || (ag.Func == Max && c > 0)) {
+			} else if c, err := compare(o.V, s.V); err == nil && ((ag.Func == aggMin && c < 0) || (ag.Func == aggMax && c > 0)) {
 				s.V = o.V
 			}
 			s.N += o.N
-		case First:
+		case aggFirst:
 			if s.N == 0 || o.TS < s.TS {
 				s.V, s.TS = o.V, o.TS
 			}
 			s.N += o.N
-		case Last:
+		case aggLast:
 			if s.N == 0 || o.TS >= s.TS {
 				s.V, s.TS = o.V, o.TS
 			}
 			s.N += o.N
-		case MaxBy, MinBy:
+		case aggMaxBy, aggMinBy:
 			if s.N == 0 || s.better(ag.Func, o.Key, o.TS) {
 				s.V, s.Key, s.TS = o.V, o.Key, o.TS
 			}
 			s.N += o.N
-		case CountDistinct:
+		case aggCountDistinct:
 			if s.Set == nil {
 				s.Set = make(map[string]struct{}, len(o.Set))
 			}
@@ -367,17 +367,17 @@ func (a *Acc) Merge(aggs []Aggregate, b *Acc) {
 }
 
 // Result is the value of aggregate k.
-func (a *Acc) Result(ag Aggregate, k int) any {
+func (a *accum) Result(ag aggregate, k int) any {
 	s := &a.Slots[k]
 	switch ag.Func {
-	case Count:
+	case aggCount:
 		if len(ag.Args) == 0 {
 			return a.Records
 		}
 		return s.N
-	case CountDistinct:
+	case aggCountDistinct:
 		return int64(len(s.Set))
-	case Sum:
+	case aggSum:
 		if s.N == 0 {
 			return nil
 		}
@@ -385,7 +385,7 @@ func (a *Acc) Result(ag Aggregate, k int) any {
 			return float64(s.ISum) + s.FSum
 		}
 		return s.ISum
-	case Avg:
+	case aggAvg:
 		if s.N == 0 {
 			return nil
 		}
@@ -399,14 +399,14 @@ func (a *Acc) Result(ag Aggregate, k int) any {
 
 // appendResult appends aggregate k's result as JSON: appendValue of
 // Result, without boxing the integer results.
-func (a *Acc) appendResult(b []byte, ag Aggregate, k int) []byte {
+func (a *accum) appendResult(b []byte, ag aggregate, k int) []byte {
 	s := &a.Slots[k]
 	switch {
-	case ag.Func == Count && len(ag.Args) == 0:
+	case ag.Func == aggCount && len(ag.Args) == 0:
 		return itoa.AppendInt(b, a.Records)
-	case ag.Func == Count:
+	case ag.Func == aggCount:
 		return itoa.AppendInt(b, s.N)
-	case ag.Func == Sum && s.N > 0 && !s.Float:
+	case ag.Func == aggSum && s.N > 0 && !s.Float:
 		return itoa.AppendInt(b, s.ISum)
 	}
 	return appendValue(b, a.Result(ag, k))
@@ -414,7 +414,7 @@ func (a *Acc) appendResult(b []byte, ag Aggregate, k int) []byte {
 
 // reset empties a (as newAcc; no aggregate of a running result holds a
 // set).
-func (a *Acc) reset() {
+func (a *accum) reset() {
 	a.Records = 0
 	clear(a.Slots)
 }
@@ -460,9 +460,9 @@ func distinctKey(v any) string {
 
 // accCodec encodes an accumulator in snapshots (version 1): the record
 // count, then per slot its fields; values as JSON text.
-type accCodec struct{ aggs []Aggregate }
+type accCodec struct{ aggs []aggregate }
 
-func (c accCodec) Append(dst []byte, a *Acc) []byte {
+func (c accCodec) Append(dst []byte, a *accum) []byte {
 	e := state.AppendEncoder(dst, 1)
 	e.Varint(a.Records)
 	e.Uvarint(uint64(len(a.Slots)))
@@ -483,7 +483,7 @@ func (c accCodec) Append(dst []byte, a *Acc) []byte {
 	return e.Encoded()
 }
 
-func (c accCodec) Decode(b []byte) (*Acc, error) {
+func (c accCodec) Decode(b []byte) (*accum, error) {
 	d := state.NewDecoder("window accumulator", b, 1)
 	a := newAcc(c.aggs)
 	a.Records = d.Varint()

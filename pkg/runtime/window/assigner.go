@@ -40,8 +40,8 @@ type Assigner struct {
 	pane   int64
 }
 
-// NewAssigner returns a checked assigner (panes sized).
-func NewAssigner(k Kind, size, slide, gap, offset int64) (Assigner, error) {
+// newAssigner returns a checked assigner (panes sized).
+func newAssigner(k Kind, size, slide, gap, offset int64) (Assigner, error) {
 	a := Assigner{Kind: k, Size: size, Slide: slide, Gap: gap, Offset: offset}
 	switch k {
 	case Tumbling:

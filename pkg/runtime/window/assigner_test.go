@@ -47,7 +47,7 @@ func TestAssignerScripts(t *testing.T) {
 						kv[k] = x
 					}
 					kind := map[string]Kind{"tumbling": Tumbling, "sliding": Sliding, "session": Session}[f[0]]
-					a, err = NewAssigner(kind, kv["size"], kv["slide"], kv["gap"], kv["offset"])
+					a, err = newAssigner(kind, kv["size"], kv["slide"], kv["gap"], kv["offset"])
 					if err != nil {
 						got = "error: " + err.Error()
 					} else {

@@ -12,7 +12,7 @@ import (
 // as it was (invalid JSON); now the byte becomes U+FFFD, as
 // encoding/json writes it, and a valid key reads back as it is.
 func TestWindowKeyIsAlwaysValidJSON(t *testing.T) {
-	a, err := NewAssigner(Tumbling, 1000, 0, 0, 0)
+	a, err := newAssigner(Tumbling, 1000, 0, 0, 0)
 	require.NoError(t, err)
 	h := newHarness(t, countConfig(t, a, 0, false), "chooser", nil, 0, 1)
 	keys := map[string]string{"k\xff\"\n": "k\uFFFD\"\n", "é\"\\\t": "é\"\\\t", "plain": "plain"}

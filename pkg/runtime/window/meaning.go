@@ -70,7 +70,7 @@ func (cfg config) meaning() *runtime.StateMeaning {
 // aggregateMeaning lists aggs' functions and arguments in order, without
 // their names (aggregate.names, a safe change: renaming an output field
 // reads the state the same).
-func aggregateMeaning(aggs []Aggregate) string {
+func aggregateMeaning(aggs []aggregate) string {
 	parts := make([]string, len(aggs))
 	for i, ag := range aggs {
 		args := make([]string, len(ag.Args))

@@ -20,7 +20,7 @@ func TestAssignerMeaning(t *testing.T) {
 		{Session, 0, 0, 30_000, 0, map[string]string{"window.type": "session", "window.gap": "30s"}},
 	}
 	for _, c := range cases {
-		a, err := NewAssigner(c.kind, c.size, c.slide, c.gap, c.offset)
+		a, err := newAssigner(c.kind, c.size, c.slide, c.gap, c.offset)
 		require.NoError(t, err)
 		got := map[string]string{}
 		a.AddMeaning(got)
@@ -31,7 +31,7 @@ func TestAssignerMeaning(t *testing.T) {
 // Every change of a window's meaning is refused, each with its reason,
 // but renaming an aggregate, which is safe and said so.
 func TestWindowMeaningChanges(t *testing.T) {
-	was := config{assigner: mustAssigner(t, Tumbling, 10_000), aggs: []Aggregate{{Name: "n", Func: Count}, {Name: "s", Func: Sum, Args: []string{"amount"}}}}
+	was := config{assigner: mustAssigner(t, Tumbling, 10_000), aggs: []aggregate{{Name: "n", Func: aggCount}, {Name: "s", Func: aggSum, Args: []string{"amount"}}}}
 	cases := []struct {
 		name string
 		now  config
@@ -39,12 +39,12 @@ func TestWindowMeaningChanges(t *testing.T) {
 		why  string   // in the first reason
 	}{
 		{"same", was, nil, ""},
-		{"renamed", config{assigner: was.assigner, aggs: []Aggregate{{Name: "count", Func: Count}, {Name: "total", Func: Sum, Args: []string{" amount "}}}}, nil, "read by its position"},
+		{"renamed", config{assigner: was.assigner, aggs: []aggregate{{Name: "count", Func: aggCount}, {Name: "total", Func: aggSum, Args: []string{" amount "}}}}, nil, "read by its position"},
 		{"size", config{assigner: mustAssigner(t, Tumbling, 60_000), aggs: was.aggs}, []string{"window.size"}, "misaligned"},
 		{"processing", config{assigner: was.assigner, aggs: was.aggs, processing: true}, []string{"time"}, "would not fire in processing time"},
-		{"added", config{assigner: was.assigner, aggs: append(append([]Aggregate{}, was.aggs...), Aggregate{Name: "m", Func: Max, Args: []string{"x"}})},
+		{"added", config{assigner: was.assigner, aggs: append(append([]aggregate{}, was.aggs...), aggregate{Name: "m", Func: aggMax, Args: []string{"x"}})},
 			[]string{"aggregate"}, "adding an aggregate is not supported"},
-		{"argument", config{assigner: was.assigner, aggs: []Aggregate{was.aggs[0], {Name: "s", Func: Sum, Args: []string{"price"}}}},
+		{"argument", config{assigner: was.assigner, aggs: []aggregate{was.aggs[0], {Name: "s", Func: aggSum, Args: []string{"price"}}}},
 			[]string{"aggregate"}, "sum(amount)"},
 	}
 	for _, c := range cases {
@@ -68,7 +68,7 @@ func TestWindowMeaningChanges(t *testing.T) {
 }
 
 func mustAssigner(t *testing.T, k Kind, size int64) Assigner {
-	a, err := NewAssigner(k, size, 0, 0, 0)
+	a, err := newAssigner(k, size, 0, 0, 0)
 	require.NoError(t, err)
 	return a
 }

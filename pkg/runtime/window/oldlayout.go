@@ -38,7 +38,7 @@ func (o *paneOp) firedOfTimerLayout() (int64, error) {
 	lister.EachTimer(d, func(key string, ts []int64) { least[key] = ts[0] })
 	each := func(fn func(p int64, key string)) {
 		for _, p := range o.panes.Starts() {
-			o.panes.Slice(p).Range(func(key string, _ *Acc) bool {
+			o.panes.Slice(p).Range(func(key string, _ *accum) bool {
 				fn(p, key)
 				return true
 			})

@@ -17,7 +17,7 @@ type timerOp struct {
 	a      Assigner
 	ctx    *runtime.Context
 	timers runtime.Timers
-	panes  *state.Map[int64, *Acc]
+	panes  *state.Map[int64, *accum]
 	vals   []any
 	late   *atomic.Int64
 	open   *atomic.Int64
@@ -33,15 +33,15 @@ func newTimerOp(cfg config) *timerOp {
 
 func (o *timerOp) Open(ctx *runtime.Context) (err error) {
 	o.ctx, o.timers = ctx, ctx.Timers()
-	o.panes, err = runtime.NewMap[int64, *Acc](ctx, "panes", state.Int64Codec{}, accCodec{aggs: o.cfg.aggs})
+	o.panes, err = runtime.NewMap[int64, *accum](ctx, "panes", state.Int64Codec{}, accCodec{aggs: o.cfg.aggs})
 	if err != nil {
 		return err
 	}
 	o.openN = int64(o.panes.TotalLen())
-	o.open = ctx.Metrics().Gauge(MetricOpen)
+	o.open = ctx.Metrics().Gauge(metricOpen)
 	o.open.Store(o.openN)
-	o.late = ctx.Metrics().Counter(MetricLateDropped)
-	o.keys = ctx.Metrics().Gauge(MetricKeys)
+	o.late = ctx.Metrics().Counter(metricLateDropped)
+	o.keys = ctx.Metrics().Gauge(metricKeys)
 	o.keysN = int64(o.panes.NumKeys())
 	o.keys.Store(o.keysN)
 	return nil
@@ -60,7 +60,7 @@ func (o *timerOp) watermark() int64       { return o.ctx.CurrentWatermark() }
 func (o *timerOp) fireAt(end int64) int64 { return end - 1 }
 func (o *timerOp) endOf(ts int64) int64   { return ts + 1 }
 func (o *timerOp) register(ts int64)      { o.timers.RegisterEventTime(ts) }
-func (o *timerOp) emit(start, end int64, acc *Acc, out runtime.Output) {
+func (o *timerOp) emit(start, end int64, acc *accum, out runtime.Output) {
 	o.res.emit(o.ctx.CurrentKey(), start, end, acc, out)
 }
 
@@ -121,13 +121,13 @@ func (o *timerOp) openDelta(d int64) int64 {
 func (o *timerOp) emitWindow(e int64, out runtime.Output) (next bool) {
 	from, to := o.a.PanesOf(e)
 	nextFrom, nextTo := from+o.a.Step(), to+o.a.Step()
-	var acc *Acc
+	var acc *accum
 	switch {
 	case o.a.Kind == Tumbling:
 		acc, _ = o.panes.Get(from)
 		_, next = o.panes.Get(nextFrom)
 	default:
-		o.panes.Range(func(p int64, pa *Acc) bool {
+		o.panes.Range(func(p int64, pa *accum) bool {
 			if p >= from && p <= to {
 				if acc == nil {
 					acc = newAcc(o.cfg.aggs)
@@ -157,7 +157,7 @@ func (o *timerOp) keysDelta(d int64) {
 func (o *timerOp) dropLate(r runtime.Record, out runtime.Output) {
 	o.late.Add(1)
 	if out != nil {
-		out.EmitTo(LateOutput, r)
+		out.EmitTo(lateOutput, r)
 	}
 }
 

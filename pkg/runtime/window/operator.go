@@ -12,9 +12,9 @@ import (
 
 // Metric names of the window operator.
 const (
-	MetricLateDropped = "numLateRecordsDropped"
-	MetricOpen        = "openWindows"
-	MetricKeys        = "keys"
+	metricLateDropped = "numLateRecordsDropped"
+	metricOpen        = "openWindows"
+	metricKeys        = "keys"
 )
 
 // operator is one subtask of a session window: a KeyedProcessFunction,
@@ -49,7 +49,7 @@ type operator struct {
 // results writes window results: {"key", "windowStart", "windowEnd", the
 // aggregates by name}, stamped windowEnd-1 so windows can be chained.
 type results struct {
-	aggs   []Aggregate
+	aggs   []aggregate
 	global bool // no "key"
 	buf    []byte
 	arena  runtime.Arena // results' keys and values
@@ -73,7 +73,7 @@ func newResults(cfg config) results {
 // session is a session's window end and partial aggregate.
 type session struct {
 	End int64
-	Acc *Acc
+	Acc *accum
 }
 
 func newOperator(cfg config) *operator {
@@ -86,13 +86,13 @@ func (o *operator) Open(ctx *runtime.Context) (err error) {
 	o.ctx, o.timers = ctx, ctx.Timers()
 	o.cfg.args = o.cfg.args.Clone()
 	o.sessions, err = runtime.NewMap[int64, *session](ctx, "sessions", state.Int64Codec{}, sessionCodec{accCodec{aggs: o.cfg.aggs}})
-	o.open = ctx.Metrics().Gauge(MetricOpen)
+	o.open = ctx.Metrics().Gauge(metricOpen)
 	if err == nil {
 		o.openN = int64(o.sessions.TotalLen())
 	}
 	o.open.Store(o.openN)
-	o.late = ctx.Metrics().Counter(MetricLateDropped)
-	o.keys = ctx.Metrics().Gauge(MetricKeys)
+	o.late = ctx.Metrics().Counter(metricLateDropped)
+	o.keys = ctx.Metrics().Gauge(metricKeys)
 	o.publishKeys()
 	return err
 }
@@ -188,7 +188,7 @@ func (o *operator) ProcessElement(r runtime.Record, out runtime.Output) error {
 func (o *operator) dropLate(r runtime.Record, out runtime.Output) {
 	o.late.Add(1)
 	if out != nil {
-		out.EmitTo(LateOutput, r)
+		out.EmitTo(lateOutput, r)
 	}
 }
 
@@ -242,7 +242,7 @@ func (o *operator) addToSession(r runtime.Record, ts int64, out runtime.Output) 
 // accumulator acc at watermark wm: one to fire it, or, when it fired
 // already (a late record within the lateness), it fires again now; and one
 // to drop it once past its lateness.
-func (o *operator) registerSession(start, end int64, acc *Acc, wm int64, out runtime.Output) {
+func (o *operator) registerSession(start, end int64, acc *accum, wm int64, out runtime.Output) {
 	if refires(end, wm, o.cfg.lateness) {
 		o.emit(start, end, acc, out)
 	} else {
@@ -285,12 +285,12 @@ func (o *operator) sessionTimer(ts int64, out runtime.Output) error {
 }
 
 // emit sends the current key's result of window [start, end).
-func (o *operator) emit(start, end int64, acc *Acc, out runtime.Output) {
+func (o *operator) emit(start, end int64, acc *accum, out runtime.Output) {
 	o.res.emit(o.ctx.CurrentKey(), start, end, acc, out)
 }
 
 // emit sends key's result of window [start, end) (nil out: a sink, none).
-func (r *results) emit(key []byte, start, end int64, acc *Acc, out runtime.Output) {
+func (r *results) emit(key []byte, start, end int64, acc *accum, out runtime.Output) {
 	if out == nil {
 		return
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/runtime/expr"
 )
 
-// LateOutput is the side output of records too late for their window:
+// lateOutput is the side output of records too late for their window:
 // read it with from: [<uid>.late].
-const LateOutput = "late"
+const lateOutput = "late"
 
 // Definitions returns the window operator type.
 func Definitions() []runtime.Definition {
@@ -45,7 +45,7 @@ type config struct {
 	assigner   Assigner
 	processing bool
 	lateness   int64
-	aggs       []Aggregate
+	aggs       []aggregate
 	args       *expr.Multi
 	nargs      int
 	global     bool
@@ -63,7 +63,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 	if !ok {
 		return nil
 	}
-	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{LateOutput}, OnError: true, State: cfg.meaning(),
+	p := &runtime.Plan{KeyedInput: !cfg.global, GlobalKey: cfg.global, SideOutputs: []string{lateOutput}, OnError: true, State: cfg.meaning(),
 		NewOperator: func() runtime.Operator { return runtime.KeyedProcess(newFunction(cfg)) }}
 	if cfg.nargs == 0 { // count() alone: a record is its key and time
 		p.InputValues = runtime.ValuesUnread
@@ -112,7 +112,7 @@ func check(c *runtime.ConfigContext, o options) (config, bool) {
 			ok = false
 			continue
 		}
-		ag, err := ParseAggregate(a.Name, a.Value)
+		ag, err := parseAggregate(a.Name, a.Value)
 		if err != nil {
 			c.Dec.ErrorAt(a.Path, "%v", err)
 			ok = false
@@ -205,7 +205,7 @@ func (w Spec) Check(bad func(field, format string, args ...any)) (a Assigner, ok
 	if !known || !ok {
 		return Assigner{}, false
 	}
-	a, err := NewAssigner(kind, ms(w.Size), ms(w.Slide), ms(w.Gap), ms(w.Offset))
+	a, err := newAssigner(kind, ms(w.Size), ms(w.Slide), ms(w.Gap), ms(w.Offset))
 	if err != nil {
 		report("window", "%v", err)
 	}

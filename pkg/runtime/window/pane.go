@@ -45,7 +45,7 @@ type paneOp struct {
 	cfg   config
 	a     Assigner
 	ctx   *runtime.Context
-	panes *state.Sliced[*Acc]
+	panes *state.Sliced[*accum]
 	// fired is the watermark the windows fired up to: windows ending at or
 	// before fired+1 have fired. It is the input watermark, or after a
 	// restore the watermark of the snapshot while the input's is lower.
@@ -66,12 +66,12 @@ type paneOp struct {
 	// merged and one hold a sliding window's result while it is emitted:
 	// per key (firing), or the current key's (a late record's re-firing);
 	// spare keeps merged's accumulators for the next window.
-	merged map[string]*Acc
-	spare  []*Acc
-	one    *Acc
-	in     []*state.Slice[*Acc] // the panes of the window firing
-	pane   paneEnds             // of the last record's pane
-	top    *topOf               // keepMax; nil: every result
+	merged map[string]*accum
+	spare  []*accum
+	one    *accum
+	in     []*state.Slice[*accum] // the panes of the window firing
+	pane   paneEnds               // of the last record's pane
+	top    *topOf                 // keepMax; nil: every result
 	// armed is the time of the processing-time timer pending for the
 	// first window end still to fire (armedOK: one is).
 	armed   int64
@@ -88,7 +88,7 @@ type paneEnds struct {
 
 func newPaneOp(cfg config) *paneOp {
 	return &paneOp{cfg: cfg, a: cfg.assigner, vals: make([]any, cfg.nargs), res: newResults(cfg),
-		fired: runtime.MinWatermark, lastEnd: runtime.MinWatermark, merged: map[string]*Acc{}, top: newTopOf(cfg.aggs, cfg.keepMax)}
+		fired: runtime.MinWatermark, lastEnd: runtime.MinWatermark, merged: map[string]*accum{}, top: newTopOf(cfg.aggs, cfg.keepMax)}
 }
 
 var (
@@ -100,7 +100,7 @@ var (
 func (o *paneOp) Open(ctx *runtime.Context) (err error) {
 	o.ctx = ctx
 	o.cfg.args = o.cfg.args.Clone()
-	o.panes, err = runtime.NewSliced[*Acc](ctx, "panes", accCodec{aggs: o.cfg.aggs})
+	o.panes, err = runtime.NewSliced[*accum](ctx, "panes", accCodec{aggs: o.cfg.aggs})
 	if err != nil {
 		return err
 	}
@@ -119,9 +119,9 @@ func (o *paneOp) Open(ctx *runtime.Context) (err error) {
 	}
 	o.fired, o.firedBound = m.w, m.bound
 	o.armRestored()
-	o.late = ctx.Metrics().Counter(MetricLateDropped)
-	o.open = ctx.Metrics().Gauge(MetricOpen)
-	o.keys = ctx.Metrics().Gauge(MetricKeys)
+	o.late = ctx.Metrics().Counter(metricLateDropped)
+	o.open = ctx.Metrics().Gauge(metricOpen)
+	o.keys = ctx.Metrics().Gauge(metricKeys)
 	o.gauges()
 	return nil
 }
@@ -164,7 +164,7 @@ func (o *paneOp) ProcessElement(r runtime.Record, out runtime.Output) error {
 	if expired(last, o.fired, o.cfg.lateness) {
 		o.late.Add(1)
 		if out != nil {
-			out.EmitTo(LateOutput, r)
+			out.EmitTo(lateOutput, r)
 		}
 		return nil
 	}
@@ -261,7 +261,7 @@ func (o *paneOp) armRestored() {
 	if !ok {
 		return
 	}
-	o.panes.Slice(o.panes.Starts()[0]).Range(func(key string, _ *Acc) bool {
+	o.panes.Slice(o.panes.Starts()[0]).Range(func(key string, _ *accum) bool {
 		o.ctx.SetCurrentKey([]byte(key))
 		return false
 	})
@@ -336,14 +336,14 @@ func (o *paneOp) fire(e int64, out runtime.Output) {
 	if len(in) == 1 { // a tumbling window, or a sliding one with one pane
 		if o.top != nil {
 			o.top.reset()
-			in[0].Range(func(_ string, acc *Acc) bool {
+			in[0].Range(func(_ string, acc *accum) bool {
 				if acc.Records > 0 {
 					o.top.see(acc)
 				}
 				return true
 			})
 		}
-		in[0].Range(func(key string, acc *Acc) bool {
+		in[0].Range(func(key string, acc *accum) bool {
 			if acc.Records > 0 && o.top.keeps(acc) {
 				o.res.emit(resultKey(key), start, e, acc, out)
 			}
@@ -352,7 +352,7 @@ func (o *paneOp) fire(e int64, out runtime.Output) {
 		return
 	}
 	for _, sl := range in {
-		sl.Range(func(key string, acc *Acc) bool {
+		sl.Range(func(key string, acc *accum) bool {
 			m := o.merged[key] // the pane's own string: no copy of the key
 			if m == nil {
 				if n := len(o.spare); n > 0 {

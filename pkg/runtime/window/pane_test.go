@@ -81,7 +81,7 @@ type collected struct {
 
 func (c *collected) Emit(r runtime.Record) { c.main = append(c.main, string(r.Value)) }
 func (c *collected) EmitTo(tag string, r runtime.Record) {
-	if tag != LateOutput {
+	if tag != lateOutput {
 		panic(tag)
 	}
 	c.late = append(c.late, r.Timestamp)
@@ -100,9 +100,9 @@ type harness struct {
 }
 
 func countConfig(t testing.TB, a Assigner, lateness int64, global bool) config {
-	ag, err := ParseAggregate("n", "count()")
+	ag, err := parseAggregate("n", "count()")
 	require.NoError(t, err)
-	return config{assigner: a, lateness: lateness, aggs: []Aggregate{ag}, args: expr.NewMulti(), global: global, orderFree: true}
+	return config{assigner: a, lateness: lateness, aggs: []aggregate{ag}, args: expr.NewMulti(), global: global, orderFree: true}
 }
 
 // newHarness opens impl ("operator": the old layout, timerOp; "pane" or
@@ -209,7 +209,7 @@ func harnessAssigners(t testing.TB) map[string]Assigner {
 		{Sliding, 300, 100, 0}, {Sliding, 300, 120, 0}, {Sliding, 250, 100, 30},
 		{Sliding, 100, 100, 0}, {Sliding, 1000, 70, 13}, {Sliding, 700, 300, -5},
 	} {
-		a, err := NewAssigner(c.k, c.size, c.slide, 0, c.offset)
+		a, err := newAssigner(c.k, c.size, c.slide, 0, c.offset)
 		require.NoError(t, err)
 		as[fmt.Sprintf("%s-%d-%d-%d", c.k, c.size, c.slide, c.offset)] = a
 	}
@@ -245,8 +245,8 @@ func TestPaneOpMatchesOperator(t *testing.T) {
 						emitted += len(got)
 						require.Equal(t, got, pane.take(), "seed %d step %d %+v", seed, i, s)
 						require.Equal(t, old.out.late, pane.out.late, "seed %d step %d", seed, i)
-						require.Equal(t, old.gauge(MetricOpen), pane.gauge(MetricOpen), "openWindows seed %d step %d", seed, i)
-						require.Equal(t, old.gauge(MetricKeys), pane.gauge(MetricKeys), "keys seed %d step %d", seed, i)
+						require.Equal(t, old.gauge(metricOpen), pane.gauge(metricOpen), "openWindows seed %d step %d", seed, i)
+						require.Equal(t, old.gauge(metricKeys), pane.gauge(metricKeys), "keys seed %d step %d", seed, i)
 					}
 				}
 			})
@@ -397,11 +397,11 @@ func TestGlobalPaneOpMatchesOperator(t *testing.T) {
 						pane.rec(t, "", s.ts)
 					}
 					require.Equal(t, old.take(), pane.take(), "seed %d step %d", seed, i)
-					require.Equal(t, old.gauge(MetricKeys), pane.gauge(MetricKeys), "keys seed %d step %d", seed, i)
+					require.Equal(t, old.gauge(metricKeys), pane.gauge(metricKeys), "keys seed %d step %d", seed, i)
 				}
 				s := pane.snapshot(t)
 				r := newHarness(t, cfg, "chooser", []*state.Snapshot{s}, 0, 1)
-				require.Equal(t, int64(0), r.gauge(MetricOpen))
+				require.Equal(t, int64(0), r.gauge(metricOpen))
 			}
 		})
 	}
@@ -452,7 +452,7 @@ func requireSameMultiset(t testing.TB, want, got []string, msg string, args ...a
 // starts anew, as operator (and Flink, whose window operator does not
 // restore the watermark) does: it windows the new records, none is late.
 func TestRestoreAfterFinalWatermarkWindowsNewRecords(t *testing.T) {
-	a, err := NewAssigner(Tumbling, 1000, 0, 0, 0)
+	a, err := newAssigner(Tumbling, 1000, 0, 0, 0)
 	require.NoError(t, err)
 	cfg := countConfig(t, a, 0, false)
 	for _, impl := range []string{"operator", "chooser"} {
@@ -478,7 +478,7 @@ func TestRestoreAfterFinalWatermarkWindowsNewRecords(t *testing.T) {
 // the union's least: the others' windows that fired must not fire again;
 // here every pane's fired windows fall out with it, as the old layout's).
 func TestOldLayoutRestoreConvertsOnEverySubtask(t *testing.T) {
-	a, err := NewAssigner(Sliding, 300, 100, 0, 0)
+	a, err := newAssigner(Sliding, 300, 100, 0, 0)
 	require.NoError(t, err)
 	cfg := countConfig(t, a, 0, false)
 	// Two keys on different subtasks of 2... and of 4, one subtask of 4 with none.
@@ -512,7 +512,7 @@ func TestOldLayoutRestoreConvertsOnEverySubtask(t *testing.T) {
 // records). Flink skips a window past its cleanup time
 // (WindowOperator.isWindowLate: maxTimestamp + allowedLateness <= watermark).
 func TestLateRecordDoesNotRefireWindowPastItsLateness(t *testing.T) {
-	a, err := NewAssigner(Sliding, 300, 100, 0, 0)
+	a, err := newAssigner(Sliding, 300, 100, 0, 0)
 	require.NoError(t, err)
 	cfg := countConfig(t, a, 150, false)
 	for _, impl := range []string{"operator", "pane"} {
@@ -537,7 +537,7 @@ func TestLateRecordDoesNotRefireWindowPastItsLateness(t *testing.T) {
 // adds a record only to the windows that are not late, and fires each
 // window once when there is no allowed lateness.
 func TestSlidingWithoutLatenessFiresEachWindowOnce(t *testing.T) {
-	a, err := NewAssigner(Sliding, 300, 100, 0, 0)
+	a, err := newAssigner(Sliding, 300, 100, 0, 0)
 	require.NoError(t, err)
 	cfg := countConfig(t, a, 0, false)
 	for _, impl := range []string{"operator", "pane"} {
@@ -557,7 +557,7 @@ func TestSlidingWithoutLatenessFiresEachWindowOnce(t *testing.T) {
 // A window new to a restored job (the snapshot has no state of it) takes
 // panes; one restored from a snapshot of panes keeps them.
 func TestNewWindowInRestoredJobTakesPanes(t *testing.T) {
-	a, err := NewAssigner(Tumbling, 1000, 0, 0, 0)
+	a, err := newAssigner(Tumbling, 1000, 0, 0, 0)
 	require.NoError(t, err)
 	cfg := countConfig(t, a, 0, false)
 	data, _ := state.Encode(state.NewOperatorState(), state.NewKeyedBackend(harnessMaxPar, state.RangeForSubtask(harnessMaxPar, 1, 0)))
@@ -577,7 +577,7 @@ func TestNewWindowInRestoredJobTakesPanes(t *testing.T) {
 // (the one timer went with its key to one of them), and every window
 // fires once.
 func TestProcessingTimeRestoreArmsEverySubtask(t *testing.T) {
-	a, err := NewAssigner(Tumbling, 60_000, 0, 0, 0)
+	a, err := newAssigner(Tumbling, 60_000, 0, 0, 0)
 	require.NoError(t, err)
 	cfg := countConfig(t, a, 0, false)
 	cfg.processing = true

@@ -50,10 +50,10 @@ func (o *operator) extendSession(r runtime.Record, ts, wm int64, out runtime.Out
 
 // orderFree reports whether every aggregate's result is independent of
 // the order records and partial results are folded in (see extendSession).
-func orderFree(aggs []Aggregate) bool {
+func orderFree(aggs []aggregate) bool {
 	for _, ag := range aggs {
 		switch ag.Func {
-		case Count, CountDistinct, Sum, Avg:
+		case aggCount, aggCountDistinct, aggSum, aggAvg:
 		default:
 			return false
 		}
@@ -61,12 +61,12 @@ func orderFree(aggs []Aggregate) bool {
 	return true
 }
 
-// addCannotFail reports whether Acc.Add of vals cannot fail (it would fail
+// addCannotFail reports whether accum.Add of vals cannot fail (it would fail
 // halfway, after changing the accumulator): sum and avg take numbers only.
-func addCannotFail(aggs []Aggregate, vals []any) bool {
+func addCannotFail(aggs []aggregate, vals []any) bool {
 	i := 0
 	for _, ag := range aggs {
-		if ag.Func == Sum || ag.Func == Avg {
+		if ag.Func == aggSum || ag.Func == aggAvg {
 			switch vals[i].(type) {
 			case nil, int, int64, float64:
 			default:

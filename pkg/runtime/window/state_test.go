@@ -106,10 +106,10 @@ func TestDamagedWindowStateIsCorrupt(t *testing.T) {
 	require.ErrorIs(t, err, state.ErrCorrupt)
 }
 
-func fuzzAggs(t testing.TB) []Aggregate {
-	var aggs []Aggregate
+func fuzzAggs(t testing.TB) []aggregate {
+	var aggs []aggregate
 	for name, src := range map[string]string{"n": "count()", "s": "sum(v)", "d": "countDistinct(v)", "m": "maxBy(v, w)", "f": "first(v)"} {
-		ag, err := ParseAggregate(name, src)
+		ag, err := parseAggregate(name, src)
 		require.NoError(t, err)
 		aggs = append(aggs, ag)
 	}

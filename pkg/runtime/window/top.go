@@ -13,7 +13,7 @@ package window
 // reason.
 type topOf struct {
 	k  int
-	ag Aggregate
+	ag aggregate
 	// The greatest seen: an integer result in i (isInt), any other in v.
 	i           int64
 	v           any
@@ -24,7 +24,7 @@ type topOf struct {
 }
 
 // newTopOf is the topOf of config.keepMax (nil: none).
-func newTopOf(aggs []Aggregate, keepMax int) *topOf {
+func newTopOf(aggs []aggregate, keepMax int) *topOf {
 	if keepMax == 0 {
 		return nil
 	}
@@ -35,16 +35,16 @@ func (t *topOf) reset() { *t = topOf{k: t.k, ag: t.ag} }
 
 // value is a's result of aggregate k: integer results unboxed (a firing
 // sees every key's; boxing each would allocate).
-func (t *topOf) value(a *Acc) (i int64, v any, isInt bool) {
+func (t *topOf) value(a *accum) (i int64, v any, isInt bool) {
 	s := &a.Slots[t.k]
 	switch {
-	case t.ag.Func == Count && len(t.ag.Args) == 0:
+	case t.ag.Func == aggCount && len(t.ag.Args) == 0:
 		return a.Records, nil, true
-	case t.ag.Func == Count:
+	case t.ag.Func == aggCount:
 		return s.N, nil, true
-	case t.ag.Func == CountDistinct:
+	case t.ag.Func == aggCountDistinct:
 		return int64(len(s.Set)), nil, true
-	case t.ag.Func == Sum && s.N > 0 && !s.Float:
+	case t.ag.Func == aggSum && s.N > 0 && !s.Float:
 		return s.ISum, nil, true
 	}
 	return 0, a.Result(t.ag, t.k), false
@@ -77,7 +77,7 @@ func (t *topOf) against(i int64, v any, isInt bool) (c int, ok bool) {
 
 // see takes a result into account; a null one (a sum of no values) never
 // is the greatest.
-func (t *topOf) see(a *Acc) {
+func (t *topOf) see(a *accum) {
 	i, v, isInt := t.value(a)
 	if !isInt && v == nil {
 		return
@@ -95,7 +95,7 @@ func (t *topOf) see(a *Acc) {
 }
 
 // keeps reports whether a's result is the greatest seen.
-func (t *topOf) keeps(a *Acc) bool {
+func (t *topOf) keeps(a *accum) bool {
 	if t == nil || !t.seen || t.mixed {
 		return true
 	}
