@@ -33,7 +33,7 @@ func writeCheckpoints(fsys vfs.FS, base string, n, tasks int, published func(id 
 			if err := WriteStateFile(fsys, dir, name, data); err != nil {
 				return err
 			}
-			m.Operators[0].Subtasks = append(m.Operators[0].Subtasks, Handle{Subtask: task, File: name, Size: int64(len(data)), Checksum: state.FileChecksum(data)})
+			m.Operators[0].Subtasks = append(m.Operators[0].Subtasks, Handle{Subtask: task, File: name, Size: int64(len(data)), Checksum: fileChecksum(data)})
 		}
 		if err := PublishMetadata(fsys, dir, m); err != nil {
 			return err

@@ -77,7 +77,7 @@ func snapshotFixture(t *testing.T, fsys vfs.FS, dir string) *Metadata {
 		data, _ := state.Encode(ops, nil)
 		name := StateFileName("op", task)
 		require.NoError(t, WriteStateFile(fsys, dir, name, data))
-		m.Operators[0].Subtasks = append(m.Operators[0].Subtasks, Handle{Subtask: task, File: name, Size: int64(len(data)), Checksum: state.FileChecksum(data)})
+		m.Operators[0].Subtasks = append(m.Operators[0].Subtasks, Handle{Subtask: task, File: name, Size: int64(len(data)), Checksum: fileChecksum(data)})
 	}
 	return m
 }

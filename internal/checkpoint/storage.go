@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -171,7 +172,7 @@ func Verify(fsys vfs.FS, dir string, m *Metadata) error {
 		if size < 4 {
 			return fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
 		}
-		crc := state.NewChecksum()
+		crc := crc32.New(castagnoli)
 		if _, err := io.CopyN(crc, f, size-4); err != nil {
 			return err
 		}
@@ -256,7 +257,7 @@ func ReadStateFile(fsys vfs.FS, dir string, h Handle) ([]byte, error) {
 	}
 	// The recorded checksum is the file's footer: the body and the footer
 	// must both match it.
-	if len(data) < 4 || state.FileChecksum(data) != h.Checksum || binary.LittleEndian.Uint32(data[len(data)-4:]) != h.Checksum {
+	if len(data) < 4 || fileChecksum(data) != h.Checksum || binary.LittleEndian.Uint32(data[len(data)-4:]) != h.Checksum {
 		return nil, fmt.Errorf("state file %s checksum mismatch: the file is corrupt", path)
 	}
 	return data, nil
@@ -390,4 +391,15 @@ func LatestComplete(fsys vfs.FS, base, jobID string) (dir string, m *Metadata, s
 		skipped = append(skipped, Skipped{Listed: l, Err: lerr})
 	}
 	return "", nil, skipped, nil
+}
+
+// fileChecksum is what metadata records for a state file (Handle.Checksum):
+// the CRC-32C of its bytes before the 4-byte footer, which is the footer's
+// value. (The CRC of a whole file including its own CRC footer is the same
+// constant for every intact file, so it could not tell two files apart.)
+func fileChecksum(data []byte) uint32 {
+	if len(data) < 4 {
+		return crc32.Checksum(data, castagnoli)
+	}
+	return crc32.Checksum(data[:len(data)-4], castagnoli)
 }

@@ -58,7 +58,7 @@ func takeSnapshot(fsys vfs.FS, dir string, id int64, subtasks int) (*Metadata, e
 		if err := WriteStateFile(fsys, dir, name, data); err != nil {
 			return nil, err
 		}
-		op.Subtasks = append(op.Subtasks, Handle{Subtask: i, File: name, Size: int64(len(data)), Checksum: state.FileChecksum(data)})
+		op.Subtasks = append(op.Subtasks, Handle{Subtask: i, File: name, Size: int64(len(data)), Checksum: fileChecksum(data)})
 	}
 	m.Operators = []OperatorState{op}
 	return m, PublishMetadata(fsys, dir, m)
@@ -104,7 +104,7 @@ func TestPublishLoadVerify(t *testing.T) {
 	require.NoError(t, err)
 	s, err := state.Decode(data)
 	require.NoError(t, err)
-	assert.Equal(t, "checkpoint 1 subtask 1", string(s.Lists[0].Items[0]))
+	assert.Equal(t, "checkpoint 1 subtask 1", string(state.RestoreOperatorState([]*state.Snapshot{s}, 0, 1).Get("data")[0]))
 }
 
 // TestPublishSurvivesPowerLoss: once PublishMetadata returned, the

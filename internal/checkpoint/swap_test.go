@@ -23,13 +23,13 @@ func TestVerifyCatchesSwappedStateFile(t *testing.T) {
 	}
 	a, b := encode("offset-0001"), encode("offset-0002")
 	require.Equal(t, len(a), len(b))
-	require.NotEqual(t, state.FileChecksum(a), state.FileChecksum(b))
+	require.NotEqual(t, fileChecksum(a), fileChecksum(b))
 	dir := "/cp/job/chk-1"
 	require.NoError(t, fsys.MkdirAll(dir, 0o755))
 	require.NoError(t, WriteStateFile(fsys, dir, "src-0.state", a))
 	m := &Metadata{JobID: "job", CheckpointID: 1, Kind: "checkpoint", MaxParallelism: 128,
 		Operators: []OperatorState{{UID: "src", Type: "kafka", Parallelism: 1,
-			Subtasks: []Handle{{Subtask: 0, File: "src-0.state", Size: int64(len(a)), Checksum: state.FileChecksum(a)}}}}}
+			Subtasks: []Handle{{Subtask: 0, File: "src-0.state", Size: int64(len(a)), Checksum: fileChecksum(a)}}}}}
 	require.NoError(t, PublishMetadata(fsys, dir, m))
 	require.NoError(t, Verify(fsys, dir, m))
 	require.NoError(t, vfs.WriteFileAtomic(fsys, filepath.Join(dir, "src-0.state"), b))

@@ -3,7 +3,6 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"sort"
@@ -26,19 +25,8 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Checksum is the CRC-32C used by every flinkgo file format.
-func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
-
-// FileChecksum is what checkpoint metadata records for a state file: the
-// CRC-32C of its contents before the footer, which is the footer's value.
-// (The CRC of a whole file including its own CRC footer is the same
-// constant for every intact file, so it could not tell two files apart.)
-func FileChecksum(data []byte) uint32 {
-	if len(data) < 4 {
-		return Checksum(data)
-	}
-	return Checksum(data[:len(data)-4])
-}
+// checksum is the CRC-32C used by every flinkgo file format.
+func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // Summary describes an encoded snapshot for checkpoint metadata.
 type Summary struct {
@@ -53,7 +41,7 @@ type Summary struct {
 type Encoded struct {
 	Chunks   [][]byte
 	Size     int64
-	Checksum uint32 // FileChecksum of the file: the CRC-32C in its footer
+	Checksum uint32 // the CRC-32C in its footer: of every byte before it
 }
 
 // WriteTo writes the file's bytes to w.
@@ -170,13 +158,16 @@ func encodeKeyed(e *encoder, kb *KeyedBackend) {
 	}
 }
 
-// Snapshot is a decoded state file. Its slices point into the file's bytes.
+// Snapshot is a decoded state file, opaque: the format is this package's,
+// not part of its API. Hand it to RestoreOperatorState and
+// KeyedBackend.Restore (the engine does at a restore; an operator's test
+// does for a snapshot round trip). Its slices point into the file's bytes.
 type Snapshot struct {
-	Lists          []ItemList
-	Keyed          bool
-	MaxParallelism int
-	Range          KeyGroupRange
-	Tables         []*RawTable
+	lists          []ItemList
+	keyed          bool
+	maxParallelism int
+	rng            KeyGroupRange
+	tables         []*rawTable
 }
 
 // Decode parses and verifies a state file.
@@ -191,7 +182,7 @@ func Decode(data []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("state file format version %d is not supported (this build reads version %d); it was written by a different flinkgo version", v, fileVersion)
 	}
 	body, footer := data[:len(data)-4], data[len(data)-4:]
-	if Checksum(body) != binary.LittleEndian.Uint32(footer) {
+	if checksum(body) != binary.LittleEndian.Uint32(footer) {
 		return nil, fmt.Errorf("state file checksum mismatch: the file is corrupt or truncated")
 	}
 	d := &decoder{buf: body[len(fileMagic)+2:]}
@@ -203,10 +194,10 @@ func Decode(data []byte) (*Snapshot, error) {
 		for j := uint64(0); j < ni && d.err == nil; j++ {
 			l.Items = append(l.Items, d.bytes())
 		}
-		s.Lists = append(s.Lists, l)
+		s.lists = append(s.lists, l)
 	}
 	if d.byte() == 1 {
-		s.Keyed = true
+		s.keyed = true
 		decodeKeyed(d, s)
 	}
 	if d.err != nil {
@@ -219,11 +210,11 @@ func Decode(data []byte) (*Snapshot, error) {
 }
 
 func decodeKeyed(d *decoder, s *Snapshot) {
-	s.MaxParallelism = int(d.uvarint())
-	s.Range = KeyGroupRange{Start: int(d.uvarint()), End: int(d.uvarint())}
+	s.maxParallelism = int(d.uvarint())
+	s.rng = KeyGroupRange{Start: int(d.uvarint()), End: int(d.uvarint())}
 	nt := d.uvarint()
 	for i := uint64(0); i < nt && d.err == nil; i++ {
-		t := &RawTable{Name: string(d.bytes()), Kind: Kind(d.byte()), Groups: map[int][]RawGroup{}}
+		t := &rawTable{Name: string(d.bytes()), Kind: tableKind(d.byte()), Groups: map[int][]rawGroup{}}
 		ng := d.uvarint()
 		for g := uint64(0); g < ng && d.err == nil; g++ {
 			kg := int(d.uvarint())
@@ -239,12 +230,9 @@ func decodeKeyed(d *decoder, s *Snapshot) {
 				d.bytes()
 			}
 			if d.err == nil && ne > 0 {
-				t.Groups[kg] = []RawGroup{{Count: int(ne), Data: start[:len(start)-len(d.buf)]}}
+				t.Groups[kg] = []rawGroup{{Count: int(ne), Data: start[:len(start)-len(d.buf)]}}
 			}
 		}
-		s.Tables = append(s.Tables, t)
+		s.tables = append(s.tables, t)
 	}
 }
-
-// NewChecksum streams what Checksum computes.
-func NewChecksum() hash.Hash32 { return crc32.New(castagnoli) }

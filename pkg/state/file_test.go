@@ -37,11 +37,11 @@ func TestEncodeDecodeOperatorState(t *testing.T) {
 	assert.Equal(t, Summary{Lists: map[string]int{"blobs": 3, "none": 0, "offsets": 3, "splits": 2}}, sum)
 	s, err := Decode(data)
 	require.NoError(t, err)
-	assert.False(t, s.Keyed)
-	assert.Empty(t, s.Tables)
-	require.Len(t, s.Lists, 4)
+	assert.False(t, s.keyed)
+	assert.Empty(t, s.tables)
+	require.Len(t, s.lists, 4)
 	names := []string{}
-	for _, l := range s.Lists {
+	for _, l := range s.lists {
 		names = append(names, l.Name)
 		want := o.lists[l.Name]
 		assert.Equal(t, want.Mode, l.Mode, l.Name)
@@ -68,10 +68,10 @@ func TestEncodeDecodeEmpty(t *testing.T) {
 	assert.Zero(t, sum.Keys)
 	s, err = Decode(data)
 	require.NoError(t, err)
-	assert.True(t, s.Keyed)
-	assert.Equal(t, 128, s.MaxParallelism)
-	assert.Equal(t, KeyGroupRange{10, 20}, s.Range)
-	assert.Empty(t, s.Tables)
+	assert.True(t, s.keyed)
+	assert.Equal(t, 128, s.maxParallelism)
+	assert.Equal(t, KeyGroupRange{10, 20}, s.rng)
+	assert.Empty(t, s.tables)
 }
 
 // TestEncodeDecodeKeyed: value, reducing and map state survive a snapshot
@@ -88,14 +88,14 @@ func TestEncodeDecodeKeyed(t *testing.T) {
 
 	s, err := Decode(data)
 	require.NoError(t, err)
-	require.True(t, s.Keyed)
-	assert.Equal(t, 128, s.MaxParallelism)
-	require.Len(t, s.Tables, 3)
-	kinds := map[string]Kind{}
-	for _, tb := range s.Tables {
+	require.True(t, s.keyed)
+	assert.Equal(t, 128, s.maxParallelism)
+	require.Len(t, s.tables, 3)
+	kinds := map[string]tableKind{}
+	for _, tb := range s.tables {
 		kinds[tb.Name] = tb.Kind
 	}
-	assert.Equal(t, map[string]Kind{"counts": KindValue, "sums": KindValue, "tags": KindMap}, kinds)
+	assert.Equal(t, map[string]tableKind{"counts": kindValue, "sums": kindValue, "tags": kindMap}, kinds)
 
 	nb := NewKeyedBackend(128, KeyGroupRange{0, 128})
 	nb.Restore([]*Snapshot{s})
@@ -136,7 +136,7 @@ func TestEncodeCopies(t *testing.T) {
 	st.write(t, []byte("key-1"), keyValues{count: 999, sum: 999})
 	s, err := Decode(data)
 	require.NoError(t, err)
-	assert.Equal(t, "before", string(s.Lists[0].Items[0]))
+	assert.Equal(t, "before", string(s.lists[0].Items[0]))
 	nb := NewKeyedBackend(128, KeyGroupRange{0, 128})
 	nb.Restore([]*Snapshot{s})
 	declareStates(t, nb).check(t, []byte("key-1"), valuesFor(1))
@@ -154,7 +154,7 @@ func validFile(t testing.TB) []byte {
 func fixChecksum(data []byte) []byte {
 	out := append([]byte(nil), data...)
 	if len(out) >= len(fileMagic)+2+4 {
-		binary.LittleEndian.PutUint32(out[len(out)-4:], Checksum(out[:len(out)-4]))
+		binary.LittleEndian.PutUint32(out[len(out)-4:], checksum(out[:len(out)-4]))
 	}
 	return out
 }
@@ -251,14 +251,14 @@ func TestDecodeErrors(t *testing.T) {
 // declaration, naming the state and the key group.
 func TestRestoreCorruptEntry(t *testing.T) {
 	b := NewKeyedBackend(128, KeyGroupRange{0, 128})
-	b.restoreRaw(&RawTable{Name: "counts", Kind: KindValue, Groups: map[int][]RawGroup{5: {EncodeEntries([]Entry{{Key: []byte("k"), Value: []byte{0xff}}})}}})
+	b.restoreRaw(&rawTable{Name: "counts", Kind: kindValue, Groups: map[int][]rawGroup{5: {encodeEntries([]entry{{Key: []byte("k"), Value: []byte{0xff}}})}}})
 	_, err := NewValue(b, "counts", Codec[int64](Int64Codec{}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `restore keyed state "counts" key group 5`)
 
 	b = NewKeyedBackend(128, KeyGroupRange{0, 128})
-	b.restoreRaw(&RawTable{Name: "tags", Kind: KindMap, Groups: map[int][]RawGroup{
-		9: {EncodeEntries([]Entry{{Key: []byte("k"), Value: binary.AppendUvarint(nil, 1<<40)}})}}})
+	b.restoreRaw(&rawTable{Name: "tags", Kind: kindMap, Groups: map[int][]rawGroup{
+		9: {encodeEntries([]entry{{Key: []byte("k"), Value: binary.AppendUvarint(nil, 1<<40)}})}}})
 	_, err = NewMap(b, "tags", Codec[string](StringCodec{}), Codec[[]byte](BytesCodec{}))
 	require.Error(t, err, "a map entry claiming 2^40 user keys in 6 bytes")
 	assert.Contains(t, err.Error(), `restore keyed state "tags" key group 9`)
@@ -285,5 +285,5 @@ func TestCodecs(t *testing.T) {
 
 func TestChecksumIsCRC32C(t *testing.T) {
 	// The CRC-32C check value (RFC 3720 B.4 / the "123456789" test vector).
-	assert.Equal(t, uint32(0xe3069283), Checksum([]byte("123456789")))
+	assert.Equal(t, uint32(0xe3069283), checksum([]byte("123456789")))
 }

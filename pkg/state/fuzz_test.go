@@ -29,14 +29,14 @@ func FuzzDecode(f *testing.F) {
 				RestoreOperatorState([]*Snapshot{s, nil}, i, par)
 			}
 		}
-		if !s.Keyed || s.MaxParallelism < 1 || s.MaxParallelism > 1<<15 {
+		if !s.keyed || s.maxParallelism < 1 || s.maxParallelism > 1<<15 {
 			return
 		}
-		b := NewKeyedBackend(s.MaxParallelism, RangeForSubtask(s.MaxParallelism, 1, 0))
+		b := NewKeyedBackend(s.maxParallelism, RangeForSubtask(s.maxParallelism, 1, 0))
 		b.Restore([]*Snapshot{s})
-		for _, tb := range s.Tables {
+		for _, tb := range s.tables {
 			// Errors are fine (wrong kind, bad values); panics are not.
-			if tb.Kind == KindMap {
+			if tb.Kind == kindMap {
 				_, _ = NewMap(b, tb.Name, Codec[string](StringCodec{}), Codec[[]byte](BytesCodec{}))
 			} else {
 				_, _ = NewValue(b, tb.Name, Codec[int64](Int64Codec{}))

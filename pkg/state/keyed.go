@@ -17,7 +17,7 @@ type KeyedBackend struct {
 	maxParallelism int
 	rng            KeyGroupRange
 	tables         map[string]table
-	raw            map[string]*RawTable // restored, not yet declared
+	raw            map[string]*rawTable // restored, not yet declared
 	restored       map[string]bool      // tables restored and declared since
 
 	curKey []byte
@@ -27,7 +27,7 @@ type KeyedBackend struct {
 
 // NewKeyedBackend returns an empty backend for key groups rng.
 func NewKeyedBackend(maxParallelism int, rng KeyGroupRange) *KeyedBackend {
-	return &KeyedBackend{maxParallelism: maxParallelism, rng: rng, tables: map[string]table{}, raw: map[string]*RawTable{}, restored: map[string]bool{}}
+	return &KeyedBackend{maxParallelism: maxParallelism, rng: rng, tables: map[string]table{}, raw: map[string]*rawTable{}, restored: map[string]bool{}}
 }
 
 // Range is the key groups this backend owns.
@@ -96,37 +96,37 @@ func (b *KeyedBackend) NumTimerKeys() int64 { return b.count(true) }
 func (b *KeyedBackend) count(timers bool) int64 {
 	var n int64
 	for _, t := range b.tables {
-		if (t.kind() == KindTimers) == timers {
+		if (t.kind() == kindTimers) == timers {
 			n += int64(t.numKeys())
 		}
 	}
 	for _, r := range b.raw {
-		if (r.Kind == KindTimers) == timers {
+		if (r.Kind == kindTimers) == timers {
 			n += int64(r.numKeys())
 		}
 	}
 	return n
 }
 
-// Kind of a keyed state table.
-type Kind uint8
+// tableKind of a keyed state table.
+type tableKind uint8
 
 const (
-	KindValue Kind = iota + 1
-	KindMap
-	KindList
-	KindTimers
+	kindValue tableKind = iota + 1
+	kindMap
+	kindList
+	kindTimers
 )
 
-func (k Kind) String() string {
+func (k tableKind) String() string {
 	switch k {
-	case KindValue:
+	case kindValue:
 		return "value"
-	case KindMap:
+	case kindMap:
 		return "map"
-	case KindList:
+	case kindList:
 		return "list"
-	case KindTimers:
+	case kindTimers:
 		return "timers"
 	}
 	return fmt.Sprintf("Kind(%d)", k)
@@ -134,7 +134,7 @@ func (k Kind) String() string {
 
 // table is a declared state; it encodes itself group by group.
 type table interface {
-	kind() Kind
+	kind() tableKind
 	numKeys() int
 	// groupLen is the number of entries of group g (index into the range).
 	groupLen(g int) int
@@ -147,32 +147,32 @@ type table interface {
 // fills it (rebuilding a big map is much cheaper without rehashing).
 type presizer interface{ presize(g, n int) }
 
-// Entry is one key/value of a restored table.
-type Entry struct {
+// entry is one key/value of a restored table.
+type entry struct {
 	Key, Value []byte
 }
 
-// RawGroup is the encoded entries of one key group as a state file holds
+// rawGroup is the encoded entries of one key group as a state file holds
 // them: Count times a length-prefixed key and value. Restored state stays
 // in this form until its table is declared, so a restore neither copies
 // nor allocates per entry before the codec decodes each value once.
-type RawGroup struct {
+type rawGroup struct {
 	Count int
 	Data  []byte
 }
 
-// EncodeEntries encodes es as a RawGroup.
-func EncodeEntries(es []Entry) RawGroup {
+// encodeEntries encodes es as a rawGroup.
+func encodeEntries(es []entry) rawGroup {
 	e := &encoder{}
 	for _, en := range es {
 		e.bytes(en.Key)
 		e.bytes(en.Value)
 	}
-	return RawGroup{Count: len(es), Data: e.buf}
+	return rawGroup{Count: len(es), Data: e.buf}
 }
 
 // Each calls fn with every entry of the group (slices into Data).
-func (g RawGroup) Each(fn func(key, value []byte) error) error {
+func (g rawGroup) Each(fn func(key, value []byte) error) error {
 	d := decoder{buf: g.Data}
 	for i := 0; i < g.Count; i++ {
 		k, v := d.bytes(), d.bytes()
@@ -186,16 +186,16 @@ func (g RawGroup) Each(fn func(key, value []byte) error) error {
 	return nil
 }
 
-// RawTable is a restored table in encoded form, by key group. A key group
+// rawTable is a restored table in encoded form, by key group. A key group
 // has several parts only when old snapshots overlapped (never from one
 // job's own checkpoints).
-type RawTable struct {
+type rawTable struct {
 	Name   string
-	Kind   Kind
-	Groups map[int][]RawGroup // key group → encoded entries
+	Kind   tableKind
+	Groups map[int][]rawGroup // key group → encoded entries
 }
 
-func (r *RawTable) groupCount(kg int) int {
+func (r *rawTable) groupCount(kg int) int {
 	n := 0
 	for _, g := range r.Groups[kg] {
 		n += g.Count
@@ -203,7 +203,7 @@ func (r *RawTable) groupCount(kg int) int {
 	return n
 }
 
-func (r *RawTable) numKeys() int {
+func (r *rawTable) numKeys() int {
 	n := 0
 	for kg := range r.Groups {
 		n += r.groupCount(kg)
@@ -212,10 +212,10 @@ func (r *RawTable) numKeys() int {
 }
 
 // restoreRaw adds restored entries; the declaration decodes them.
-func (b *KeyedBackend) restoreRaw(t *RawTable) {
+func (b *KeyedBackend) restoreRaw(t *rawTable) {
 	have := b.raw[t.Name]
 	if have == nil {
-		b.raw[t.Name] = &RawTable{Name: t.Name, Kind: t.Kind, Groups: map[int][]RawGroup{}}
+		b.raw[t.Name] = &rawTable{Name: t.Name, Kind: t.Kind, Groups: map[int][]rawGroup{}}
 		have = b.raw[t.Name]
 	}
 	for kg, gs := range t.Groups {
@@ -226,7 +226,7 @@ func (b *KeyedBackend) restoreRaw(t *RawTable) {
 }
 
 // declare registers t under name, decoding restored entries into it.
-func (b *KeyedBackend) declare(name string, k Kind, t table) error {
+func (b *KeyedBackend) declare(name string, k tableKind, t table) error {
 	if _, dup := b.tables[name]; dup {
 		return fmt.Errorf("keyed state %q declared twice", name)
 	}

@@ -1,6 +1,14 @@
 // Package state holds operator state (lists of blobs, such as source
 // positions and sink committables) and keyed state (values per key,
-// partitioned into key groups), and the binary format of their snapshots.
+// partitioned into key groups), and writes and reads their snapshots.
+//
+// An operator uses the keyed state handles (Value, Map, List, Reducing,
+// Sliced, declared through runtime.NewValue and friends), their codecs,
+// OperatorState and the item Encoder/Decoder. The engine, and an
+// operator's test that snapshots and restores, use KeyedBackend,
+// EncodeChunks (or Encode), Decode, RestoreOperatorState and
+// KeyedBackend.Restore; the file format itself stays inside the package
+// (Snapshot is opaque).
 package state
 
 import "fmt"
@@ -46,11 +54,11 @@ func SubtaskForKeyGroup(maxParallelism, parallelism, kg int) int {
 // KeyGroup returns the key group of key. The hash is fixed across processes
 // and versions: it decides where state lives in every snapshot.
 func KeyGroup(key []byte, maxParallelism int) int {
-	return int(Hash(key) % uint32(maxParallelism))
+	return int(keyHash(key) % uint32(maxParallelism))
 }
 
-// Hash is FNV-1a with a murmur3 finalizer for avalanche.
-func Hash(key []byte) uint32 {
+// keyHash is FNV-1a with a murmur3 finalizer for avalanche.
+func keyHash(key []byte) uint32 {
 	h := uint32(2166136261)
 	for _, c := range key {
 		h ^= uint32(c)

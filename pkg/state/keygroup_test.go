@@ -133,7 +133,7 @@ func TestKeyGroupGolden(t *testing.T) {
 		{"idx-1000", 0x2faa1e12, 18, 7698, 0},
 	} {
 		k := []byte(tc.key)
-		assert.Equal(t, tc.hash, Hash(k), "Hash(%q)", tc.key)
+		assert.Equal(t, tc.hash, keyHash(k), "Hash(%q)", tc.key)
 		assert.Equal(t, tc.kg128, KeyGroup(k, 128), "KeyGroup(%q, 128)", tc.key)
 		assert.Equal(t, tc.kg32768, KeyGroup(k, 32768), "KeyGroup(%q, 32768)", tc.key)
 		assert.Equal(t, tc.kg7, KeyGroup(k, 7), "KeyGroup(%q, 7)", tc.key)

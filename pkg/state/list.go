@@ -14,7 +14,7 @@ func NewList[T any](b *KeyedBackend, name string, codec Codec[T]) (*List[T], err
 	for i := range s.groups {
 		s.groups[i] = map[string][]T{}
 	}
-	if err := b.declare(name, KindList, s); err != nil {
+	if err := b.declare(name, kindList, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -42,7 +42,7 @@ func (s *List[T]) Update(vs []T) {
 // Clear removes the current key's values.
 func (s *List[T]) Clear() { delete(s.groups[s.b.curKG], string(s.b.curKey)) }
 
-func (s *List[T]) kind() Kind { return KindList }
+func (s *List[T]) kind() tableKind { return kindList }
 
 func (s *List[T]) numKeys() int {
 	n := 0

@@ -139,7 +139,7 @@ func NewMap[K comparable, V any](b *KeyedBackend, name string, kc Codec[K], vc C
 	for i := range s.groups {
 		s.groups[i] = map[string]*keyMap[K, V]{}
 	}
-	if err := b.declare(name, KindMap, s); err != nil {
+	if err := b.declare(name, kindMap, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -218,7 +218,7 @@ func (s *Map[K, V]) SetAux(a any) {
 	}
 }
 
-func (s *Map[K, V]) kind() Kind { return KindMap }
+func (s *Map[K, V]) kind() tableKind { return kindMap }
 
 func (s *Map[K, V]) numKeys() int {
 	n := 0

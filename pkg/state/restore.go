@@ -11,7 +11,7 @@ func RestoreOperatorState(old []*Snapshot, subtask, parallelism int) *OperatorSt
 	o := NewOperatorState()
 	if len(old) == parallelism {
 		if s := old[subtask]; s != nil {
-			for _, l := range s.Lists {
+			for _, l := range s.lists {
 				if l.Mode != Union {
 					o.Set(l.Name, l.Mode, l.Items)
 				}
@@ -28,7 +28,7 @@ func RestoreOperatorState(old []*Snapshot, subtask, parallelism int) *OperatorSt
 		if s == nil {
 			continue
 		}
-		for _, l := range s.Lists {
+		for _, l := range s.lists {
 			a := all[l.Name]
 			if a == nil {
 				a = &acc{mode: l.Mode}
@@ -58,10 +58,10 @@ func RestoreOperatorState(old []*Snapshot, subtask, parallelism int) *OperatorSt
 // backend owns. Snapshots whose range does not overlap are skipped.
 func (b *KeyedBackend) Restore(old []*Snapshot) {
 	for _, s := range old {
-		if s == nil || !s.Keyed || !s.Range.Overlaps(b.rng) {
+		if s == nil || !s.keyed || !s.rng.Overlaps(b.rng) {
 			continue
 		}
-		for _, t := range s.Tables {
+		for _, t := range s.tables {
 			b.restoreRaw(t)
 		}
 	}

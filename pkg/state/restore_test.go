@@ -184,7 +184,7 @@ func TestKeyedRestoreSkipsForeignGroups(t *testing.T) {
 		s.write(t, []byte(fmt.Sprint(i)), valuesFor(i))
 	}
 	snaps := snapshotAll(t, []*OperatorState{sampleOperatorState(), sampleOperatorState()}, []*KeyedBackend{src, nil})
-	require.False(t, snaps[1].Keyed)
+	require.False(t, snaps[1].keyed)
 	b := NewKeyedBackend(128, KeyGroupRange{40, 50})
 	b.Restore(append(snaps, nil))
 	ns := declareStates(t, b)
@@ -310,7 +310,7 @@ func TestValueAndMapState(t *testing.T) {
 	assert.ErrorIs(t, err, errReduce)
 	r, _ = reducing.Get()
 	assert.Equal(t, int64(12), r, "a failed reduction leaves the value")
-	assert.Equal(t, "value", KindValue.String())
-	assert.Equal(t, "map", KindMap.String())
-	assert.Equal(t, "Kind(9)", Kind(9).String())
+	assert.Equal(t, "value", kindValue.String())
+	assert.Equal(t, "map", kindMap.String())
+	assert.Equal(t, "Kind(9)", tableKind(9).String())
 }

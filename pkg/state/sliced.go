@@ -94,7 +94,7 @@ func NewSliced[V any](b *KeyedBackend, name string, vc Codec[V]) (*Sliced[V], er
 	for i := range s.keys {
 		s.keys[i] = map[string]keyStarts{}
 	}
-	if err := b.declare(name, KindMap, s); err != nil {
+	if err := b.declare(name, kindMap, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -208,7 +208,7 @@ func (s *Sliced[V]) Len() int { return s.n }
 // NumKeys is the number of keys with a value in some slice.
 func (s *Sliced[V]) NumKeys() int { return s.nkeys }
 
-func (s *Sliced[V]) kind() Kind { return KindMap }
+func (s *Sliced[V]) kind() tableKind { return kindMap }
 
 func (s *Sliced[V]) numKeys() int { return s.nkeys }
 

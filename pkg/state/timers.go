@@ -51,7 +51,7 @@ func NewTimers(b *KeyedBackend, name string) (*Timers, error) {
 	for i := range t.groups {
 		t.groups[i] = map[string]*keyTimers{}
 	}
-	if err := b.declare(name, KindTimers, t); err != nil {
+	if err := b.declare(name, kindTimers, t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -233,7 +233,7 @@ func (t *Timers) compact() {
 	}
 }
 
-func (t *Timers) kind() Kind { return KindTimers }
+func (t *Timers) kind() tableKind { return kindTimers }
 
 func (t *Timers) numKeys() int {
 	t.purge()

@@ -23,7 +23,7 @@ func NewValue[T any](b *KeyedBackend, name string, codec Codec[T]) (*Value[T], e
 	for i := range s.groups {
 		s.groups[i] = map[string]T{}
 	}
-	if err := b.declare(name, KindValue, s); err != nil {
+	if err := b.declare(name, kindValue, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -69,7 +69,7 @@ func (s *Value[T]) DeleteWhere(drop func(v T) bool) int {
 // KeyedBackend.SetCurrentKey).
 func (s *Value[T]) SetKey(key []byte) { s.b.SetCurrentKey(key) }
 
-func (s *Value[T]) kind() Kind { return KindValue }
+func (s *Value[T]) kind() tableKind { return kindValue }
 
 func (s *Value[T]) presize(g, n int) {
 	if len(s.groups[g]) == 0 {
