@@ -66,11 +66,11 @@ func (e *SpecError) Sort() {
 	})
 }
 
-// MaxReportedErrors bounds the problems an error reports: a document of
+// maxReportedErrors bounds the problems an error reports: a document of
 // thousands of broken aliases must not answer with megabytes of them.
-const MaxReportedErrors = 100
+const maxReportedErrors = 100
 
-// Err returns nil when no problem was collected. Past MaxReportedErrors
+// Err returns nil when no problem was collected. Past maxReportedErrors
 // problems it reports the first ones (by position) and how many more
 // there are.
 func (e *SpecError) Err() error {
@@ -78,9 +78,9 @@ func (e *SpecError) Err() error {
 		return nil
 	}
 	e.Sort()
-	if n := len(e.Errors); n > MaxReportedErrors {
-		first := append([]FieldError(nil), e.Errors[:MaxReportedErrors]...)
-		more := FieldError{File: first[0].File, Msg: fmt.Sprintf("and %d more problems; fix the ones above first", n-MaxReportedErrors)}
+	if n := len(e.Errors); n > maxReportedErrors {
+		first := append([]FieldError(nil), e.Errors[:maxReportedErrors]...)
+		more := FieldError{File: first[0].File, Msg: fmt.Sprintf("and %d more problems; fix the ones above first", n-maxReportedErrors)}
 		return &SpecError{Errors: append(first, more)}
 	}
 	return e

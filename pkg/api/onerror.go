@@ -10,9 +10,9 @@ const (
 	OnErrorSideOutput = "sideOutput" // send it with its error to the side output "errors"
 )
 
-// OnErrorValue reads an onError value in any spelling (sideOutput,
+// onErrorValue reads an onError value in any spelling (sideOutput,
 // side-output, SIDE_OUTPUT) and returns ours; false when it is none.
-func OnErrorValue(v string) (string, bool) {
+func onErrorValue(v string) (string, bool) {
 	switch strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(v)) {
 	case "fail":
 		return OnErrorFail, true
@@ -29,7 +29,7 @@ func (p *ParsedJob) validateOnError(path string, op *OperatorSpec) {
 	if op.OnError == "" {
 		return
 	}
-	v, ok := OnErrorValue(op.OnError)
+	v, ok := onErrorValue(op.OnError)
 	if !ok {
 		p.Dec.ErrorAt(path+".onError", "must be fail, skip or sideOutput, got %q", op.OnError)
 		return

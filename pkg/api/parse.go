@@ -59,8 +59,8 @@ type ParsedJob struct {
 	Dec    *Decoder
 }
 
-// DefaultMaxParallelism is Flink's default number of key groups for small jobs.
-const DefaultMaxParallelism = 128
+// defaultMaxParallelism is Flink's default number of key groups for small jobs.
+const defaultMaxParallelism = 128
 
 // MaxMaxParallelism bounds the key group count (Flink's upper bound).
 const MaxMaxParallelism = 1 << 15
@@ -72,8 +72,8 @@ var uidPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 // Problems accumulate in p.Dec.Errors.
 func ParseJob(file string, src []byte, cat Catalog) *ParsedJob {
 	p := &ParsedJob{File: file, Source: src, Dec: NewDecoder(file)}
-	if len(src) > MaxSpecBytes {
-		p.Dec.Errorf(Pos{Line: 1, Column: 1}, "", "the spec has %d bytes, more than the %d a job spec may have", len(src), MaxSpecBytes)
+	if len(src) > maxSpecBytes {
+		p.Dec.Errorf(Pos{Line: 1, Column: 1}, "", "the spec has %d bytes, more than the %d a job spec may have", len(src), maxSpecBytes)
 		return p
 	}
 	root := p.Dec.ParseYAML(src)
@@ -102,7 +102,7 @@ func (p *ParsedJob) applyDefaults() {
 		s.Parallelism = 1
 	}
 	if s.MaxParallelism == 0 && !p.explicit("maxParallelism") {
-		s.MaxParallelism = DefaultMaxParallelism
+		s.MaxParallelism = defaultMaxParallelism
 	}
 	for i := range s.Operators {
 		if s.Operators[i].Parallelism == 0 && !p.explicit(fmt.Sprintf("operators[%d].parallelism", i)) {

@@ -181,7 +181,7 @@ func TestParseJobDefaults(t *testing.T) {
 	s := parseGood(t, "minimal.yaml").Spec
 	assert.Equal(t, "minimal", s.Name, "name from the file name")
 	assert.Equal(t, 1, s.Parallelism)
-	assert.Equal(t, DefaultMaxParallelism, s.MaxParallelism)
+	assert.Equal(t, defaultMaxParallelism, s.MaxParallelism)
 	assert.Equal(t, 128, s.MaxParallelism)
 	assert.Nil(t, s.Checkpointing)
 	assert.Nil(t, s.RestartStrategy)
@@ -413,7 +413,7 @@ func TestParseJobFlinkSpellings(t *testing.T) {
 // TestUnsupportedTypesAreDocumented: every type the unknown-type error has
 // a way forward for is a row of the page the error points at.
 func TestUnsupportedTypesAreDocumented(t *testing.T) {
-	page, err := os.ReadFile(filepath.Join("..", "..", UnsupportedDoc))
+	page, err := os.ReadFile(filepath.Join("..", "..", unsupportedDoc))
 	require.NoError(t, err)
 	doc := strings.ToLower(string(page))
 	for key := range unsupported {

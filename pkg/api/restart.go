@@ -111,9 +111,9 @@ func (s *RestartSpec) setFields() []string {
 	return out
 }
 
-// MaxBackoffMultiplier bounds exponential-delay's multiplier: past a few
+// maxBackoffMultiplier bounds exponential-delay's multiplier: past a few
 // the delay jumps from initialBackoff to maxBackoff at once anyway.
-const MaxBackoffMultiplier = 1000
+const maxBackoffMultiplier = 1000
 
 // ValidateRestartSpec records every problem of s (at path) on d.
 func ValidateRestartSpec(d *Decoder, path string, s *RestartSpec) {
@@ -140,8 +140,8 @@ func ValidateRestartSpec(d *Decoder, path string, s *RestartSpec) {
 		d.ErrorAt(f("attempts"), "must be 0 or more, got %d", *s.Attempts)
 	}
 	// Negated so NaN (a config file's "NaN") fails too.
-	if s.Multiplier != nil && !(*s.Multiplier >= 1 && *s.Multiplier <= MaxBackoffMultiplier) {
-		d.ErrorAt(f("multiplier"), "must be between 1 and %g, got %g", float64(MaxBackoffMultiplier), *s.Multiplier)
+	if s.Multiplier != nil && !(*s.Multiplier >= 1 && *s.Multiplier <= maxBackoffMultiplier) {
+		d.ErrorAt(f("multiplier"), "must be between 1 and %g, got %g", float64(maxBackoffMultiplier), *s.Multiplier)
 	}
 	if s.Jitter != nil && !(*s.Jitter >= 0 && *s.Jitter <= 1) {
 		d.ErrorAt(f("jitter"), "must be between 0 and 1, got %g", *s.Jitter)

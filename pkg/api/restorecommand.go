@@ -11,12 +11,12 @@ func RestoreCommand(path, file string) string {
 	if file == "" {
 		file = "JOB.yaml"
 	}
-	return "flinkgo run -s " + ShellWord(path) + " " + ShellWord(file)
+	return "flinkgo run -s " + shellWord(path) + " " + shellWord(file)
 }
 
-// ShellWord quotes s for a POSIX shell unless it is made of characters no
+// shellWord quotes s for a POSIX shell unless it is made of characters no
 // shell treats specially.
-func ShellWord(s string) string {
+func shellWord(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
 		return s
 	}

@@ -19,14 +19,14 @@ const (
 	FieldAny    = "any"  // present, of any type: not type-checked
 )
 
-// FieldTypes are the types a schema field may have.
-func FieldTypes() []string {
+// fieldTypes are the types a schema field may have.
+func fieldTypes() []string {
 	return []string{FieldString, FieldInt, FieldFloat, FieldBool, FieldList, FieldMap, FieldAny}
 }
 
-// ReservedFields are the names expressions give the record itself (its
+// reservedFields are the names expressions give the record itself (its
 // payload, key and event time); a JSON field of the same name is shadowed.
-func ReservedFields() []string { return []string{"value", "key", "timestamp"} }
+func reservedFields() []string { return []string{"value", "key", "timestamp"} }
 
 // Schema is the record fields operators downstream of a source see: what
 // the source declared, passed on by operators that keep their input's
@@ -34,7 +34,7 @@ func ReservedFields() []string { return []string{"value", "key", "timestamp"} }
 type Schema struct {
 	// Source is the uid of the source that declared it.
 	Source string
-	// Fields maps each field name to its type (one of FieldTypes).
+	// Fields maps each field name to its type (one of the Field constants).
 	Fields map[string]string
 }
 
@@ -74,21 +74,21 @@ func (p *ParsedJob) validateSchema(path string, op OperatorSpec, kind OperatorKi
 	}
 	for _, name := range SortedKeys(op.Schema) {
 		field := path + ".schema." + name
-		for _, r := range ReservedFields() {
+		for _, r := range reservedFields() {
 			if name == r {
 				d.ErrorAt(field, "%q is the name expressions give the record's %s (it would shadow the JSON field): rename the field with a map first, or leave it out of the schema", name, reservedMeaning(name))
 			}
 		}
 		typ := op.Schema[name]
-		if _, ok := EnumValue(typ, FieldTypes()...); ok {
-			op.Schema[name], _ = EnumValue(typ, FieldTypes()...)
+		if _, ok := EnumValue(typ, fieldTypes()...); ok {
+			op.Schema[name], _ = EnumValue(typ, fieldTypes()...)
 			continue
 		}
 		msg := fmt.Sprintf("unknown field type %q", typ)
-		if c := closest(typ, append(FieldTypes(), "integer", "number", "boolean", "array", "object")); c != "" {
+		if c := closest(typ, append(fieldTypes(), "integer", "number", "boolean", "array", "object")); c != "" {
 			msg += fmt.Sprintf("; did you mean %q?", schemaAlias(c))
 		}
-		d.ErrorAt(field, "%s (types: %s)", msg, strings.Join(FieldTypes(), ", "))
+		d.ErrorAt(field, "%s (types: %s)", msg, strings.Join(fieldTypes(), ", "))
 	}
 }
 

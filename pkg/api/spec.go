@@ -25,13 +25,13 @@ type JobSpec struct {
 	Operators []OperatorSpec `yaml:"operators,required" json:"operators"`
 }
 
-// DefaultWatermarkInterval is Flink's pipeline.auto-watermark-interval.
-const DefaultWatermarkInterval = 200 * time.Millisecond
+// defaultWatermarkInterval is Flink's pipeline.auto-watermark-interval.
+const defaultWatermarkInterval = 200 * time.Millisecond
 
 // WatermarkEvery returns the watermark interval of the job.
 func (s *JobSpec) WatermarkEvery() time.Duration {
 	if s.WatermarkInterval == nil {
-		return DefaultWatermarkInterval
+		return defaultWatermarkInterval
 	}
 	return s.WatermarkInterval.D()
 }

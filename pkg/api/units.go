@@ -60,7 +60,7 @@ func ParseDuration(s string) (Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return d, CheckDuration(d)
+	return d, checkDuration(d)
 }
 
 // ParseSignedDuration is ParseDuration for an offset that may be negative
@@ -73,12 +73,12 @@ func ParseSignedDuration(s string) (Duration, error) {
 	if d < -MaxDuration {
 		return 0, fmt.Errorf("duration %s is out of range: at least -%s (36500 days)", d, MaxDuration)
 	}
-	return d, CheckDuration(max(d, 0))
+	return d, checkDuration(max(d, 0))
 }
 
-// DurationOfMillis is a bare number of milliseconds (Flink's form) as a
+// durationOfMillis is a bare number of milliseconds (Flink's form) as a
 // Duration, range-checked like ParseDuration without overflowing.
-func DurationOfMillis(ms int64) (Duration, error) {
+func durationOfMillis(ms int64) (Duration, error) {
 	if ms < 0 {
 		return 0, fmt.Errorf("duration %dms is negative", ms)
 	}
@@ -88,8 +88,8 @@ func DurationOfMillis(ms int64) (Duration, error) {
 	return Duration(ms) * Duration(time.Millisecond), nil
 }
 
-// CheckDuration refuses a negative duration or one over MaxDuration.
-func CheckDuration(d Duration) error {
+// checkDuration refuses a negative duration or one over MaxDuration.
+func checkDuration(d Duration) error {
 	switch {
 	case d < 0:
 		return fmt.Errorf("duration %s is negative", d)

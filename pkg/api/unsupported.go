@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// UnsupportedDoc is the page that says, for what flinkgo does not do, what
+// unsupportedDoc is the page that says, for what flinkgo does not do, what
 // to use today and whether something is planned. Unknown-type errors point
 // at it.
-const UnsupportedDoc = "docs/unsupported.md"
+const unsupportedDoc = "docs/unsupported.md"
 
 // unsupported holds operator types users ask for that flinkgo has not got,
 // by normalized name (see unsupportedKey), with the way forward in a few
@@ -54,14 +54,14 @@ func unsupportedKey(typ string) string {
 // unknownTypeMessage is the error for an operator type that no definition
 // has: the way forward when the type is one users ask for, else the
 // nearest known type, else the known types; both of the latter point at
-// UnsupportedDoc.
+// unsupportedDoc.
 func unknownTypeMessage(typ string, known []string) string {
 	msg := fmt.Sprintf("unknown operator type %q", typ)
 	if way, ok := unsupported[unsupportedKey(typ)]; ok {
-		return msg + ": " + way + "; see " + UnsupportedDoc
+		return msg + ": " + way + "; see " + unsupportedDoc
 	}
 	if c := closest(typ, known); c != "" {
 		return msg + fmt.Sprintf("; did you mean %q?", c)
 	}
-	return msg + " (known types: " + strings.Join(known, ", ") + "); for what flinkgo does not do yet and what to use instead, see " + UnsupportedDoc
+	return msg + " (known types: " + strings.Join(known, ", ") + "); for what flinkgo does not do yet and what to use instead, see " + unsupportedDoc
 }

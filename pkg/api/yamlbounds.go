@@ -14,19 +14,19 @@ import (
 // number of elements; a job spec or a config file needs a few levels and a
 // few thousand elements (a 1,000-operator chain written out is ~15,000).
 const (
-	// MaxYAMLDepth bounds the nesting of collections (block and flow).
-	MaxYAMLDepth = 64
-	// MaxYAMLElements bounds the document's tokens that make values (keys,
+	// maxYAMLDepth bounds the nesting of collections (block and flow).
+	maxYAMLDepth = 64
+	// maxYAMLElements bounds the document's tokens that make values (keys,
 	// scalars, collections, entries), and what aliases expand to.
-	MaxYAMLElements = 50_000
-	// MaxSpecBytes bounds a job spec's text (the control API's body limit
+	maxYAMLElements = 50_000
+	// maxSpecBytes bounds a job spec's text (the control API's body limit
 	// is 1 MiB, JSON-escaped).
-	MaxSpecBytes = 512 << 10
+	maxSpecBytes = 512 << 10
 )
 
 // CheckBounds scans src with the tokenizer the parser uses, one token at a
 // time (nothing is kept), and records an error at the first place that
-// exceeds MaxYAMLDepth or MaxYAMLElements. It reports whether src is
+// exceeds maxYAMLDepth or maxYAMLElements. It reports whether src is
 // within bounds; a tokenizer error is left for the parser to report.
 func (d *Decoder) CheckBounds(src []byte) bool {
 	var s scanner.Scanner
@@ -81,11 +81,11 @@ func (b *boundsScan) add(tk *token.Token) (msg string, over bool) {
 			b.open(b.prev.Position.Column, false)
 		}
 	}
-	if b.elements++; b.elements > MaxYAMLElements {
-		return "more than " + strconv.Itoa(MaxYAMLElements) + " YAML elements (keys, values, list entries); a job spec needs far fewer: shorten its lists or split the job", true
+	if b.elements++; b.elements > maxYAMLElements {
+		return "more than " + strconv.Itoa(maxYAMLElements) + " YAML elements (keys, values, list entries); a job spec needs far fewer: shorten its lists or split the job", true
 	}
-	if len(b.block)+b.flow > MaxYAMLDepth {
-		return "nesting deeper than " + strconv.Itoa(MaxYAMLDepth) + " levels; a job spec needs a few: flatten this value", true
+	if len(b.block)+b.flow > maxYAMLDepth {
+		return "nesting deeper than " + strconv.Itoa(maxYAMLDepth) + " levels; a job spec needs a few: flatten this value", true
 	}
 	return "", false
 }
@@ -108,7 +108,7 @@ func (b *boundsScan) open(col int, seq bool) {
 // chargeAlias accounts for following an alias to value: the decoder then
 // decodes value once more, so aliases could multiply a document within the
 // element bound into billions of decoded values. It reports whether the
-// expansion stays within MaxYAMLElements (recording the error once).
+// expansion stays within maxYAMLElements (recording the error once).
 func (d *Decoder) chargeAlias(alias, value ast.Node) bool {
 	if d.expansionFailed {
 		return false
@@ -121,9 +121,9 @@ func (d *Decoder) chargeAlias(alias, value ast.Node) bool {
 		n = nodeCount(value)
 		d.sizes[value] = n
 	}
-	if d.expanded += n; d.expanded > MaxYAMLElements {
+	if d.expanded += n; d.expanded > maxYAMLElements {
 		d.expansionFailed = true
-		d.Errorf(nodePos(alias), "", "aliases expand the document past %d elements; write the values out, or use fewer aliases", MaxYAMLElements)
+		d.Errorf(nodePos(alias), "", "aliases expand the document past %d elements; write the values out, or use fewer aliases", maxYAMLElements)
 		return false
 	}
 	return true

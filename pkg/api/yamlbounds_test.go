@@ -40,7 +40,7 @@ func flowNest(n int, open, close string) string {
 func TestYAMLBounds(t *testing.T) {
 	var wide strings.Builder
 	wide.WriteString("name: x\noperators:\n  - uid: in\n    type: datagen\n    x:\n")
-	for i := 0; i < MaxYAMLElements; i++ {
+	for i := 0; i < maxYAMLElements; i++ {
 		fmt.Fprintf(&wide, "      - %d\n", i)
 	}
 	for _, tc := range []struct {
@@ -48,14 +48,14 @@ func TestYAMLBounds(t *testing.T) {
 		want      string // "" : no bounds error
 	}{
 		// operators[0] is 2 levels (operators, the list) + its mapping
-		{"flow list at the bound", flowNest(MaxYAMLDepth-3, "[", "]"), ""},
-		{"flow list past the bound", flowNest(MaxYAMLDepth-2, "[", "]"), "3:94: nesting deeper than 64 levels"},
+		{"flow list at the bound", flowNest(maxYAMLDepth-3, "[", "]"), ""},
+		{"flow list past the bound", flowNest(maxYAMLDepth-2, "[", "]"), "3:94: nesting deeper than 64 levels"},
 		{"flow list 40,000 deep", flowNest(40_000, "[", "]"), "3:94: nesting deeper than 64 levels"},
-		{"flow mapping past the bound", flowNest(MaxYAMLDepth, "{a: ", "}"), "3:277: nesting deeper than 64 levels"},
-		{"block mapping at the bound", blockNest(MaxYAMLDepth-3, false), ""},
-		{"block mapping past the bound", blockNest(MaxYAMLDepth-2, false), "67:130: nesting deeper than 64 levels"},
-		{"block sequence past the bound", blockNest(MaxYAMLDepth-2, true), "67:129: nesting deeper than 64 levels"},
-		{"compact sequences past the bound", "name: x\nx: " + strings.Repeat("- ", MaxYAMLDepth) + "1\n", "2:130: nesting deeper than 64 levels"},
+		{"flow mapping past the bound", flowNest(maxYAMLDepth, "{a: ", "}"), "3:277: nesting deeper than 64 levels"},
+		{"block mapping at the bound", blockNest(maxYAMLDepth-3, false), ""},
+		{"block mapping past the bound", blockNest(maxYAMLDepth-2, false), "67:130: nesting deeper than 64 levels"},
+		{"block sequence past the bound", blockNest(maxYAMLDepth-2, true), "67:129: nesting deeper than 64 levels"},
+		{"compact sequences past the bound", "name: x\nx: " + strings.Repeat("- ", maxYAMLDepth) + "1\n", "2:130: nesting deeper than 64 levels"},
 		{"too many elements", wide.String(), "24999:7: more than 50000 YAML elements"},
 		{"a big spec within the bound", strings.Repeat("# comment\n", 1000) + boundsJob, ""},
 	} {
@@ -107,9 +107,9 @@ func TestYAMLAliasExpansionBounded(t *testing.T) {
 	assert.Less(t, len(errs), 200, "the remaining aliases are not followed")
 }
 
-// A spec over MaxSpecBytes is refused before anything reads it.
+// A spec over maxSpecBytes is refused before anything reads it.
 func TestSpecSizeBounded(t *testing.T) {
-	src := boundsJob + strings.Repeat("#", MaxSpecBytes)
+	src := boundsJob + strings.Repeat("#", maxSpecBytes)
 	_, errs := parse(t, "big.yaml", []byte(src))
 	require.Len(t, errs, 1)
 	assert.Contains(t, where(errs[0]), "1:1: the spec has 524376 bytes, more than the 524288")

@@ -471,7 +471,7 @@ func (d *Decoder) decodeDuration(n ast.Node, path string, v reflect.Value) {
 	var dur Duration
 	var err error
 	if i, ok := intValue(n); ok {
-		dur, err = DurationOfMillis(i) // bare numbers are milliseconds, as in Flink
+		dur, err = durationOfMillis(i) // bare numbers are milliseconds, as in Flink
 	} else if s, ok := n.(*ast.StringNode); ok {
 		dur, err = ParseDuration(s.Value)
 	} else {
