@@ -20,8 +20,11 @@ type Context struct {
 	skippedLogged int // records skipped by onError: skip and logged (RecordError)
 }
 
-// ContextOptions are the facts a Context reports. The engine fills them;
-// operator tests (see runtimetest) may build a Context of their own.
+// ContextOptions are the facts a Context reports, one field per accessor.
+// The engine fills every field; an operator's test fills those its
+// operator reads (Faults to inject failures, Stdout for a print-like sink,
+// Keyed and State for a restore) and leaves the rest zero: a first run of
+// subtask 0 of 1, not restored, without keyed state.
 type ContextOptions struct {
 	JobID, JobName string
 	UID, Type      string
