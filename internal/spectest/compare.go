@@ -275,7 +275,7 @@ func subsequence(want, got []Row) int {
 }
 
 // addDiff reports missing and unexpected rows, pairing those that differ
-// in fewer than half their fields as changed.
+// in at most half their fields as changed, the most alike first.
 func (res *SinkResult) addDiff(want, got []Row, missing, unexpected []int, meta bool) {
 	type pair struct{ w, g, score int }
 	var pairs []pair
@@ -333,8 +333,8 @@ func fields(r, want *Row) map[string]string {
 	return out
 }
 
-// likeness scores how alike two rows are (fields equal); ok when more
-// than half of their fields are.
+// likeness scores how alike two rows are (fields equal); ok when at least
+// half of their fields are.
 func likeness(want, got *Row) (int, bool) {
 	a, b := fields(want, want), fields(got, want)
 	union, same := len(a), 0
@@ -345,7 +345,7 @@ func likeness(want, got *Row) (int, bool) {
 			same++
 		}
 	}
-	return same, same > 0 && 2*same > union
+	return same, same > 0 && 2*same >= union
 }
 
 func fieldDiffs(want, got *Row) []FieldDiff {
