@@ -68,12 +68,19 @@ func (s *memorySource) DeclaredWatermark() (int64, bool) {
 }
 
 // sourceDef is the definition a test's source runs with instead of its
-// own: its options are not read (the spec compiled with them already).
+// own, def. Its plan keeps what wires the source into the job (side
+// outputs, onError, keyed output, the timestamp policy), from def's own
+// Configure, which checks nothing new: the spec compiled with it already.
 func sourceDef(def runtime.Definition, items []item, end bool, delivered func()) runtime.Definition {
-	def.Configure = func(*runtime.ConfigContext) *runtime.Plan {
-		return &runtime.Plan{Bounded: end, NewSource: func() runtime.Source {
-			return &memorySource{items: items, end: end, delivered: delivered}
-		}}
+	configure := def.Configure
+	def.Configure = func(c *runtime.ConfigContext) *runtime.Plan {
+		own := configure(c)
+		if own == nil {
+			return nil
+		}
+		return &runtime.Plan{Bounded: end, SideOutputs: own.SideOutputs, OnError: own.OnError,
+			KeyedOutput: own.KeyedOutput, KeyExpr: own.KeyExpr, SkipBadTimestamps: own.SkipBadTimestamps,
+			NewSource: func() runtime.Source { return &memorySource{items: items, end: end, delivered: delivered} }}
 	}
 	return def
 }
@@ -112,12 +119,18 @@ func (s *memorySink) Process(b *runtime.Batch, _ runtime.Output) error {
 	return nil
 }
 
-// sinkDef is the definition a test's sink runs with instead of its own.
+// sinkDef is the definition a test's sink runs with instead of its own,
+// def (whose plan gives what wires it: onError).
 func sinkDef(def runtime.Definition, c *collector) runtime.Definition {
+	configure := def.Configure
 	def.Configure = func(cc *runtime.ConfigContext) *runtime.Plan {
+		own := configure(cc)
+		if own == nil {
+			return nil
+		}
 		uid := cc.Op.UID
 		// It reads every record during Process (received copies it).
-		return &runtime.Plan{InputValues: runtime.ValuesDropped,
+		return &runtime.Plan{InputValues: runtime.ValuesDropped, OnError: own.OnError,
 			NewOperator: func() runtime.Operator { return &memorySink{uid: uid, c: c} }}
 	}
 	return def

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -347,4 +348,38 @@ func TestFileNames(t *testing.T) {
 	_, ok = spectest.SpecFileFor("a/job.yaml")
 	assert.False(t, ok)
 	assert.False(t, strings.HasSuffix(spectest.TestsFileFor("x.yaml"), ".yaml.yaml"))
+}
+
+// A job that does not finish within the timeout fails its test, and is
+// canceled.
+func TestTimeout(t *testing.T) {
+	slow := runtime.Definition{Type: "slow", Kind: api.KindOperator, Doc: "sleeps 300ms a batch",
+		Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+			return &runtime.Plan{NewOperator: func() runtime.Operator { return slowOp{} }}
+		}}
+	reg := runtime.MustRegistry(append(all.Definitions(), slow)...)
+	s, err := spectest.Load(reg, engine.Defaults{}, "job.yaml", []byte(`
+name: slow
+operators:
+  - {uid: in, type: kafka, brokers: [b:9092], topic: t}
+  - {uid: z, type: slow, from: [in]}
+  - {uid: out, type: print, from: [z]}
+`), "job_test.yaml", []byte("tests: [{name: slow, inputs: {in: [{value: a}]}, expect: {out: [a]}}]\n"))
+	require.NoError(t, err)
+	r := s.RunTest(context.Background(), s.Tests[0], 50*time.Millisecond)
+	assert.False(t, r.Passed)
+	assert.Equal(t, "the job did not finish within 50ms (--timeout)", r.Error)
+}
+
+type slowOp struct{}
+
+func (slowOp) Open(*runtime.Context) error { return nil }
+func (slowOp) Close() error                { return nil }
+
+func (slowOp) Process(b *runtime.Batch, out runtime.Output) error {
+	time.Sleep(300 * time.Millisecond)
+	for _, r := range b.Records {
+		out.Emit(r)
+	}
+	return nil
 }
