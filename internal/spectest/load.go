@@ -49,6 +49,9 @@ type Suite struct {
 	defaults engine.Defaults
 	sources  map[string]*api.OperatorSpec // by uid
 	sinks    []string
+	// plans are the sources' and sinks' own plans, by uid: what wires
+	// them into the job, for their in-memory replacements.
+	plans map[string]*runtime.Plan
 }
 
 // Test is one test of a suite.
@@ -93,13 +96,15 @@ func Load(reg *runtime.Registry, defaults engine.Defaults, specFile string, spec
 		return nil, err
 	}
 	s := &Suite{SpecFile: specFile, TestsFile: testsFile, spec: spec, reg: reg, defaults: defaults,
-		sources: map[string]*api.OperatorSpec{}}
+		sources: map[string]*api.OperatorSpec{}, plans: map[string]*runtime.Plan{}}
 	for _, v := range g.Vertices {
 		switch v.Def.Kind {
 		case api.KindSource:
 			s.sources[v.Op.UID] = v.Op
+			s.plans[v.Op.UID] = v.Plan
 		case api.KindSink:
 			s.sinks = append(s.sinks, v.Op.UID)
+			s.plans[v.Op.UID] = v.Plan
 		}
 	}
 	sort.Strings(s.sinks)

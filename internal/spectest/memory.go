@@ -1,6 +1,7 @@
 package spectest
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -69,16 +70,14 @@ func (s *memorySource) DeclaredWatermark() (int64, bool) {
 
 // sourceDef is the definition a test's source runs with instead of its
 // own, def. Its plan keeps what wires the source into the job (side
-// outputs, onError, keyed output, the timestamp policy), from def's own
-// Configure, which checks nothing new: the spec compiled with it already.
-func sourceDef(def runtime.Definition, items []item, end bool, delivered func()) runtime.Definition {
-	configure := def.Configure
-	def.Configure = func(c *runtime.ConfigContext) *runtime.Plan {
-		own := configure(c)
-		if own == nil {
-			return nil
-		}
-		return &runtime.Plan{Bounded: end, SideOutputs: own.SideOutputs, OnError: own.OnError,
+// outputs, onError, keyed output, the timestamp policy) from own, the plan
+// the source's own Configure made when the spec was loaded (calling it
+// again would only repeat its work: a nexmark source builds its generator).
+func sourceDef(def runtime.Definition, own *runtime.Plan, items []item, end bool, delivered func()) runtime.Definition {
+	def.Configure = func(*runtime.ConfigContext) *runtime.Plan {
+		// The engine adds the side output of onError: sideOutput again.
+		side := slices.DeleteFunc(slices.Clone(own.SideOutputs), func(s string) bool { return s == runtime.ErrorOutput })
+		return &runtime.Plan{Bounded: end, SideOutputs: side, OnError: own.OnError,
 			KeyedOutput: own.KeyedOutput, KeyExpr: own.KeyExpr, SkipBadTimestamps: own.SkipBadTimestamps,
 			NewSource: func() runtime.Source { return &memorySource{items: items, end: end, delivered: delivered} }}
 	}
@@ -120,14 +119,10 @@ func (s *memorySink) Process(b *runtime.Batch, _ runtime.Output) error {
 }
 
 // sinkDef is the definition a test's sink runs with instead of its own,
-// def (whose plan gives what wires it: onError).
-func sinkDef(def runtime.Definition, c *collector) runtime.Definition {
-	configure := def.Configure
+// def; own is the plan the sink's own Configure made (what wires it:
+// onError).
+func sinkDef(def runtime.Definition, own *runtime.Plan, c *collector) runtime.Definition {
 	def.Configure = func(cc *runtime.ConfigContext) *runtime.Plan {
-		own := configure(cc)
-		if own == nil {
-			return nil
-		}
 		uid := cc.Op.UID
 		// It reads every record during Process (received copies it).
 		return &runtime.Plan{InputValues: runtime.ValuesDropped, OnError: own.OnError,

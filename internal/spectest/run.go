@@ -109,14 +109,14 @@ func (s *Suite) RunTest(ctx context.Context, t *Test, timeout time.Duration) (re
 				// and each watermark's place among them, is the test's.
 				op.Parallelism = 1
 				sources++
-				return sourceDef(def, t.inputs[op.UID], t.endOfInput, func() {
+				return sourceDef(def, s.plans[op.UID], t.inputs[op.UID], t.endOfInput, func() {
 					select {
 					case delivered <- struct{}{}:
 					default:
 					}
 				})
 			case api.KindSink:
-				return sinkDef(def, col)
+				return sinkDef(def, s.plans[op.UID], col)
 			}
 			return def
 		}})

@@ -383,3 +383,34 @@ func (slowOp) Process(b *runtime.Batch, out runtime.Output) error {
 	}
 	return nil
 }
+
+// A source's side outputs stay wired when it is replaced (a type of the
+// user's with one), and records an operator cannot process reach its
+// dead-letter sink (onError: sideOutput).
+func TestSideOutputsAndDeadLetters(t *testing.T) {
+	src := runtime.Definition{Type: "mine", Kind: api.KindSource, Doc: "a source with a side output",
+		Configure: func(c *runtime.ConfigContext) *runtime.Plan {
+			return &runtime.Plan{SideOutputs: []string{"bad"}, Bounded: true}
+		}}
+	reg := runtime.MustRegistry(append(all.Definitions(), src)...)
+	s, err := spectest.Load(reg, engine.Defaults{}, "job.yaml", []byte(`
+name: dead-letters
+operators:
+  - {uid: in, type: mine}
+  - {uid: m, type: map, from: [in], expr: '{"r": 10 / d}', onError: sideOutput}
+  - {uid: out, type: print, from: [m]}
+  - {uid: dead, type: print, from: [m.errors]}
+  - {uid: bad, type: print, from: [in.bad]}
+`), "job_test.yaml", []byte(`
+tests:
+  - name: a record the map cannot divide is a dead letter
+    inputs: {in: [{value: {d: 2}}, {value: {d: x}}]}
+    expect:
+      out: [{r: 5}]
+      dead: {count: 1}
+      bad: []
+`))
+	require.NoError(t, err)
+	r := run(t, s)["a record the map cannot divide is a dead letter"]
+	assert.True(t, r.Passed, spectest.Explain(r, ""))
+}
