@@ -177,6 +177,36 @@ func (d *Daemon) clusterInfo(ref string) (*api.JobInfo, bool) {
 	return &info, true
 }
 
+// RecordRef is a cluster job's id, name and state read from its record in
+// etcd (ha.Config.JobRef): the HA forwarder finds jobs named by their name
+// with it, by the rule the daemon uses (api.FindJob).
+func RecordRef(record json.RawMessage) api.JobRef {
+	var rec struct {
+		ID    string       `json:"id"`
+		Name  string       `json:"name"`
+		State api.JobState `json:"state"`
+	}
+	_ = json.Unmarshal(record, &rec) // an unreadable record is found by id only
+	return api.JobRef{ID: rec.ID, Name: rec.Name, State: rec.State}
+}
+
+// clusterRefs are the cluster's jobs that do not run here (not in have),
+// for lookup: a name is unique in the cluster or not at all.
+func (d *Daemon) clusterRefs(have map[string]*entry) []api.JobRef {
+	if d.cluster == nil {
+		return nil
+	}
+	var out []api.JobRef
+	for _, j := range d.cluster.Jobs() {
+		if have[j.ID] == nil {
+			r := RecordRef(j.Record)
+			r.ID = j.ID
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func storedInfo(j ha.Job) api.JobInfo {
 	var rec Record
 	_ = json.Unmarshal(j.Record, &rec)

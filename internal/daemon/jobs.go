@@ -327,7 +327,12 @@ func (d *Daemon) entries() []*entry {
 	return out
 }
 
-// lookup finds a job by id, unique id prefix or name (api.FindJob).
+// lookup finds a job that runs (or ran) here by id, unique id prefix or
+// name (api.FindJob). In HA mode the candidates are the whole cluster's
+// jobs, as the forwarder's are: a name two daemons' jobs share is
+// ambiguous on either daemon, never silently this daemon's one; a ref
+// that names another daemon's job is not found here (Info shows it from
+// the cluster's record).
 func (d *Daemon) lookup(ref string) (*entry, error) {
 	d.mu.Lock()
 	e, ok := d.jobs[ref]
@@ -342,11 +347,15 @@ func (d *Daemon) lookup(ref string) (*entry, error) {
 		refs[i] = api.JobRef{ID: e.rec.ID, Name: e.rec.Name, State: e.state()}
 		byID[e.rec.ID] = e
 	}
+	refs = append(refs, d.clusterRefs(byID)...)
 	id, err := api.FindJob(ref, refs)
 	if err != nil {
 		return nil, err
 	}
-	return byID[id], nil
+	if e := byID[id]; e != nil {
+		return e, nil
+	}
+	return nil, api.Errorf(api.CodeNotFound, "job %s is not this daemon's: it ran on another daemon of the cluster (flinkgo list -a shows each job's daemon)", id)
 }
 
 // state is the job's state, live or last recorded.
