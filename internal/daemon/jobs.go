@@ -272,6 +272,22 @@ func (d *Daemon) saveJournalLocked(e *entry) {
 	}
 }
 
+// saveHistoryLocked writes the charts of e's job, which ended, for its page
+// after a restart (historyfile.go); e.mu is held, so a job the store
+// dropped gets no directory back. A failed write is logged.
+func (d *Daemon) saveHistoryLocked(e *entry) {
+	if e.released || e.dropped {
+		return
+	}
+	s, ok := e.live.savedHistory()
+	if !ok {
+		return
+	}
+	if err := d.reg.saveHistory(e.rec.ID, s); err != nil {
+		d.log.Warn().Err(err).Str("job", e.rec.ID).Msg("could not save the job's charts; a daemon restart will not show them")
+	}
+}
+
 // record writes a job's new restore point into the registry, durably,
 // before the snapshot commits (JobOptions.OnRecord); an error fails the
 // snapshot and leaves the entry as it was.
