@@ -371,7 +371,7 @@ func (d *Daemon) lookup(ref string) (*entry, error) {
 	if e := byID[id]; e != nil {
 		return e, nil
 	}
-	return nil, api.Errorf(api.CodeNotFound, "job %s is not this daemon's: it ran on another daemon of the cluster (flinkgo list -a shows each job's daemon)", id)
+	return nil, api.Errorf(api.CodeNotFound, "job %s did not run on this daemon but on another of the cluster: its logs, events and checkpoints are that daemon's (flinkgo info %s shows its record from any daemon)", id, id)
 }
 
 // state is the job's state, live or last recorded.
