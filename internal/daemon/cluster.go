@@ -153,28 +153,21 @@ func (d *Daemon) clusterJobs(local []*entry, all bool, recent time.Time) []api.J
 	return out
 }
 
-// clusterInfo is a job of the cluster that does not run here, by id,
-// unique prefix or name (api.FindJob; the forwarder sends requests for
-// owned jobs to their owners, so this one has none or is over).
-func (d *Daemon) clusterInfo(ref string) (*api.JobInfo, bool) {
-	if d.cluster == nil || ref == "" {
+// clusterInfo is job id of the cluster, which does not run here (resolve
+// found it; the forwarder sends requests for owned jobs to their owners,
+// so this one has none or is over), as its owner last recorded it.
+func (d *Daemon) clusterInfo(id string) (*api.JobInfo, bool) {
+	if d.cluster == nil {
 		return nil, false
 	}
-	jobs := d.cluster.Jobs()
-	infos := make(map[string]api.JobInfo, len(jobs))
-	refs := make([]api.JobRef, 0, len(jobs))
-	for _, j := range jobs {
-		info := storedInfo(j)
-		infos[j.ID] = info
-		refs = append(refs, api.JobRef{ID: j.ID, Name: info.Name, State: info.State})
+	for _, j := range d.cluster.Jobs() {
+		if j.ID == id {
+			info := storedInfo(j)
+			info.OwnerPID = d.ownerPIDs()[info.Owner]
+			return &info, true
+		}
 	}
-	id, err := api.FindJob(ref, refs)
-	if err != nil {
-		return nil, false
-	}
-	info := infos[id]
-	info.OwnerPID = d.ownerPIDs()[info.Owner]
-	return &info, true
+	return nil, false
 }
 
 // RecordRef is a cluster job's id, name and state read from its record in
