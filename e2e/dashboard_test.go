@@ -127,6 +127,28 @@ func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// click clicks the element sel finds. The pages redraw themselves every
+// refresh (the graph's nodes, the jobs table's rows), so the node found
+// can be replaced before the click reaches it ("Could not find node with
+// given id"): then it is found again and clicked, as a user would.
+func (b *browser) click(what, sel string) {
+	b.t.Helper()
+	for range 4 {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Could not find node with given id") {
+			b.failShot(what)
+			b.t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.do(what, chromedp.Click(chromedp.CSS(sel)))
+}
+
 func (b *browser) failShot(what string) {
 	dir, err := os.MkdirTemp("", "flinkgo-dashboard-failure-")
 	if err != nil {
@@ -235,7 +257,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.waitTrue("logged in", `(document.querySelector('#login-state')?.textContent || '').includes('logged in')`)
 	b.waitTrue("the job row again", fmt.Sprintf(`!!document.querySelector(%s)`, js(row)))
 
-	b.do("open the job page", chromedp.Click(chromedp.CSS(row+" a.job-link")))
+	b.click("open the job page", row+" a.job-link")
 	b.waitTrue("the job id in the header", fmt.Sprintf(`(document.querySelector('#job-id')?.textContent || '').trim() === %s`, js(id)))
 	require.Equal(t, id, b.text("#job-id"))
 	b.waitTrue("the job is RUNNING", `(document.querySelector('#job-state')?.textContent || '').trim() === 'RUNNING'`)
@@ -245,29 +267,29 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.waitTrue("the sink's records per second", `parseFloat(document.querySelector('#operators tr[data-uid="out"] td:nth-child(6)')?.textContent) > 0`)
 	b.screenshot("job")
 
-	b.do("trigger a savepoint", chromedp.Click(chromedp.CSS("#btn-savepoint")))
+	b.click("trigger a savepoint", "#btn-savepoint")
 	b.waitTrue("the savepoint path", `(document.querySelector('#action-result code.savepoint-path')?.textContent || '').trim() !== ''`)
 	path := b.text("#action-result code.savepoint-path")
 	require.True(t, strings.HasPrefix(path, savepoints+"/"), path)
 	require.FileExists(t, filepath.Join(path, "_metadata"))
 
-	b.do("open the checkpoints tab", chromedp.Click(chromedp.CSS("#tab-checkpoints")))
+	b.click("open the checkpoints tab", "#tab-checkpoints")
 	b.waitTrue("the savepoint in the history", `[...document.querySelectorAll('#cp-history tr[data-cp-id]')].some(r => r.querySelector('.kind').textContent.includes('savepoint') && r.querySelector('.status').textContent.includes('COMPLETED'))`)
 	b.waitTrue("completed checkpoints counted", `/[1-9]\d*\s*completed|completed\D*[1-9]/i.test(document.querySelector('#cp-counts')?.textContent || '')`)
 	require.Equal(t, "200ms", b.text(`#cp-config tr[data-key="interval"] td`), "the interval, from intervalMs")
 	require.Equal(t, "10m", b.text(`#cp-config tr[data-key="timeout"] td`))
 	b.screenshot("checkpoints")
 
-	b.do("open the savepoints page", chromedp.Click(chromedp.CSS("#nav-savepoints")))
+	b.click("open the savepoints page", "#nav-savepoints")
 	spRow := fmt.Sprintf(`tr[data-path=%s]`, js(path))
 	b.waitTrue("the savepoint listed", fmt.Sprintf(`!!document.querySelector(%s)`, js(spRow)))
 	require.Equal(t, "flinkgo run -s "+path+" "+specFile, b.text(spRow+" code.run-line"), "the restore line names the job's own spec file")
 	b.screenshot("savepoints")
-	b.do("inspect it", chromedp.Click(chromedp.CSS(spRow+" a.inspect-link")))
+	b.click("inspect it", spRow+" a.inspect-link")
 	b.waitTrue("the inspect view", `(document.querySelector('#inspect')?.textContent || '').includes('counts')`)
 	b.screenshot("inspect")
 
-	b.do("back to the overview", chromedp.Click(chromedp.CSS("#nav-overview")))
+	b.click("back to the overview", "#nav-overview")
 	b.waitTrue("the job's records per second in the overview", fmt.Sprintf(`parseFloat(document.querySelector(%s)?.textContent) > 0`, js(row+" td:nth-child(5)")))
 	b.screenshot("overview")
 	b.checkStayedHome(base)
@@ -303,7 +325,7 @@ Promise.allSettled([
 	require.Contains(t, confirm, "savepoint")
 	require.Contains(t, strings.ToLower(confirm), "stop with savepoint", "the dialog names the safe way to pause")
 	require.Equal(t, api.StateRunning, e.info(id).State, "nothing happens before the confirmation")
-	b.do("confirm", chromedp.Click(chromedp.CSS("#confirm-ok")))
+	b.click("confirm", "#confirm-ok")
 	b.waitTrue("the job is CANCELED", `(document.querySelector('#job-state')?.textContent || '').trim() === 'CANCELED'`)
 	require.Equal(t, api.StateCanceled, e.info(id).State)
 	b.screenshot("job-canceled")

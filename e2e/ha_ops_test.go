@@ -12,8 +12,8 @@ import (
 )
 
 // Every command works through a daemon that does not own the job: submit
-// (placed on the daemon with fewer jobs), info, list, savepoint, stop and
-// cancel are forwarded to the owner; and `daemon drain` moves a daemon's
+// (placed on the daemon with fewer jobs), info, list, savepoint (the job
+// named by its name), stop and cancel are forwarded to the owner; and `daemon drain` moves a daemon's
 // jobs to the other one with a savepoint, losing and repeating nothing.
 func TestHAOperationsThroughAnyDaemon(t *testing.T) {
 	t.Parallel()
@@ -41,8 +41,8 @@ func TestHAOperationsThroughAnyDaemon(t *testing.T) {
 	require.Equal(t, map[string]string{x: c.name(ox), y: c.name(n)}, owners, "list on any daemon shows every job and its daemon")
 
 	c.waitCheckpointAfter(n, x, 0, 20*time.Second)
-	sp := c.daemons[n].mustRun("savepoint", x, t.TempDir())
-	require.DirExists(t, sp, "savepoint through the non-owner")
+	sp := c.daemons[n].mustRun("savepoint", "x", t.TempDir()) // by its name
+	require.DirExists(t, sp, "savepoint through the non-owner, the job named by its name")
 	stopped := c.daemons[n].mustRun("stop", x, "--savepoint-path", t.TempDir())
 	require.DirExists(t, stopped, "stop through the non-owner")
 	waitInfo(t, c, n, x, api.StateFinished, 30*time.Second)

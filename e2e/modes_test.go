@@ -103,6 +103,8 @@ operators:
 `))
 	e.waitState(id, api.StateFinished, 30*time.Second)
 	dir := filepath.Join(e.home, "jobs", id)
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "history.gob.gz")); return err == nil }, 10*time.Second,
+		20*time.Millisecond, "the sampler's last look at the ended job writes its charts")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string
@@ -114,7 +116,8 @@ operators:
 			require.LessOrEqual(t, fi.Size(), int64(64<<10), en.Name())
 		}
 	}
-	require.Equal(t, []string{"events.json", "job.json", "job.out", "job.out.1"}, names) // events.json: the job's state-change journal
+	// events.json: the job's state-change journal; history.gob.gz: its charts.
+	require.Equal(t, []string{"events.json", "history.gob.gz", "job.json", "job.out", "job.out.1"}, names)
 	last, err := os.ReadFile(filepath.Join(dir, "job.out"))
 	require.NoError(t, err)
 	require.True(t, strings.HasSuffix(string(last), "{\"idx\": 50000}\n"), "job.out holds the latest lines")

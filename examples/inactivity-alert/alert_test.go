@@ -54,3 +54,9 @@ operators:
 		}
 	}
 }
+
+// The tests of job.yaml (job_test.yaml), with this binary's operator type:
+// what `flinkgo-alert test examples/inactivity-alert/job.yaml` runs.
+func TestJobSpec(t *testing.T) {
+	flinkgotest.RunSpecTests(t, "job.yaml", flinkgotest.SpecTestOptions{Types: []runtime.Definition{alertDefinition()}})
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flinkgo/flinkgo/internal/config"
+	"github.com/flinkgo/flinkgo/internal/daemon"
 	"github.com/flinkgo/flinkgo/internal/ha"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/client"
@@ -62,5 +63,5 @@ func joinCluster(cfg *config.Config, log zerolog.Logger) (*ha.Node, error) {
 	}
 	addr := net.JoinHostPort(host, port)
 	return ha.Start(ha.Config{Endpoints: cfg.HA.Endpoints, ClusterID: cfg.HA.ClusterID, LeaseTTL: cfg.HA.LeaseTTL,
-		Name: addr, Addr: addr, PID: os.Getpid(), Log: log})
+		Name: addr, Addr: addr, PID: os.Getpid(), Log: log, JobRef: daemon.RecordRef})
 }

@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/spectest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
@@ -14,7 +16,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 	var types bool
 	cmd := &cobra.Command{
 		Use:   "validate JOB.yaml...",
-		Short: "Check job specs without a daemon; exit 3 with every problem, 0 when valid",
+		Short: "Check job specs (and their tests files, JOB_test.yaml) without a daemon; exit 3 with every problem, 0 when valid",
 		Example: `  flinkgo validate configs/jobs/*.yaml
   flinkgo validate --types`,
 		Args: func(cmd *cobra.Command, a []string) error {
@@ -40,7 +42,8 @@ func newValidateCmd(g *globals) *cobra.Command {
 					}
 					continue
 				}
-				if _, err := engine.Compile(g.types, file, src, g.defaults()); err != nil {
+				err = compileOrLoadTests(g, file, src)
+				if err != nil {
 					var se *api.SpecError
 					if errors.As(err, &se) {
 						all.Errors = append(all.Errors, se.Errors...)
@@ -72,6 +75,21 @@ func newValidateCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&types, "types", false, "list the operator types and their options")
 	return cmd
+}
+
+// compileOrLoadTests checks file: a job spec, or, when it is a tests
+// file beside its spec (job_test.yaml beside job.yaml), the tests against
+// the spec as flinkgo test reads them, so `validate configs/jobs/*.yaml`
+// checks both.
+func compileOrLoadTests(g *globals, file string, src []byte) error {
+	if specFile, ok := spectest.SpecFileFor(file); ok {
+		if spec, err := os.ReadFile(specFile); err == nil {
+			_, err := spectest.Load(g.types, g.defaults(), specFile, spec, file, src)
+			return err
+		}
+	}
+	_, err := engine.Compile(g.types, file, src, g.defaults())
+	return err
 }
 
 func printTypes(cmd *cobra.Command, g *globals) error {

@@ -153,28 +153,51 @@ func (d *Daemon) clusterJobs(local []*entry, all bool, recent time.Time) []api.J
 	return out
 }
 
-// clusterInfo is a job of the cluster that does not run here, by id,
-// unique prefix or name (api.FindJob; the forwarder sends requests for
-// owned jobs to their owners, so this one has none or is over).
-func (d *Daemon) clusterInfo(ref string) (*api.JobInfo, bool) {
-	if d.cluster == nil || ref == "" {
+// clusterInfo is job id of the cluster, which does not run here (resolve
+// found it; the forwarder sends requests for owned jobs to their owners,
+// so this one has none or is over), as its owner last recorded it.
+func (d *Daemon) clusterInfo(id string) (*api.JobInfo, bool) {
+	if d.cluster == nil {
 		return nil, false
 	}
-	jobs := d.cluster.Jobs()
-	infos := make(map[string]api.JobInfo, len(jobs))
-	refs := make([]api.JobRef, 0, len(jobs))
-	for _, j := range jobs {
-		info := storedInfo(j)
-		infos[j.ID] = info
-		refs = append(refs, api.JobRef{ID: j.ID, Name: info.Name, State: info.State})
+	for _, j := range d.cluster.Jobs() {
+		if j.ID == id {
+			info := storedInfo(j)
+			info.OwnerPID = d.ownerPIDs()[info.Owner]
+			return &info, true
+		}
 	}
-	id, err := api.FindJob(ref, refs)
-	if err != nil {
-		return nil, false
+	return nil, false
+}
+
+// RecordRef is a cluster job's id, name and state read from its record in
+// etcd (ha.Config.JobRef): the HA forwarder finds jobs named by their name
+// with it, by the rule the daemon uses (api.FindJob).
+func RecordRef(record json.RawMessage) api.JobRef {
+	var rec struct {
+		ID    string       `json:"id"`
+		Name  string       `json:"name"`
+		State api.JobState `json:"state"`
 	}
-	info := infos[id]
-	info.OwnerPID = d.ownerPIDs()[info.Owner]
-	return &info, true
+	_ = json.Unmarshal(record, &rec) // an unreadable record is found by id only
+	return api.JobRef{ID: rec.ID, Name: rec.Name, State: rec.State}
+}
+
+// clusterRefs are the cluster's jobs that do not run here (not in have),
+// for lookup: a name is unique in the cluster or not at all.
+func (d *Daemon) clusterRefs(have map[string]*entry) []api.JobRef {
+	if d.cluster == nil {
+		return nil
+	}
+	var out []api.JobRef
+	for _, j := range d.cluster.Jobs() {
+		if have[j.ID] == nil {
+			r := RecordRef(j.Record)
+			r.ID = j.ID
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func storedInfo(j ha.Job) api.JobInfo {

@@ -218,8 +218,22 @@ func (d *Daemon) History(ref string, since int64) (*api.JobHistory, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := e.live.historySince(since)
+	if (e.job == nil || !e.job.State().Active()) && e.live.wantsHistory() {
+		d.loadHistory(e)
+	}
+	h := e.live.historySince(since, time.Now())
 	return &h, nil
+}
+
+// loadHistory reads back the history of a job that does not run here (any
+// more), from its directory: an ended job's charts after a daemon restart,
+// or after expire dropped them from memory.
+func (d *Daemon) loadHistory(e *entry) {
+	h, err := d.reg.loadHistory(e.rec.ID)
+	if err != nil {
+		d.log.Warn().Err(err).Str("job", e.rec.ID).Msg("the job's charts from before are unreadable and not shown")
+	}
+	e.live.loaded(h)
 }
 
 // Exceptions returns a job's exception history (GET /v1/jobs/{id}/exceptions).

@@ -151,7 +151,7 @@ func TestJobLiveEvents(t *testing.T) {
 		"info savepoint 6 completed in 12 ms: /sp/savepoint-1",
 		"warning operator in: subtask 0: cannot fetch",
 	}, msgs)
-	h := l.historySince(0)
+	h := l.historySince(0, at)
 	require.Len(t, h.Checkpoints, 3, "the finished ones")
 	require.Len(t, h.Times, 2)
 
@@ -164,7 +164,7 @@ func TestJobLiveEvents(t *testing.T) {
 	require.NotNil(t, l.hist)
 	l.expire(at.Add(historySpan + time.Minute))
 	require.Nil(t, l.hist)
-	require.Empty(t, l.historySince(0).Times)
+	require.Empty(t, l.historySince(0, at).Times)
 	evs, _ = l.eventsAfter(-1, 100)
 	require.Len(t, evs, 7)
 }

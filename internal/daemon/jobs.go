@@ -272,6 +272,22 @@ func (d *Daemon) saveJournalLocked(e *entry) {
 	}
 }
 
+// saveHistoryLocked writes the charts of e's job, which ended, for its page
+// after a restart (historyfile.go); e.mu is held, so a job the store
+// dropped gets no directory back. A failed write is logged.
+func (d *Daemon) saveHistoryLocked(e *entry) {
+	if e.released || e.dropped {
+		return
+	}
+	s, ok := e.live.savedHistory()
+	if !ok {
+		return
+	}
+	if err := d.reg.saveHistory(e.rec.ID, s); err != nil {
+		d.log.Warn().Err(err).Str("job", e.rec.ID).Msg("could not save the job's charts; a daemon restart will not show them")
+	}
+}
+
 // record writes a job's new restore point into the registry, durably,
 // before the snapshot commits (JobOptions.OnRecord); an error fails the
 // snapshot and leaves the entry as it was.
@@ -327,13 +343,32 @@ func (d *Daemon) entries() []*entry {
 	return out
 }
 
-// lookup finds a job by id, unique id prefix or name (api.FindJob).
+// lookup finds a job that runs (or ran) here by id, unique id prefix or
+// name (resolve); a ref that names another daemon's job is not found here
+// (Info shows it from the cluster's record).
 func (d *Daemon) lookup(ref string) (*entry, error) {
+	e, id, err := d.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return nil, api.Errorf(api.CodeNotFound, "job %s did not run on this daemon but on another of the cluster: its logs, events and checkpoints are that daemon's (flinkgo info %s shows its record from any daemon)", id, id)
+	}
+	return e, nil
+}
+
+// resolve finds a job by id, unique id prefix or name (api.FindJob): this
+// daemon's entry, or nil and the id of another daemon's job. In HA mode
+// the candidates are the whole cluster's jobs, as the forwarder's are: a
+// name two daemons' jobs share is ambiguous on either daemon, never
+// silently this daemon's one. This daemon's jobs count with their live
+// state, the others' with their records in etcd.
+func (d *Daemon) resolve(ref string) (*entry, string, error) {
 	d.mu.Lock()
 	e, ok := d.jobs[ref]
 	d.mu.Unlock()
 	if ok {
-		return e, nil
+		return e, ref, nil
 	}
 	entries := d.entries()
 	refs := make([]api.JobRef, len(entries))
@@ -342,11 +377,12 @@ func (d *Daemon) lookup(ref string) (*entry, error) {
 		refs[i] = api.JobRef{ID: e.rec.ID, Name: e.rec.Name, State: e.state()}
 		byID[e.rec.ID] = e
 	}
+	refs = append(refs, d.clusterRefs(byID)...)
 	id, err := api.FindJob(ref, refs)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return byID[id], nil
+	return byID[id], id, nil
 }
 
 // state is the job's state, live or last recorded.
@@ -379,12 +415,15 @@ func (d *Daemon) List(all bool) []api.JobInfo {
 
 // Info returns one job's details.
 func (d *Daemon) Info(ref string) (*api.JobInfo, error) {
-	e, err := d.lookup(ref)
+	e, id, err := d.resolve(ref)
 	if err != nil {
-		if info, ok := d.clusterInfo(ref); ok {
+		return nil, err
+	}
+	if e == nil {
+		if info, ok := d.clusterInfo(id); ok {
 			return info, nil
 		}
-		return nil, err
+		return nil, api.Errorf(api.CodeNotFound, "job %s left the cluster's records (flinkgo list -a shows all jobs)", id)
 	}
 	info := d.withOwner(d.liveInfo(e))
 	return &info, nil

@@ -33,7 +33,7 @@ func overCapacity(ended []endedJob, capacity int) []string {
 }
 
 // trimEnded drops the ended jobs past jobstore.max-capacity from memory
-// and from the registry (their directory: record, events, job.out), so a
+// and from the registry (their directory: record, events, charts, job.out), so a
 // daemon that ran many short jobs holds a bounded number. Checkpoints and
 // savepoints are not touched: they live elsewhere and are the user's.
 func (d *Daemon) trimEnded() {

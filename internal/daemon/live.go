@@ -25,6 +25,11 @@ type jobLive struct {
 	cpDone map[int64]bool  // checkpoints recorded as finished
 	shown  map[string]bool // operator problems logged and still present
 	ended  bool            // sampled after the job ended: nothing more moves
+	// histRead is when a page last read the history; histAbsent: the job
+	// ended and its history is neither in memory nor on disk (never look
+	// again). See historyfile.go.
+	histRead   time.Time
+	histAbsent bool
 }
 
 // apply fills info's rates and shares of time from the last sample.
@@ -134,9 +139,10 @@ func (l *jobLive) problems(info *api.JobInfo, at time.Time) {
 }
 
 // historySince returns the job's history after since (ms since the epoch).
-func (l *jobLive) historySince(since int64) api.JobHistory {
+func (l *jobLive) historySince(since int64, now time.Time) api.JobHistory {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.histRead = now
 	if l.hist == nil {
 		return (&history{}).since(since)
 	}
@@ -160,13 +166,48 @@ func (l *jobLive) eventsAfter(seq int64, limit int) ([]api.JobEvent, int64) {
 	return l.events.after(seq, limit)
 }
 
-// expire drops the history of an ended job once its last sample is older
-// than the span: nothing of it would show.
+// expire drops the history of an ended job from memory once its last
+// sample is older than the span and no page has read it for historyIdle:
+// its page reads it back from the job's directory (historyfile.go).
 func (l *jobLive) expire(now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended && l.hist != nil && now.Sub(l.hist.newest()) > historySpan {
+	if l.ended && l.hist != nil && now.Sub(l.hist.newest()) > historySpan && now.Sub(l.histRead) > historyIdle {
 		l.hist, l.cpDone, l.shown = nil, nil, nil
+	}
+}
+
+// savedHistory is the history to write for a job that ended (false: none).
+func (l *jobLive) savedHistory() (savedHistory, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended || l.hist == nil {
+		return savedHistory{}, false
+	}
+	return l.hist.save(), true
+}
+
+// wantsHistory reports whether the history of a job that does not run
+// (any more) should be read from disk: it is not in memory, and not known
+// to be absent.
+func (l *jobLive) wantsHistory() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hist == nil && !l.histAbsent
+}
+
+// loaded takes the history read from disk for a job that does not run (nil:
+// there is none); nothing more is sampled of it.
+func (l *jobLive) loaded(h *history) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	if h == nil {
+		l.histAbsent = true
+		return
+	}
+	if l.hist == nil {
+		l.hist = h
 	}
 }
 

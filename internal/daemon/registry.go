@@ -72,7 +72,7 @@ func (r *registry) save(rec *Record) error {
 	return vfs.WriteFileAtomic(r.fs, filepath.Join(r.jobDir(rec.ID), "job.json"), data)
 }
 
-// remove deletes an ended job's directory (record, events, job.out). In HA
+// remove deletes an ended job's directory (record, events, charts, job.out). In HA
 // mode the record is the cluster's and stays.
 func (r *registry) remove(id string) error {
 	if r.cluster != nil {

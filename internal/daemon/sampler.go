@@ -44,9 +44,11 @@ func (d *Daemon) sampleAll(now time.Time) {
 	for _, e := range d.entries() {
 		if e.job != nil && e.live.watching() && e.live.sample(now, e.job.Info(), e.job.Checkpoints()) {
 			// The last look at an ended job may have found its last
-			// checkpoints: keep them for the next daemon too.
+			// checkpoints: keep them for the next daemon too, with the
+			// job's charts, now complete.
 			e.mu.Lock()
 			d.saveJournalLocked(e)
+			d.saveHistoryLocked(e)
 			e.mu.Unlock()
 		}
 		e.live.expire(now)

@@ -74,6 +74,23 @@ type Defaults struct {
 // upstream) wait for it, so one pass reports everything without problems
 // that only follow from another.
 func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) (*Graph, error) {
+	return CompileWith(reg, file, src, defaults, CompileOptions{})
+}
+
+// CompileOptions change how Compile builds a graph, for the callers that
+// run a spec other than as written (flinkgo test).
+type CompileOptions struct {
+	// Substitute, when set, is asked for the definition of every operator
+	// whose type the registry knows, with the operator as written and the
+	// registry's definition: it returns the definition to configure and
+	// run it with (def itself to keep it). It may change op (flinkgo test
+	// runs a replaced source at parallelism 1); it runs after the spec was
+	// parsed and validated, before any operator is configured.
+	Substitute func(op *api.OperatorSpec, def runtime.Definition) runtime.Definition
+}
+
+// CompileWith is Compile with options.
+func CompileWith(reg *runtime.Registry, file string, src []byte, defaults Defaults, o CompileOptions) (*Graph, error) {
 	p := api.ParseJob(file, src, reg)
 	g := &Graph{File: file, Source: src, Spec: &p.Spec, MaxParallelism: p.Spec.MaxParallelism, types: reg}
 	g.Checkpointing = api.ResolveCheckpointing(p.Spec.Checkpointing, defaults.Checkpointing)
@@ -84,7 +101,7 @@ func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) 
 		g.Checkpointing.Interval = api.MinCheckpointInterval
 	}
 	g.Restart = api.ResolveRestart(p.Spec.RestartStrategy, defaults.Restart, g.Checkpointing.Enabled())
-	g.build(reg, p)
+	g.build(reg, p, o.Substitute)
 	if err := p.Dec.Errors.Err(); err != nil {
 		return nil, err
 	}
@@ -93,14 +110,17 @@ func Compile(reg *runtime.Registry, file string, src []byte, defaults Defaults) 
 	return g, nil
 }
 
-func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob) {
+func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob, substitute func(*api.OperatorSpec, runtime.Definition) runtime.Definition) {
 	ops := p.Spec.Operators
 	byUID := map[string]*Vertex{}
 	all := make([]*Vertex, len(ops))
 	specAt := map[*Vertex]int{}
 	for i := range ops {
 		op := &ops[i]
-		def, _ := reg.Lookup(op.Type, len(op.From) > 0)
+		def, known := reg.Lookup(op.Type, len(op.From) > 0)
+		if known && substitute != nil {
+			def = substitute(op, def)
+		}
 		v := &Vertex{Op: op, Def: def, Parallelism: op.Parallelism}
 		all[i], specAt[v] = v, i
 		if _, dup := byUID[op.UID]; !dup && op.UID != "" {

@@ -105,6 +105,14 @@ func (g *SourceWatermarks) Watermark(now int64) (wm int64, idle bool) {
 	return g.current, false
 }
 
+// Raise makes the watermark at least w from now on (a watermark the
+// source declared; DeclaredWatermarks).
+func (g *SourceWatermarks) Raise(w int64) {
+	if w > g.current {
+		g.current = w
+	}
+}
+
 // IdleSplits counts the splits idle at now.
 func (g *SourceWatermarks) IdleSplits(now int64) int {
 	n := 0

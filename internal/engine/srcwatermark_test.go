@@ -71,3 +71,20 @@ func TestSourceWatermarksAdvanceWhenIdle(t *testing.T) {
 	wm, _ = g.Watermark(5001)
 	require.Equal(t, int64(4989), wm)
 }
+
+// A declared watermark raises the subtask's watermark at once, before any
+// record and above what the records make it; it never lowers it.
+func TestSourceWatermarksRaise(t *testing.T) {
+	g := engine.NewSourceWatermarks(1000, 0, false)
+	g.SetSplits([]uint32{0}, 0)
+	g.Raise(500)
+	wm, idle := g.Watermark(0)
+	require.False(t, idle)
+	require.Equal(t, int64(500), wm, "a split without records holds nothing back below a declared watermark")
+	g.Observe(0, 5000, 0)
+	wm, _ = g.Watermark(0)
+	require.Equal(t, int64(3999), wm)
+	g.Raise(100)
+	wm, _ = g.Watermark(0)
+	require.Equal(t, int64(3999), wm, "a watermark never goes back")
+}

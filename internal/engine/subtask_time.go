@@ -18,6 +18,7 @@ type clock struct {
 	et        *eventTime
 	gen       *SourceWatermarks
 	splitter  runtime.SplitSource
+	declared  DeclaredWatermarks // the source declares watermarks (nil: it does not)
 	splits    []uint32
 	interval  time.Duration
 	lastEmit  time.Time
@@ -74,6 +75,7 @@ func (t *subtask) setUpTime() error {
 		c.bad = t.gauges.Counter(metricBadTimestamps)
 		c.idleGauge = t.gauges.Gauge(metricIdleSplits)
 		c.splitter, _ = t.src.(runtime.SplitSource)
+		c.declared, _ = t.src.(DeclaredWatermarks)
 	}
 	return nil
 }
@@ -136,11 +138,32 @@ func quote(v []byte) string {
 	return fmt.Sprintf("%q", v)
 }
 
+// DeclaredWatermarks is a source that declares watermarks itself, besides
+// those its records' timestamps generate: flinkgo test's in-memory
+// sources (a test's watermark entries). The engine takes its watermark
+// after every Poll instead of every watermark interval, so the watermark
+// follows each record as its timestamp and the bound make it, whatever the
+// wall clock: a run is the same every time.
+type DeclaredWatermarks interface {
+	// DeclaredWatermark returns the watermark the source declared in its
+	// last Poll (ok false: none); the subtask's watermark is at least it
+	// from then on.
+	DeclaredWatermark() (wm int64, ok bool)
+}
+
 // sourceWatermark sends the source's watermark downstream when the
-// interval passed and it changed (or the subtask's idleness did).
+// interval passed (after every Poll, for a source that declares
+// watermarks) and it changed (or the subtask's idleness did).
 func (t *subtask) sourceWatermark(now time.Time) error {
 	c := &t.clock
-	if c.gen == nil || now.Sub(c.lastEmit) < c.interval {
+	if c.gen == nil {
+		return nil
+	}
+	if c.declared != nil {
+		if w, ok := c.declared.DeclaredWatermark(); ok {
+			c.gen.Raise(w)
+		}
+	} else if now.Sub(c.lastEmit) < c.interval {
 		return nil
 	}
 	c.lastEmit = now

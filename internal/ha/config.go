@@ -1,10 +1,13 @@
 package ha
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
 // Config configures a Node.
@@ -25,6 +28,13 @@ type Config struct {
 	// that `flinkgo list` can say which process runs a job (0: none).
 	PID int
 	Log zerolog.Logger
+	// JobRef reads a job's name and state from its record (the daemon's,
+	// opaque to this package), so that a request naming a job by its name
+	// is forwarded to its owner as one naming it by id is (api.FindJob,
+	// the one rule commands address jobs by). Nil: jobs are found by id
+	// and id prefix only. It is called once per record version, with the
+	// Node's lock held: it must not call the Node.
+	JobRef func(record json.RawMessage) api.JobRef
 }
 
 func (c *Config) check() error {

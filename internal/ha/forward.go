@@ -22,7 +22,8 @@ import (
 const ForwardedHeader = "X-Flinkgo-Forwarded-By"
 
 // Forward serves the control API of a cluster: a request for a job that
-// another daemon owns (by id or unique id prefix) goes to that daemon, a
+// another daemon owns (by id, unique id prefix or name: see target) goes
+// to that daemon, a
 // submission to the daemon the placement picks (or to the owner of the
 // job an earlier submission with its request id created); everything
 // else is served by local. It forwards with the cluster token, so it must
@@ -100,7 +101,13 @@ func (n *Node) placeWithout(tried map[string]bool) *Member {
 	return n.memberOf(Place(members, n.ownedCounts()))
 }
 
-// target is the member a request goes to, nil for this daemon.
+// target is the member a request goes to, nil for this daemon. A request
+// for a job names it by id, unique id prefix or name (api.FindJob over the
+// cluster's view); one the view resolves is rewritten to name the job by
+// its id, so the daemon that serves it finds the same job even if its own
+// view differs for a moment. A ref the view does not resolve (no such job,
+// several, or a job so new that the watch has not brought it yet) is
+// served here unchanged: the local daemon answers with the same rule.
 func (n *Node) target(r *http.Request) (*Member, error) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if r.Method == http.MethodPost && path == "/v1/jobs" {
@@ -116,6 +123,10 @@ func (n *Node) target(r *http.Request) (*Member, error) {
 	id := n.resolve(ref)
 	if id == "" {
 		return nil, nil
+	}
+	if id != ref {
+		r.URL.Path = "/v1/jobs/" + id + strings.TrimPrefix(r.URL.Path, "/v1/jobs/"+ref)
+		r.URL.RawPath = ""
 	}
 	return n.memberOf(n.view.owner(id)), nil
 }
@@ -159,22 +170,23 @@ func (n *Node) ownedCounts() map[string]int {
 	return owned
 }
 
-// resolve finds a job by id or unique id prefix ("" when none or several).
-// Called with n.mu held.
+// resolve finds a job by id, unique id prefix or name: api.FindJob over
+// the view's jobs ("" when it finds none). Called with n.mu held.
 func (n *Node) resolve(ref string) string {
 	if _, ok := n.view.jobs[ref]; ok {
 		return ref
 	}
-	found := ""
-	for id := range n.view.jobs {
-		if strings.HasPrefix(id, ref) {
-			if found != "" {
-				return ""
-			}
-			found = id
-		}
+	refs := make([]api.JobRef, 0, len(n.view.jobs))
+	for id, j := range n.view.jobs {
+		r := j.ref
+		r.ID = id
+		refs = append(refs, r)
 	}
-	return found
+	id, err := api.FindJob(ref, refs)
+	if err != nil {
+		return ""
+	}
+	return id
 }
 
 // memberOf is the live member named name, nil for this daemon, nobody or

@@ -3,6 +3,8 @@ package ha
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
 // Job is a job's value in etcd (jobs/<id>).
@@ -19,6 +21,9 @@ type Job struct {
 	// Owner is the daemon that owns the job now ("" when none): from its
 	// election, filled in by Jobs; not stored.
 	Owner string `json:"-"`
+	// ref is the job's name and state for api.FindJob (Config.JobRef of
+	// Record), read once when the view takes this version.
+	ref api.JobRef
 }
 
 // ErrNotOwner fails a write for a job this daemon does not own (any more).

@@ -73,7 +73,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("connect to etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Log.With().Str("daemon", cfg.Name).Logger(), client: c, keys: newKeys(cfg.ClusterID),
-		wake: make(chan struct{}, 1), view: newView(), held: map[string]*claim{}, claiming: map[string]bool{}}
+		wake: make(chan struct{}, 1), view: newView(cfg.JobRef), held: map[string]*claim{}, claiming: map[string]bool{}}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
 	defer cancel()
@@ -217,7 +217,7 @@ func (n *Node) list(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read the HA cluster from etcd: %w", err)
 	}
-	v := newView()
+	v := newView(n.cfg.JobRef)
 	for _, kv := range resp.Kvs {
 		v.apply(n.keys, string(kv.Key), kv.Value, kv.CreateRevision)
 	}

@@ -3,6 +3,8 @@ package ha
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
 // view is a daemon's copy of the cluster's keys, kept by its watch.
@@ -11,6 +13,8 @@ type view struct {
 	jobs    map[string]Job
 	// owners: job id → election key → candidate
 	owners map[string]map[string]candidate
+	// jobRef is Config.JobRef (nil: none).
+	jobRef func(json.RawMessage) api.JobRef
 }
 
 type candidate struct {
@@ -18,8 +22,8 @@ type candidate struct {
 	rev  int64 // create revision: the oldest candidate owns the job
 }
 
-func newView() view {
-	return view{members: map[string]Member{}, jobs: map[string]Job{}, owners: map[string]map[string]candidate{}}
+func newView(jobRef func(json.RawMessage) api.JobRef) view {
+	return view{members: map[string]Member{}, jobs: map[string]Job{}, owners: map[string]map[string]candidate{}, jobRef: jobRef}
 }
 
 // apply records a put (value != nil) or a delete of key.
@@ -43,6 +47,9 @@ func (v *view) apply(k keys, key string, value []byte, createRev int64) {
 		}
 		var j Job
 		if json.Unmarshal(value, &j) == nil {
+			if v.jobRef != nil {
+				j.ref = v.jobRef(j.Record)
+			}
 			v.jobs[id] = j
 		}
 	case strings.HasPrefix(key, k.owners()):

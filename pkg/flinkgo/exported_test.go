@@ -29,18 +29,18 @@ type publicAPI struct {
 }
 
 var (
-	apiOnce sync.Once
-	api     *publicAPI
-	apiErr  error
+	surfaceOnce sync.Once
+	surface     *publicAPI
+	surfaceErr  error
 )
 
 func loadPublicAPI(t *testing.T) *publicAPI {
 	t.Helper()
-	apiOnce.Do(func() { api, apiErr = readPublicAPI(filepath.Join("..", "..")) })
-	if apiErr != nil {
-		t.Fatal(apiErr)
+	surfaceOnce.Do(func() { surface, surfaceErr = readPublicAPI(filepath.Join("..", "..")) })
+	if surfaceErr != nil {
+		t.Fatal(surfaceErr)
 	}
-	return api
+	return surface
 }
 
 func readPublicAPI(root string) (*publicAPI, error) {

@@ -71,3 +71,21 @@ console.log(exceptionsSection({entries: []}), exceptionsSection(undefined));`)
 		`Attempt 1 · 2026-12-04 \S+ \(.*\)operator boom subtask 0: no member nope`+
 		`Attempt 0 · 2026-12-04 \S+ \(.*\)operator boom subtask 0: first\nnull null\n$`, out)
 }
+
+// An ended job's charts say they are the last 15 minutes of its run (kept
+// across daemon restarts), or that no samples of the run were kept; a
+// running job's say they are sampled now.
+func TestChartsOfAnEndedJob(t *testing.T) {
+	out := render(t, `
+const hs = newHistory('j');
+mergeHistory(hs, {spanMs: 900000, times: [1000, 2000], recordsInPerSec: [5, 6], recordsOutPerSec: [5, 6],
+  operators: [{uid: 'in', recordsInPerSec: [5, 6]}]});
+const job = {id: 'j', state: 'FINISHED', operators: [{uid: 'in'}]};
+const hint = n => n instanceof Node ? (n.attrs.id === 'charts-hint' ? n.textContent : n.children.map(hint).find(Boolean)) : undefined;
+console.log(hint(chartsSection(job, hs)));
+console.log(hint(chartsSection(job, newHistory('j'))));
+console.log(hint(chartsSection(Object.assign({}, job, {state: 'RUNNING'}), hs)));`)
+	require.Equal(t, "The last 15 minutes of the run, sampled once a second by the daemon that ran it up to its end.\n"+
+		"No samples of this run were kept (it ended as its daemon stopped, or ran on another daemon of the cluster).\n"+
+		"Sampled by the daemon once a second, whether or not a page is open.\n", out)
+}

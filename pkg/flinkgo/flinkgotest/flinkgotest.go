@@ -17,6 +17,14 @@
 //		require.Len(t, flinkgotest.Collected(out), 10)
 //	}
 //
+// RunSpecTests runs a spec's tests file (JOB_test.yaml, the file `flinkgo
+// test` runs) under go test, with your operator types:
+//
+//	func TestJobSpec(t *testing.T) {
+//		flinkgotest.RunSpecTests(t, "job.yaml", flinkgotest.SpecTestOptions{
+//			Types: []runtime.Definition{dedupe.Definition()}})
+//	}
+//
 // The built-in operator types are always there; Options.Types adds yours,
 // and the sink type test-collect (option name) keeps each record's value
 // as a string under its name until the test ends (Collected). It is part
@@ -25,6 +33,8 @@
 package flinkgotest
 
 import (
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -32,6 +42,7 @@ import (
 
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/internal/spectest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -116,4 +127,67 @@ func Collected(name string) []string { return runtimetest.Values(name) }
 func WaitCollected(t testing.TB, timeout time.Duration, name string, n int) {
 	t.Helper()
 	runtimetest.WaitCollected(t, timeout, name, n)
+}
+
+// SpecTestOptions for RunSpecTests; the zero value runs every test of the
+// tests file beside the spec with the built-in operator types.
+type SpecTestOptions struct {
+	// Types are operator types the spec may use besides the built-in ones
+	// (the ones your binary adds with flinkgo.WithOperators).
+	Types []runtime.Definition
+	// Tests is the tests file ("": JOB_test.yaml beside the spec).
+	Tests string
+	// Run selects the tests whose name matches it ("": all), as
+	// `flinkgo test --run` does.
+	Run string
+	// Timeout bounds each test's job (0: 10s).
+	Timeout time.Duration
+}
+
+// RunSpecTests runs the tests of the job spec file spec (JOB_test.yaml
+// beside it) as `flinkgo test` does, each as a parallel subtest of t named
+// after it that fails with the differences `flinkgo test` prints. It is
+// for binaries with operator types of their own: their specs' tests run
+// under `go test` with those types. A spec or tests file that is invalid
+// fails t with every problem at its line and column.
+func RunSpecTests(t *testing.T, spec string, o SpecTestOptions) {
+	t.Helper()
+	reg, err := runtime.NewRegistry(append(all.Definitions(), o.Types...)...)
+	if err != nil {
+		t.Fatalf("operator types: %v", err)
+	}
+	if o.Tests == "" {
+		o.Tests = spectest.TestsFileFor(spec)
+	}
+	var re *regexp.Regexp
+	if o.Run != "" {
+		if re, err = regexp.Compile(o.Run); err != nil {
+			t.Fatalf("Run %q: %v", o.Run, err)
+		}
+	}
+	specSrc, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatalf("read job spec: %v", err)
+	}
+	testsSrc, err := os.ReadFile(o.Tests)
+	if err != nil {
+		t.Fatalf("read tests: %v", err)
+	}
+	s, err := spectest.Load(reg, engine.Defaults{}, spec, specSrc, o.Tests, testsSrc)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = spectest.DefaultTimeout
+	}
+	for _, test := range s.Selected(re) {
+		t.Run(test.Name, func(t *testing.T) {
+			t.Parallel()
+			r := s.RunTest(t.Context(), test, timeout)
+			if !r.Passed {
+				t.Error("\n" + spectest.Explain(r, "  "))
+			}
+		})
+	}
 }

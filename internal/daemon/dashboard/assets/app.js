@@ -932,7 +932,14 @@ function chartsSection(job, hs) {
     charts.push(lineChart(opts('chart-wm-lag', 'Watermark lag behind the clock', { fmt: v => fmtDurationMs(Math.round(v)), legend: true }),
       hs.times, per('lag', op => (hs.ops.get(op.uid) || {}).eventTime)));
   }
-  return section('The last 15 minutes', h('p', { class: 'hint' }, 'Sampled by the daemon once a second, whether or not a page is open.'),
+  // An ended job's charts are the last 15 minutes of its run, kept in its
+  // directory across daemon restarts (none when it ended before its
+  // daemon's last sample, or ran on another daemon of an HA cluster).
+  const ended = !ACTIVE_STATES.has(job.state);
+  const hint = !ended ? 'Sampled by the daemon once a second, whether or not a page is open.'
+    : hs.times.length ? 'The last 15 minutes of the run, sampled once a second by the daemon that ran it up to its end.'
+      : 'No samples of this run were kept (it ended as its daemon stopped, or ran on another daemon of the cluster).';
+  return section(ended ? 'The last 15 minutes of the run' : 'The last 15 minutes', h('p', { id: 'charts-hint', class: 'hint' }, hint),
     h('div', { id: 'charts', class: 'charts' }, charts));
 }
 
