@@ -24,6 +24,8 @@ type txnProducer interface {
 	// producer's buffer is full. An error is the first failed write: the
 	// transaction cannot commit.
 	Write(key, value []byte, timestamp int64) error
+	// WriteTo is Write into the given partition (a pinned producer only).
+	WriteTo(partition int32, key, value []byte, timestamp int64) error
 	// Flush waits until every record written is acknowledged and returns
 	// the open transaction as a committable (Checkpoint unset). The
 	// transaction stays open.
@@ -45,7 +47,9 @@ type txnProducer interface {
 // txnClient is the broker side of the txnWriter: producers by
 // transactional id and the requests that need no producer.
 type txnClient interface {
-	NewProducer(id string) (txnProducer, error)
+	// NewProducer returns a producer of id; a pinned one writes where
+	// WriteTo says (a rewrite), the others partition by key.
+	NewProducer(id string, pinned bool) (txnProducer, error)
 	// Fence bumps the epoch of each id (InitProducerID): an open
 	// transaction of the id is aborted and whoever still holds the old
 	// epoch can neither write nor commit any more. With mark, it also
@@ -57,6 +61,10 @@ type txnClient interface {
 	// abort). An error means the outcome is unknown (broker unreachable,
 	// records gone from the log): the caller fails and tries again later.
 	Finish(ctx context.Context, c committable) (committed bool, err error)
+	// ReadAborted hands fn the records of c, a transaction Finish found
+	// aborted, read back from the log (see txnrewrite.go). Records no
+	// longer there are an error wrapping errRecordsGone.
+	ReadAborted(ctx context.Context, c committable, fn func(partition int32, key, value []byte, timestamp int64) error) error
 	Close()
 }
 
@@ -77,6 +85,7 @@ type slot struct {
 	records      int64       // written in the open transaction
 	precommitted bool        // flushed at a barrier, waiting for its checkpoint
 	c            committable // while precommitted
+	pinned       bool        // p is a rewrite's (pinned partitions): closed after its commit
 }
 
 func (s *slot) busy() bool { return s.records > 0 || s.precommitted }
@@ -118,6 +127,7 @@ type FireFunc func(point string, attrs ...any) error
 // txnStats are the writer's figures (gauges, info, inspect).
 type txnStats struct {
 	Committed, Aborted, Recommitted int64
+	Rewritten                       int64         // aborted transactions whose records a restore wrote again (rewrite)
 	Unknown                         int64         // outcomes the brokers could not tell (errOutcomeUnknown)
 	CommitTime                      time.Duration // spent in commits, in all
 	Pending                         int
@@ -153,12 +163,13 @@ func (w *txnWriter) Start() error { return w.fence(nil, false, nil) }
 // Restore takes over the entries of the old subtasks this subtask
 // replaces: it fences the ids of their pools and its own that hold no
 // transaction to commit, commits their pre-committed transactions
-// (already committed ones are fine; an aborted one is a
-// RestoreBeforeError), then fences the ids of those, in this order: a
-// fence would abort the transactions to commit, and reading a
-// transaction's outcome waits for the transactions open before it in its
-// partition to end, which the first fence does for what the failed
+// (already committed ones are fine), then fences the ids of those, in
+// this order: a fence would abort the transactions to commit, and reading
+// a transaction's outcome waits for the transactions open before it in
+// its partition to end, which the first fence does for what the failed
 // attempt left open (every subtask's restore fences its own first).
+// Last, the records of the transactions the broker aborted are written
+// again (rewrite), after the fences, which would abort that rewrite.
 func (w *txnWriter) Restore(entries []poolEntry) error {
 	pools, pending := takeOver(entries, w.cfg.Subtask, w.cfg.Parallelism)
 	if err := w.fire("kafka.txn.recover", len(pending)); err != nil {
@@ -170,17 +181,91 @@ func (w *txnWriter) Restore(entries []poolEntry) error {
 	if err := w.fence(pools, true, func(id string) bool { return !toCommit(id) }); err != nil {
 		return err
 	}
+	var aborted []committable
 	for _, c := range pending {
 		committed, err := w.finish(c)
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
 		if !committed {
-			return w.lost(c)
+			w.stats.Aborted++
+			aborted = append(aborted, c)
+			continue
 		}
 		w.stats.Recommitted++
 	}
-	return w.fence(pools, true, toCommit)
+	if err := w.fence(pools, true, toCommit); err != nil {
+		return err
+	}
+	return w.rewrite(aborted)
+}
+
+// rewrite writes the records of the aborted transactions again, read back
+// from the log, into one new transaction on a free id of the own pool
+// (a pinned producer: every record to its old partition), and leaves it
+// pre-committed: the first checkpoint completing after the restore
+// commits it, and that checkpoint's snapshot names it, as it would a
+// transaction pre-committed at its barrier. Why not commit at once: a
+// restore of the same snapshot again would not know of it and write the
+// records a second time; left open, the next restore's fence of the pool
+// aborts it instead (see txnrewrite.go). The checkpoint it belongs to is
+// the latest of the aborted ones, below every checkpoint of the restored
+// job. Records no longer in the topic are a RestoreBeforeError: the job
+// replays them from the snapshot before (other subtasks' committed parts
+// of that checkpoint are then written again: the one case left where
+// this sink duplicates).
+func (w *txnWriter) rewrite(aborted []committable) error {
+	if len(aborted) == 0 {
+		return nil
+	}
+	var s *slot
+	for _, c := range w.slots {
+		if !c.busy() {
+			s = c
+			break
+		}
+	}
+	if s == nil {
+		return fmt.Errorf("kafka sink: no free transactional id of subtask %d to write %d aborted transactions again; raise transactionalIdPoolSize", w.cfg.Subtask, len(aborted))
+	}
+	p, err := w.cl.NewProducer(s.id, true)
+	if err != nil {
+		return fmt.Errorf("kafka sink: producer for transactional id %s: %w", s.id, err)
+	}
+	s.p, s.pinned = p, true
+	if err := p.Begin(); err != nil {
+		return fmt.Errorf("kafka sink: begin a transaction on %s: %w", s.id, err)
+	}
+	w.cur = s // Close aborts it if the rewrite fails
+	w.stats.Current = s.id
+	ctx, cancel := w.ctx()
+	defer cancel()
+	var checkpoint int64
+	for _, c := range aborted {
+		w.log.Warn().Str("transactional_id", c.ID).Int64("checkpoint_id", c.Checkpoint).Int64("records", c.Records).Str("into", s.id).
+			Msg("kafka transaction aborted by the broker before its commit; writing its records again from the topic")
+		err := w.cl.ReadAborted(ctx, c, func(part int32, key, value []byte, ts int64) error {
+			s.records++
+			return p.WriteTo(part, key, value, ts)
+		})
+		if errors.Is(err, errRecordsGone) {
+			return w.lost(c, err)
+		}
+		if err != nil {
+			return fmt.Errorf("kafka sink: restore: write %s again: %w", c, err)
+		}
+		checkpoint = max(checkpoint, c.Checkpoint)
+	}
+	c, err := p.Flush(ctx)
+	if err != nil {
+		return fmt.Errorf("kafka sink: flush the rewrite of %d aborted transactions on %s: %w", len(aborted), s.id, err)
+	}
+	c.Checkpoint = checkpoint
+	s.c, s.precommitted, s.records = c, true, 0
+	w.pending = append([]*slot{s}, w.pending...)
+	w.cur = nil
+	w.stats.Rewritten += int64(len(aborted))
+	return nil
 }
 
 // finish asks the broker to commit c and for its outcome.
@@ -197,12 +282,12 @@ func (w *txnWriter) finish(c committable) (bool, error) {
 	return committed, nil
 }
 
-// lost reports an aborted pre-committed transaction: its records are not
-// in the topic, and the checkpoint's source positions are past them.
-func (w *txnWriter) lost(c committable) error {
-	w.stats.Aborted++
+// lost reports an aborted pre-committed transaction whose records cannot
+// be written again (why): they are not in the topic, and the
+// checkpoint's source positions are past them.
+func (w *txnWriter) lost(c committable, why error) error {
 	return &runtime.RestoreBeforeError{Checkpoint: c.Checkpoint, Err: fmt.Errorf(
-		"kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, or fenced by another producer with the same transactional id)", c)}
+		"kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, a broker crash, or fenced by another producer with the same transactional id), and cannot be written again: %w", c, why)}
 }
 
 // fence fences the ids of pools and the own pool that only keeps (nil:
@@ -251,7 +336,7 @@ func (w *txnWriter) open() error {
 		return fmt.Errorf("kafka sink: all %d transactional ids of subtask %d hold transactions waiting for a checkpoint to complete; raise transactionalIdPoolSize (or look at why checkpoints fail)", len(w.slots), w.cfg.Subtask)
 	}
 	if s.p == nil {
-		p, err := w.cl.NewProducer(s.id)
+		p, err := w.cl.NewProducer(s.id, false)
 		if err != nil {
 			return fmt.Errorf("kafka sink: producer for transactional id %s: %w", s.id, err)
 		}
@@ -297,9 +382,10 @@ func (w *txnWriter) snapshot() poolEntry {
 
 // Commit is the second phase: checkpoint id completed, so every
 // transaction pre-committed at a checkpoint <= id is committed, oldest
-// first; later ones wait. A transaction the broker aborted is a
-// RestoreBeforeError; an unknown outcome is an error (the job fails over
-// and the restore commits again).
+// first; later ones wait. A transaction the broker aborted, or one whose
+// outcome is unknown, is an error: the job fails over, and the restore of
+// the latest checkpoint, which names the transaction, commits it or
+// writes its records again.
 func (w *txnWriter) Commit(id int64) error {
 	for len(w.pending) > 0 && w.pending[0].c.Checkpoint <= id {
 		s := w.pending[0]
@@ -314,10 +400,11 @@ func (w *txnWriter) Commit(id int64) error {
 		w.stats.CommitTime += w.now().Sub(start)
 		w.pending = w.pending[1:]
 		s.precommitted = false
-		if s.p != nil && !s.p.Reusable(s.c) { // nil: closed after a failed commit
+		if s.p != nil && (s.pinned || !s.p.Reusable(s.c)) { // nil: closed after a failed commit
 			s.p.Close()
 			s.p = nil
 		}
+		s.pinned = false
 	}
 	return w.fire("kafka.txn.committed", id)
 }
@@ -340,7 +427,8 @@ func (w *txnWriter) commit(s *slot) error {
 	case ferr != nil:
 		return fmt.Errorf("kafka sink: %w (first attempt: %v)", ferr, err)
 	case !committed:
-		return w.lost(s.c)
+		w.stats.Aborted++
+		return fmt.Errorf("kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, a broker crash, or fenced by another producer with the same transactional id); the job fails over and its restore writes the records again from the topic", s.c)
 	}
 	return nil
 }

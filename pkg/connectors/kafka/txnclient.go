@@ -292,13 +292,19 @@ func halfway(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
 }
 
-// NewProducer returns a transactional producer for id.
-func (c *franzClient) NewProducer(id string) (txnProducer, error) {
+// NewProducer returns a transactional producer for id. A pinned one
+// writes each record to the partition WriteTo names (a rewrite keeps the
+// partitions the records had), the others partition by key.
+func (c *franzClient) NewProducer(id string, pinned bool) (txnProducer, error) {
 	p := &franzProducer{id: id, topic: c.cfg.topic, first: map[int32]int64{}, deliveryTimeout: c.cfg.deliveryTimeout}
 	p.promise = p.acked
-	cl, err := kgo.NewClient(append(c.cfg.base(),
+	opts := append(c.cfg.base(),
 		kgo.TransactionalID(id), kgo.TransactionTimeout(c.cfg.transactionTimeout),
-		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight), kgo.WithHooks(disturbHook{p}))...)
+		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight), kgo.WithHooks(disturbHook{p}))
+	if pinned {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -382,6 +388,11 @@ func (p *franzProducer) failed() error {
 // Write takes key and value as they are: the caller hands over slices it
 // will not touch again.
 func (p *franzProducer) Write(key, value []byte, timestamp int64) error {
+	return p.WriteTo(0, key, value, timestamp)
+}
+
+// WriteTo is Write to a partition, which only a pinned producer heeds.
+func (p *franzProducer) WriteTo(partition int32, key, value []byte, timestamp int64) error {
 	if err := p.failed(); err != nil {
 		return err
 	}
@@ -390,7 +401,7 @@ func (p *franzProducer) Write(key, value []byte, timestamp int64) error {
 	}
 	r := &p.slab[0]
 	p.slab = p.slab[1:]
-	r.Key, r.Value = key, value
+	r.Key, r.Value, r.Partition = key, value, partition
 	if timestamp != 0 {
 		r.Timestamp = time.UnixMilli(timestamp)
 	}
