@@ -116,31 +116,39 @@ func (c *brokerCrasher) hit(req kmsg.Request) bool {
 // transaction without a marker and bumps the producer's epoch, so the
 // sink's commit gets INVALID_TXN_STATE, or success (answered as a retry of
 // the commit before it) for records that are gone: the sink reads the
-// outcome from the log, fails over to the checkpoint before an aborted
-// one, and ends with every record committed exactly once, never stalling.
-// Each step runs with one sink subtask and with two: with two, one
-// subtask's part of a checkpoint may be committed when the crash aborts
-// its sibling's, and the replay must not write the committed part again.
+// outcome from the log, fails over to the checkpoint naming an aborted
+// one, whose restore writes its records again from the topic, and ends
+// with every record committed exactly once, never stalling. Each step
+// runs with one sink subtask and with two: with two, one subtask's part
+// of a checkpoint may be committed when the crash aborts its sibling's,
+// and the restore must not write the committed part again (a replay from
+// the checkpoint before did). The cases run in parallel (own brokers).
 func TestExactlyOnceThroughBrokerCrashAtEachStep(t *testing.T) {
 	start := time.Now()
 	steps := []crashStep{crashAtAdd, crashAtProduce, crashAtEnd, crashAfterEnd}
 	sinks := []int{1, 2}
+	var mu sync.Mutex
 	var records, lost, dup int64
 	fired := 0
-	for _, sinkParallelism := range sinks {
-		for _, step := range steps {
-			name := fmt.Sprintf("%s/sinks=%d", strings.ReplaceAll(string(step), " ", "-"), sinkParallelism)
-			t.Run(name, func(t *testing.T) {
-				got, want := runThroughCrash(t, step, sinkParallelism)
-				fired++
-				l, d, u := onceEach(got, want)
-				records, lost, dup = records+int64(len(got)), lost+l, dup+d
-				t.Logf("step %s, %d sink subtasks: %d input records, %d committed, %d lost, %d duplicated, %d unexpected",
-					step, sinkParallelism, len(want), len(got), l, d, u)
-				assert.Zero(t, l+d+u, "every input record committed exactly once")
-			})
+	t.Run("cases", func(t *testing.T) {
+		for _, sinkParallelism := range sinks {
+			for _, step := range steps {
+				name := fmt.Sprintf("%s/sinks=%d", strings.ReplaceAll(string(step), " ", "-"), sinkParallelism)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					got, want := runThroughCrash(t, step, sinkParallelism)
+					l, d, u := onceEach(got, want)
+					mu.Lock()
+					fired++
+					records, lost, dup = records+int64(len(got)), lost+l, dup+d
+					mu.Unlock()
+					t.Logf("step %s, %d sink subtasks: %d input records, %d committed, %d lost, %d duplicated, %d unexpected",
+						step, sinkParallelism, len(want), len(got), l, d, u)
+					assert.Zero(t, l+d+u, "every input record committed exactly once")
+				})
+			}
 		}
-	}
+	})
 	scorecard.Record(t, start, scorecard.Entry{Suite: "Kafka → Kafka exactly-once, broker crash (kill -9, data dir kept) at each transaction step",
 		Faults:  "broker crash at add, produce, end and after end of a transaction, with 1 and 2 sink subtasks, restart on its data after 1 s",
 		Planned: len(steps) * len(sinks), Fired: fired, Cases: len(steps) * len(sinks), Records: records, Lost: lost, Duplicated: dup})
