@@ -24,7 +24,8 @@ type txnProducer interface {
 	// producer's buffer is full. An error is the first failed write: the
 	// transaction cannot commit.
 	Write(key, value []byte, timestamp int64) error
-	// WriteTo is Write into the given partition (a pinned producer only).
+	// WriteTo is Write into the given partition (a rewrite keeps the
+	// partitions the records had; Write partitions by key).
 	WriteTo(partition int32, key, value []byte, timestamp int64) error
 	// Flush waits until every record written is acknowledged and returns
 	// the open transaction as a committable (Checkpoint unset). The
@@ -47,9 +48,7 @@ type txnProducer interface {
 // txnClient is the broker side of the txnWriter: producers by
 // transactional id and the requests that need no producer.
 type txnClient interface {
-	// NewProducer returns a producer of id; a pinned one writes where
-	// WriteTo says (a rewrite), the others partition by key.
-	NewProducer(id string, pinned bool) (txnProducer, error)
+	NewProducer(id string) (txnProducer, error)
 	// Fence bumps the epoch of each id (InitProducerID): an open
 	// transaction of the id is aborted and whoever still holds the old
 	// epoch can neither write nor commit any more. With mark, it also
@@ -85,7 +84,6 @@ type slot struct {
 	records      int64       // written in the open transaction
 	precommitted bool        // flushed at a barrier, waiting for its checkpoint
 	c            committable // while precommitted
-	pinned       bool        // p is a rewrite's (pinned partitions): closed after its commit
 }
 
 func (s *slot) busy() bool { return s.records > 0 || s.precommitted }
@@ -169,7 +167,7 @@ func (w *txnWriter) Start() error { return w.fence(nil, false, nil) }
 // its partition to end, which the first fence does for what the failed
 // attempt left open (every subtask's restore fences its own first).
 // Last, the records of the transactions the broker aborted are written
-// again (rewrite), after the fences, which would abort that rewrite.
+// again (rewrite), after the fences, which would abort the rewrite.
 func (w *txnWriter) Restore(entries []poolEntry) error {
 	pools, pending := takeOver(entries, w.cfg.Subtask, w.cfg.Parallelism)
 	if err := w.fire("kafka.txn.recover", len(pending)); err != nil {
@@ -201,69 +199,42 @@ func (w *txnWriter) Restore(entries []poolEntry) error {
 }
 
 // rewrite writes the records of the aborted transactions again, read back
-// from the log, into one new transaction on a free id of the own pool
-// (a pinned producer: every record to its old partition), and leaves it
-// pre-committed: the first checkpoint completing after the restore
-// commits it, and that checkpoint's snapshot names it, as it would a
-// transaction pre-committed at its barrier. Why not commit at once: a
-// restore of the same snapshot again would not know of it and write the
-// records a second time; left open, the next restore's fence of the pool
-// aborts it instead (see txnrewrite.go). The checkpoint it belongs to is
-// the latest of the aborted ones, below every checkpoint of the restored
-// job. Records no longer in the topic are a RestoreBeforeError: the job
-// replays them from the snapshot before (other subtasks' committed parts
-// of that checkpoint are then written again: the one case left where
-// this sink duplicates).
+// from the log, as the first records of the restored writer's open
+// transaction, each into the partition it had: the next barrier
+// pre-commits them with what follows, and the checkpoint completing
+// commits them, its snapshot naming the transaction like any other. Why
+// not commit them at once: the job may fail again before that checkpoint
+// and restore the same snapshot, which knows nothing of the rewrite and
+// would write the records a third time; left open, the rewrite is aborted
+// by that restore's fence of the pool instead (see txnrewrite.go). It
+// takes no id of the pool beyond the open transaction's. Records no longer
+// in the topic are a RestoreBeforeError: the job replays them from the
+// snapshot before (other subtasks' committed parts of that checkpoint are
+// then written again: the one case left where this sink duplicates).
 func (w *txnWriter) rewrite(aborted []committable) error {
 	if len(aborted) == 0 {
 		return nil
 	}
-	var s *slot
-	for _, c := range w.slots {
-		if !c.busy() {
-			s = c
-			break
-		}
+	if err := w.open(); err != nil {
+		return err
 	}
-	if s == nil {
-		return fmt.Errorf("kafka sink: no free transactional id of subtask %d to write %d aborted transactions again; raise transactionalIdPoolSize", w.cfg.Subtask, len(aborted))
-	}
-	p, err := w.cl.NewProducer(s.id, true)
-	if err != nil {
-		return fmt.Errorf("kafka sink: producer for transactional id %s: %w", s.id, err)
-	}
-	s.p, s.pinned = p, true
-	if err := p.Begin(); err != nil {
-		return fmt.Errorf("kafka sink: begin a transaction on %s: %w", s.id, err)
-	}
-	w.cur = s // Close aborts it if the rewrite fails
-	w.stats.Current = s.id
+	s := w.cur
 	ctx, cancel := w.ctx()
 	defer cancel()
-	var checkpoint int64
 	for _, c := range aborted {
 		w.log.Warn().Str("transactional_id", c.ID).Int64("checkpoint_id", c.Checkpoint).Int64("records", c.Records).Str("into", s.id).
 			Msg("kafka transaction aborted by the broker before its commit; writing its records again from the topic")
 		err := w.cl.ReadAborted(ctx, c, func(part int32, key, value []byte, ts int64) error {
 			s.records++
-			return p.WriteTo(part, key, value, ts)
+			return s.p.WriteTo(part, key, value, ts)
 		})
 		if errors.Is(err, errRecordsGone) {
-			return w.lost(c, err)
+			return w.lost(c, err) // Close aborts what was written
 		}
 		if err != nil {
 			return fmt.Errorf("kafka sink: restore: write %s again: %w", c, err)
 		}
-		checkpoint = max(checkpoint, c.Checkpoint)
 	}
-	c, err := p.Flush(ctx)
-	if err != nil {
-		return fmt.Errorf("kafka sink: flush the rewrite of %d aborted transactions on %s: %w", len(aborted), s.id, err)
-	}
-	c.Checkpoint = checkpoint
-	s.c, s.precommitted, s.records = c, true, 0
-	w.pending = append([]*slot{s}, w.pending...)
-	w.cur = nil
 	w.stats.Rewritten += int64(len(aborted))
 	return nil
 }
@@ -336,7 +307,7 @@ func (w *txnWriter) open() error {
 		return fmt.Errorf("kafka sink: all %d transactional ids of subtask %d hold transactions waiting for a checkpoint to complete; raise transactionalIdPoolSize (or look at why checkpoints fail)", len(w.slots), w.cfg.Subtask)
 	}
 	if s.p == nil {
-		p, err := w.cl.NewProducer(s.id, false)
+		p, err := w.cl.NewProducer(s.id)
 		if err != nil {
 			return fmt.Errorf("kafka sink: producer for transactional id %s: %w", s.id, err)
 		}
@@ -400,11 +371,10 @@ func (w *txnWriter) Commit(id int64) error {
 		w.stats.CommitTime += w.now().Sub(start)
 		w.pending = w.pending[1:]
 		s.precommitted = false
-		if s.p != nil && (s.pinned || !s.p.Reusable(s.c)) { // nil: closed after a failed commit
+		if s.p != nil && !s.p.Reusable(s.c) { // nil: closed after a failed commit
 			s.p.Close()
 			s.p = nil
 		}
-		s.pinned = false
 	}
 	return w.fire("kafka.txn.committed", id)
 }

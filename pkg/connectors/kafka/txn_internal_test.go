@@ -209,11 +209,12 @@ func TestPoolExhaustion(t *testing.T) {
 // TestAbortedTransactionIsWrittenAgain: a pre-committed transaction the
 // broker aborts (its timeout passed) fails its commit; the restore of the
 // snapshot naming it reads its records back from the topic and writes
-// them again in a transaction of its own, committed with the next
+// them again into its open transaction, committed with the next
 // checkpoint. Restored twice before that checkpoint (the first restore
 // failed over), the records are still committed once: the second
 // restore's fence aborts the first one's rewrite. Each record keeps its
-// key, timestamp and partition.
+// key, timestamp and partition; the records after it are partitioned as
+// ever.
 func TestAbortedTransactionIsWrittenAgain(t *testing.T) {
 	e := newWriterEnv(t)
 	w := e.writer("exp", franzConfig{transactionTimeout: 300 * time.Millisecond})
@@ -244,9 +245,14 @@ func TestAbortedTransactionIsWrittenAgain(t *testing.T) {
 
 	second := e.writer("exp")
 	require.NoError(t, second.Restore([]poolEntry{cp1}))
-	writeRange(t, second, 11, 20)
-	_, err = second.PreCommit(2)
+	for i := 11; i <= 20; i++ {
+		v := []byte(strconv.Itoa(i))
+		require.NoError(t, second.Write(v, v, 0))
+	}
+	cp2, err = second.PreCommit(2)
 	require.NoError(t, err)
+	require.Len(t, cp2.Pending, 1, "one transaction: the rewrite and what follows")
+	assert.Equal(t, int64(20), cp2.Pending[0].Records)
 	require.NoError(t, second.Commit(2))
 	requireOnce(t, e.committed(), 1, 20)
 	aborted := map[string]consume.Record{} // the first copy of each value: the aborted one
@@ -263,11 +269,19 @@ func TestAbortedTransactionIsWrittenAgain(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 10, rewritten)
+	partitions := map[int32]bool{} // of the records after the rewrite, by key
+	for _, r := range e.records(true) {
+		if n, _ := strconv.Atoi(string(r.Key)); n > 10 {
+			partitions[r.Partition] = true
+		}
+	}
+	assert.Len(t, partitions, 2, "keys 11..20 spread over both partitions, not pinned to one")
 
-	// A snapshot naming the rewrite restores like any other: committed
-	// (again) or, aborted in turn, written again.
+	// A snapshot naming the transaction with the rewrite restores like
+	// any other: committed already, nothing written again.
 	third := e.writer("exp")
 	require.NoError(t, third.Restore([]poolEntry{cp2}))
+	assert.Equal(t, int64(1), third.Stats().Recommitted)
 	requireOnce(t, e.committed(), 1, 20)
 }
 

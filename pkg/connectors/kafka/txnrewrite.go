@@ -14,17 +14,17 @@ import (
 // fence, or a broker crash: kfake aborts what was open at a crash) is
 // not committed, but its records stay in the log, marked aborted, until
 // retention deletes them. The restore that finds it aborted reads them
-// back (ReadAborted) and writes them again in a new transaction of its
-// own pool, which stays pending until the restored job's first completed
-// checkpoint, exactly like a transaction pre-committed at a barrier
-// (txnWriter.rewrite). So the job resumes at the checkpoint that names
-// the transaction and never before it: the parts of that checkpoint that
-// other sink subtasks (or other sinks) committed are not written again.
+// back (ReadAborted) and writes them again as the first records of its
+// open transaction, which the next barrier pre-commits and the checkpoint
+// completing commits, like any other (txnWriter.rewrite). So the job
+// resumes at the checkpoint that names the transaction and never before
+// it: the parts of that checkpoint that other sink subtasks (or other
+// sinks) committed are not written again.
 //
-// Idempotent because the new transaction commits only through a
-// checkpoint whose snapshot names it: a restore that does not see it (the
-// same checkpoint restored again) fences the pool it is on, which aborts
-// it, and rewrites the original again.
+// Idempotent because the rewrite commits only through a checkpoint whose
+// snapshot names it: a restore that does not see it (the same checkpoint
+// restored again) fences the pool it is on, which aborts it, and rewrites
+// the original again.
 
 // errRecordsGone: the records of an aborted transaction are no longer in
 // the log (deleted by retention or compaction, or lost with an unsynced
