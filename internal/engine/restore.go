@@ -150,7 +150,7 @@ func expiryWarning(op *checkpoint.OperatorState, taken, now time.Time) string {
 			continue
 		}
 		return fmt.Sprintf("operator %q: the snapshot (taken %s) holds pending transactions that the broker aborts %s after they began (transactionTimeout), so they may have expired at %s; "+
-			"if they did, the restore fails without writing them, naming them (see docs/kafka-transactions.md: restore an older snapshot, or use `flinkgo stop` next time)",
+			"if they did, the restore writes their records again from the topic, and fails, naming them, if retention has deleted those records (see docs/kafka-transactions.md: restore an older snapshot then, or use `flinkgo stop` next time)",
 			op.UID, taken.Format(time.RFC3339), d, taken.Add(d).Format(time.RFC3339))
 	}
 	return ""

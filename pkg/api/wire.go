@@ -55,7 +55,8 @@ type RestorePlan struct {
 	// snapshot whose state meanings could not be checked.
 	Notes []string `json:"notes,omitempty"`
 	// Warnings do not stop the restore but may make it fail (a snapshot
-	// whose pending Kafka transactions may have expired).
+	// whose pending Kafka transactions may have expired: their records
+	// are written again from the topic unless retention deleted them).
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -126,8 +126,10 @@
 // subtask writes into a transaction of one id of its pool
 // (transactionalIdPrefix-subtask-k), pre-commits it at the barrier (flush;
 // the transaction goes into the snapshot) and commits it when the
-// checkpoint completes; a restore commits the restored transactions and
-// fences the pools it takes over. Options: transactionalIdPrefix (default
+// checkpoint completes; a restore commits the restored transactions,
+// fences the pools it takes over, and writes the records of restored
+// transactions the broker aborted again from the topic (txnrewrite.go).
+// Options: transactionalIdPrefix (default
 // flinkgo-<job id>-<uid>), transactionTimeout (15m), transactionMaxTimeout
 // (the brokers' transaction.max.timeout.ms, 15m), transactionalIdPoolSize.
 // Keyed records go to murmur2(key) as well (franz-go's default partitioner);

@@ -116,35 +116,48 @@ func (c *brokerCrasher) hit(req kmsg.Request) bool {
 // transaction without a marker and bumps the producer's epoch, so the
 // sink's commit gets INVALID_TXN_STATE, or success (answered as a retry of
 // the commit before it) for records that are gone: the sink reads the
-// outcome from the log, fails over to the checkpoint before an aborted
-// one, and ends with every record committed exactly once, never stalling.
-// The sink has one subtask: with several, a sibling that committed its
-// part of the checkpoint whose transaction the crash aborted writes that
-// part again in the replay (docs/kafka-transactions.md, "Limit").
+// outcome from the log, fails over to the checkpoint naming an aborted
+// one, whose restore writes its records again from the topic, and ends
+// with every record committed exactly once, never stalling. Each step
+// runs with one sink subtask and with two: with two, one subtask's part
+// of a checkpoint may be committed when the crash aborts its sibling's,
+// and the restore must not write the committed part again (a replay from
+// the checkpoint before did). The cases run in parallel (own brokers).
 func TestExactlyOnceThroughBrokerCrashAtEachStep(t *testing.T) {
 	start := time.Now()
 	steps := []crashStep{crashAtAdd, crashAtProduce, crashAtEnd, crashAfterEnd}
+	sinks := []int{1, 2}
+	var mu sync.Mutex
 	var records, lost, dup int64
 	fired := 0
-	for _, step := range steps {
-		t.Run(strings.ReplaceAll(string(step), " ", "-"), func(t *testing.T) {
-			got, want := runThroughCrash(t, step)
-			fired++
-			l, d, u := onceEach(got, want)
-			records, lost, dup = records+int64(len(got)), lost+l, dup+d
-			t.Logf("step %s: %d input records, %d committed, %d lost, %d duplicated, %d unexpected", step, len(want), len(got), l, d, u)
-			assert.Zero(t, l+d+u, "every input record committed exactly once")
-		})
-	}
+	t.Run("cases", func(t *testing.T) {
+		for _, sinkParallelism := range sinks {
+			for _, step := range steps {
+				name := fmt.Sprintf("%s/sinks=%d", strings.ReplaceAll(string(step), " ", "-"), sinkParallelism)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					got, want := runThroughCrash(t, step, sinkParallelism)
+					l, d, u := onceEach(got, want)
+					mu.Lock()
+					fired++
+					records, lost, dup = records+int64(len(got)), lost+l, dup+d
+					mu.Unlock()
+					t.Logf("step %s, %d sink subtasks: %d input records, %d committed, %d lost, %d duplicated, %d unexpected",
+						step, sinkParallelism, len(want), len(got), l, d, u)
+					assert.Zero(t, l+d+u, "every input record committed exactly once")
+				})
+			}
+		}
+	})
 	scorecard.Record(t, start, scorecard.Entry{Suite: "Kafka → Kafka exactly-once, broker crash (kill -9, data dir kept) at each transaction step",
-		Faults:  "broker crash at add, produce, end and after end of a transaction, restart on its data after 1 s",
-		Planned: len(steps), Fired: fired, Cases: len(steps), Records: records, Lost: lost, Duplicated: dup})
+		Faults:  "broker crash at add, produce, end and after end of a transaction, with 1 and 2 sink subtasks, restart on its data after 1 s",
+		Planned: len(steps) * len(sinks), Fired: fired, Cases: len(steps) * len(sinks), Records: records, Lost: lost, Duplicated: dup})
 }
 
-// runThroughCrash runs one case and returns the committed idxs and the
+// runThroughCrash runs one case (the sink with sinkParallelism subtasks) and returns the committed idxs and the
 // idxs the input holds (what a producer at 2,000 records/s wrote before
 // the crash, then 1,000 more).
-func runThroughCrash(t *testing.T, step crashStep) (got, want []int64) {
+func runThroughCrash(t *testing.T, step crashStep, sinkParallelism int) (got, want []int64) {
 	dir := filepath.Join(t.TempDir(), "data")
 	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: dir, SyncWrites: true,
 		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 2}, {Name: "out", Partitions: 2}}})
@@ -158,8 +171,8 @@ checkpointing: {interval: 100ms, timeout: 5s}
 restartStrategy: {type: fixed-delay, attempts: 1000, delay: 100ms}
 operators:
   - {uid: in, type: kafka, brokers: [%[1]s], topic: in, format: json}
-  - {uid: out, type: kafka, from: [in], parallelism: 1, brokers: [%[1]s], topic: out, deliveryGuarantee: exactly-once, deliveryTimeout: 4s}
-`, addr)
+  - {uid: out, type: kafka, from: [in], parallelism: %[2]d, brokers: [%[1]s], topic: out, deliveryGuarantee: exactly-once, deliveryTimeout: 4s}
+`, addr, sinkParallelism)
 	opts := runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()}
 	if os.Getenv("CRASHDBG") != "" {
 		l := zerolog.New(os.Stderr)

@@ -24,6 +24,9 @@ type txnProducer interface {
 	// producer's buffer is full. An error is the first failed write: the
 	// transaction cannot commit.
 	Write(key, value []byte, timestamp int64) error
+	// WriteTo is Write into the given partition (a rewrite keeps the
+	// partitions the records had; Write partitions by key).
+	WriteTo(partition int32, key, value []byte, timestamp int64) error
 	// Flush waits until every record written is acknowledged and returns
 	// the open transaction as a committable (Checkpoint unset). The
 	// transaction stays open.
@@ -57,6 +60,10 @@ type txnClient interface {
 	// abort). An error means the outcome is unknown (broker unreachable,
 	// records gone from the log): the caller fails and tries again later.
 	Finish(ctx context.Context, c committable) (committed bool, err error)
+	// ReadAborted hands fn the records of c, a transaction Finish found
+	// aborted, read back from the log (see txnrewrite.go). Records no
+	// longer there are an error wrapping errRecordsGone.
+	ReadAborted(ctx context.Context, c committable, fn func(partition int32, key, value []byte, timestamp int64) error) error
 	Close()
 }
 
@@ -118,6 +125,7 @@ type FireFunc func(point string, attrs ...any) error
 // txnStats are the writer's figures (gauges, info, inspect).
 type txnStats struct {
 	Committed, Aborted, Recommitted int64
+	Rewritten                       int64         // aborted transactions whose records a restore wrote again (rewrite)
 	Unknown                         int64         // outcomes the brokers could not tell (errOutcomeUnknown)
 	CommitTime                      time.Duration // spent in commits, in all
 	Pending                         int
@@ -153,12 +161,13 @@ func (w *txnWriter) Start() error { return w.fence(nil, false, nil) }
 // Restore takes over the entries of the old subtasks this subtask
 // replaces: it fences the ids of their pools and its own that hold no
 // transaction to commit, commits their pre-committed transactions
-// (already committed ones are fine; an aborted one is a
-// RestoreBeforeError), then fences the ids of those, in this order: a
-// fence would abort the transactions to commit, and reading a
-// transaction's outcome waits for the transactions open before it in its
-// partition to end, which the first fence does for what the failed
+// (already committed ones are fine), then fences the ids of those, in
+// this order: a fence would abort the transactions to commit, and reading
+// a transaction's outcome waits for the transactions open before it in
+// its partition to end, which the first fence does for what the failed
 // attempt left open (every subtask's restore fences its own first).
+// Last, the records of the transactions the broker aborted are written
+// again (rewrite), after the fences, which would abort the rewrite.
 func (w *txnWriter) Restore(entries []poolEntry) error {
 	pools, pending := takeOver(entries, w.cfg.Subtask, w.cfg.Parallelism)
 	if err := w.fire("kafka.txn.recover", len(pending)); err != nil {
@@ -170,17 +179,64 @@ func (w *txnWriter) Restore(entries []poolEntry) error {
 	if err := w.fence(pools, true, func(id string) bool { return !toCommit(id) }); err != nil {
 		return err
 	}
+	var aborted []committable
 	for _, c := range pending {
 		committed, err := w.finish(c)
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
 		if !committed {
-			return w.lost(c)
+			w.stats.Aborted++
+			aborted = append(aborted, c)
+			continue
 		}
 		w.stats.Recommitted++
 	}
-	return w.fence(pools, true, toCommit)
+	if err := w.fence(pools, true, toCommit); err != nil {
+		return err
+	}
+	return w.rewrite(aborted)
+}
+
+// rewrite writes the records of the aborted transactions again, read back
+// from the log, as the first records of the restored writer's open
+// transaction, each into the partition it had: the next barrier
+// pre-commits them with what follows, and the checkpoint completing
+// commits them, its snapshot naming the transaction like any other. Why
+// not commit them at once: the job may fail again before that checkpoint
+// and restore the same snapshot, which knows nothing of the rewrite and
+// would write the records a third time; left open, the rewrite is aborted
+// by that restore's fence of the pool instead (see txnrewrite.go). It
+// takes no id of the pool beyond the open transaction's. Records no longer
+// in the topic are a RestoreBeforeError: the job replays them from the
+// snapshot before (other subtasks' committed parts of that checkpoint are
+// then written again: the one case left where this sink duplicates).
+func (w *txnWriter) rewrite(aborted []committable) error {
+	if len(aborted) == 0 {
+		return nil
+	}
+	if err := w.open(); err != nil {
+		return err
+	}
+	s := w.cur
+	ctx, cancel := w.ctx()
+	defer cancel()
+	for _, c := range aborted {
+		w.log.Warn().Str("transactional_id", c.ID).Int64("checkpoint_id", c.Checkpoint).Int64("records", c.Records).Str("into", s.id).
+			Msg("kafka transaction aborted by the broker before its commit; writing its records again from the topic")
+		err := w.cl.ReadAborted(ctx, c, func(part int32, key, value []byte, ts int64) error {
+			s.records++
+			return s.p.WriteTo(part, key, value, ts)
+		})
+		if errors.Is(err, errRecordsGone) {
+			return w.lost(c, err) // Close aborts what was written
+		}
+		if err != nil {
+			return fmt.Errorf("kafka sink: restore: write %s again: %w", c, err)
+		}
+	}
+	w.stats.Rewritten += int64(len(aborted))
+	return nil
 }
 
 // finish asks the broker to commit c and for its outcome.
@@ -197,12 +253,12 @@ func (w *txnWriter) finish(c committable) (bool, error) {
 	return committed, nil
 }
 
-// lost reports an aborted pre-committed transaction: its records are not
-// in the topic, and the checkpoint's source positions are past them.
-func (w *txnWriter) lost(c committable) error {
-	w.stats.Aborted++
+// lost reports an aborted pre-committed transaction whose records cannot
+// be written again (why): they are not in the topic, and the
+// checkpoint's source positions are past them.
+func (w *txnWriter) lost(c committable, why error) error {
 	return &runtime.RestoreBeforeError{Checkpoint: c.Checkpoint, Err: fmt.Errorf(
-		"kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, or fenced by another producer with the same transactional id)", c)}
+		"kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, a broker crash, or fenced by another producer with the same transactional id), and cannot be written again: %w", c, why)}
 }
 
 // fence fences the ids of pools and the own pool that only keeps (nil:
@@ -297,9 +353,10 @@ func (w *txnWriter) snapshot() poolEntry {
 
 // Commit is the second phase: checkpoint id completed, so every
 // transaction pre-committed at a checkpoint <= id is committed, oldest
-// first; later ones wait. A transaction the broker aborted is a
-// RestoreBeforeError; an unknown outcome is an error (the job fails over
-// and the restore commits again).
+// first; later ones wait. A transaction the broker aborted, or one whose
+// outcome is unknown, is an error: the job fails over, and the restore of
+// the latest checkpoint, which names the transaction, commits it or
+// writes its records again.
 func (w *txnWriter) Commit(id int64) error {
 	for len(w.pending) > 0 && w.pending[0].c.Checkpoint <= id {
 		s := w.pending[0]
@@ -340,7 +397,8 @@ func (w *txnWriter) commit(s *slot) error {
 	case ferr != nil:
 		return fmt.Errorf("kafka sink: %w (first attempt: %v)", ferr, err)
 	case !committed:
-		return w.lost(s.c)
+		w.stats.Aborted++
+		return fmt.Errorf("kafka sink: %s was aborted by the broker before it could be committed (transaction timeout exceeded, a broker crash, or fenced by another producer with the same transactional id); the job fails over and its restore writes the records again from the topic", s.c)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -77,6 +78,20 @@ func (e *writerEnv) committed() map[string]int {
 	return out
 }
 
+// records reads out with an independent reader.
+func (e *writerEnv) records(readCommitted bool) []consume.Record {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []consume.Record
+	_, err := consume.Kafka(ctx, consume.KafkaConfig{Brokers: []string{e.b.Addr()}, Topic: "out", ReadCommitted: readCommitted},
+		func(r consume.Record) error {
+			out = append(out, r)
+			return nil
+		})
+	require.NoError(e.t, err)
+	return out
+}
+
 func requireOnce(t *testing.T, got map[string]int, from, to int) {
 	t.Helper()
 	for i := from; i <= to; i++ {
@@ -113,9 +128,7 @@ func TestZombieSinkIsFenced(t *testing.T) {
 	// The zombie resumes: its commit of checkpoint 2 finds its transaction
 	// aborted by the fence, its next writes fail.
 	err = zombie.Commit(2)
-	var rb *runtime.RestoreBeforeError
-	require.ErrorAs(t, err, &rb, "%v", err)
-	assert.Equal(t, int64(2), rb.Checkpoint)
+	require.Error(t, err)
 	assert.Contains(t, err.Error(), "was aborted by the broker before it could be committed")
 	err = zombie.Write(nil, []byte("26"), 0) // fails at once if the fence is known already
 	if err == nil {
@@ -193,25 +206,140 @@ func TestPoolExhaustion(t *testing.T) {
 	require.NoError(t, w.Write(nil, []byte("4"), 0), "commits free the ids")
 }
 
-// TestLostTransactionIsDetected: a pre-committed transaction the broker
-// aborts (its timeout passed) is a RestoreBeforeError naming its
-// checkpoint, at commit and at a restore of the snapshot holding it.
-func TestLostTransactionIsDetected(t *testing.T) {
+// TestAbortedTransactionIsWrittenAgain: a pre-committed transaction the
+// broker aborts (its timeout passed) fails its commit; the restore of the
+// snapshot naming it reads its records back from the topic and writes
+// them again into its open transaction, committed with the next
+// checkpoint. Restored twice before that checkpoint (the first restore
+// failed over), the records are still committed once: the second
+// restore's fence aborts the first one's rewrite. Each record keeps its
+// key, timestamp and partition; the records after it are partitioned as
+// ever.
+func TestAbortedTransactionIsWrittenAgain(t *testing.T) {
 	e := newWriterEnv(t)
 	w := e.writer("exp", franzConfig{transactionTimeout: 300 * time.Millisecond})
 	require.NoError(t, w.Start())
-	writeRange(t, w, 1, 10)
+	for i := 1; i <= 10; i++ {
+		v := []byte(strconv.Itoa(i))
+		require.NoError(t, w.Write(v, v, int64(1000*i)))
+	}
 	cp1, err := w.PreCommit(1)
 	require.NoError(t, err)
 	time.Sleep(time.Second)
 	err = w.Commit(1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was aborted by the broker before it could be committed")
 	var rb *runtime.RestoreBeforeError
-	require.True(t, errors.As(err, &rb), "%v", err)
-	assert.Equal(t, int64(1), rb.Checkpoint)
-	r := e.writer("exp", franzConfig{transactionTimeout: 300 * time.Millisecond})
+	assert.False(t, errors.As(err, &rb), "the checkpoint naming it is restored, not the one before: %v", err)
+	assert.Equal(t, int64(1), w.Stats().Aborted)
+
+	first := e.writer("exp")
+	require.NoError(t, first.Restore([]poolEntry{cp1}))
+	assert.Equal(t, int64(1), first.Stats().Rewritten)
+	cp2, err := first.PreCommit(2)
+	require.NoError(t, err)
+	require.Len(t, cp2.Pending, 1, "the rewrite is pending in the next snapshot")
+	assert.Equal(t, int64(10), cp2.Pending[0].Records)
+	assert.Empty(t, e.committed(), "not committed before a checkpoint names it")
+	first.Close() // fails over before checkpoint 2 completes
+
+	second := e.writer("exp")
+	require.NoError(t, second.Restore([]poolEntry{cp1}))
+	for i := 11; i <= 20; i++ {
+		v := []byte(strconv.Itoa(i))
+		require.NoError(t, second.Write(v, v, 0))
+	}
+	cp2, err = second.PreCommit(2)
+	require.NoError(t, err)
+	require.Len(t, cp2.Pending, 1, "one transaction: the rewrite and what follows")
+	assert.Equal(t, int64(20), cp2.Pending[0].Records)
+	require.NoError(t, second.Commit(2))
+	requireOnce(t, e.committed(), 1, 20)
+	aborted := map[string]consume.Record{} // the first copy of each value: the aborted one
+	for _, r := range e.records(false) {
+		if _, ok := aborted[string(r.Value)]; !ok {
+			aborted[string(r.Value)] = r
+		}
+	}
+	rewritten := 0
+	for _, r := range e.records(true) {
+		if a := aborted[string(r.Value)]; a.Offset < r.Offset {
+			rewritten++
+			assert.Equal(t, []any{a.Partition, string(a.Key), a.Timestamp.UnixMilli()}, []any{r.Partition, string(r.Key), r.Timestamp.UnixMilli()}, "value %s", r.Value)
+		}
+	}
+	assert.Equal(t, 10, rewritten)
+	partitions := map[int32]bool{} // of the records after the rewrite, by key
+	for _, r := range e.records(true) {
+		if n, _ := strconv.Atoi(string(r.Key)); n > 10 {
+			partitions[r.Partition] = true
+		}
+	}
+	assert.Len(t, partitions, 2, "keys 11..20 spread over both partitions, not pinned to one")
+
+	// A snapshot naming the transaction with the rewrite restores like
+	// any other: committed already, nothing written again.
+	third := e.writer("exp")
+	require.NoError(t, third.Restore([]poolEntry{cp2}))
+	assert.Equal(t, int64(1), third.Stats().Recommitted)
+	requireOnce(t, e.committed(), 1, 20)
+}
+
+// TestAbortedTransactionWithRecordsGone: when some of the aborted
+// transaction's records are no longer in the topic (retention deleted
+// those of one partition; its outcome is still read in the other), the
+// restore cannot write them again: it is a RestoreBeforeError naming the
+// transaction's checkpoint, so the job replays from the snapshot before.
+// (With its first record gone too, the outcome is unknown: the restore
+// fails and asks again.)
+func TestAbortedTransactionWithRecordsGone(t *testing.T) {
+	e := newWriterEnv(t)
+	w := e.writer("gone", franzConfig{transactionTimeout: 300 * time.Millisecond})
+	require.NoError(t, w.Start())
+	for i := range 10 {
+		k := []byte(strconv.Itoa(i))
+		require.NoError(t, w.Write(k, k, 0))
+	}
+	cp1, err := w.PreCommit(1)
+	require.NoError(t, err)
+	require.Len(t, cp1.Pending[0].First, 2, "the keys spread the records over both partitions")
+	time.Sleep(time.Second) // the broker aborts it
+	deleteAll(t, e.b.Addr(), "out", cp1.Pending[0].First[1].Partition)
+	r := e.writer("gone")
 	err = r.Restore([]poolEntry{cp1})
-	require.True(t, errors.As(err, &rb), "%v", err)
+	var rb *runtime.RestoreBeforeError
+	require.ErrorAs(t, err, &rb, "%v", err)
+	assert.Equal(t, int64(1), rb.Checkpoint)
+	assert.ErrorIs(t, err, errRecordsGone)
+	assert.Contains(t, err.Error(), "10 records")
+	assert.Contains(t, err.Error(), "cannot be written again")
 	assert.Empty(t, e.committed())
+}
+
+// deleteAll deletes every record of a partition of topic (DeleteRecords
+// up to the high watermark), as retention would.
+func deleteAll(t *testing.T, addr, topic string, partition int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Partition, rp.Offset = partition, -1 // -1: up to the high watermark
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	for _, sh := range cl.RequestSharded(ctx, req) {
+		require.NoError(t, sh.Err)
+		for _, t2 := range sh.Resp.(*kmsg.DeleteRecordsResponse).Topics {
+			for _, p := range t2.Partitions {
+				require.NoError(t, kerr.ErrorForCode(p.ErrorCode), "partition %d", p.Partition)
+			}
+		}
+	}
 }
 
 // olderBroker makes a client speak as to Kafka 3.9 (no KIP-890 part 2).

@@ -298,7 +298,8 @@ func (c *franzClient) NewProducer(id string) (txnProducer, error) {
 	p.promise = p.acked
 	cl, err := kgo.NewClient(append(c.cfg.base(),
 		kgo.TransactionalID(id), kgo.TransactionTimeout(c.cfg.transactionTimeout),
-		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight), kgo.WithHooks(disturbHook{p}))...)
+		kgo.DefaultProduceTopic(c.cfg.topic), kgo.MaxBufferedRecords(maxInFlight), kgo.WithHooks(disturbHook{p}),
+		kgo.RecordPartitioner(pinningPartitioner{kgo.UniformBytesPartitioner(64<<10, true, true, nil)}))...)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +325,9 @@ type franzProducer struct {
 	slab            []kgo.Record // records are carved from slabs: one allocation per slabSize
 	written         int64
 	ctx             context.Context // of the records written now
-	renew           time.Time       // when to make a new ctx
+	pinCtx          context.Context // ctx marked pinned (WriteTo), made from pinBase
+	pinBase         context.Context
+	renew           time.Time // when to make a new ctx
 	cancels         []context.CancelFunc
 
 	// disturbed: a broker connection closed since Begin. A broker that
@@ -382,6 +385,19 @@ func (p *franzProducer) failed() error {
 // Write takes key and value as they are: the caller hands over slices it
 // will not touch again.
 func (p *franzProducer) Write(key, value []byte, timestamp int64) error {
+	return p.write(p.recordCtx(), 0, key, value, timestamp)
+}
+
+// WriteTo is Write into partition: its record's context is marked for
+// pinningPartitioner.
+func (p *franzProducer) WriteTo(partition int32, key, value []byte, timestamp int64) error {
+	if ctx := p.recordCtx(); ctx != p.pinBase {
+		p.pinBase, p.pinCtx = ctx, context.WithValue(ctx, pinnedKey{}, true)
+	}
+	return p.write(p.pinCtx, partition, key, value, timestamp)
+}
+
+func (p *franzProducer) write(ctx context.Context, partition int32, key, value []byte, timestamp int64) error {
 	if err := p.failed(); err != nil {
 		return err
 	}
@@ -390,13 +406,58 @@ func (p *franzProducer) Write(key, value []byte, timestamp int64) error {
 	}
 	r := &p.slab[0]
 	p.slab = p.slab[1:]
-	r.Key, r.Value = key, value
+	r.Key, r.Value, r.Partition = key, value, partition
 	if timestamp != 0 {
 		r.Timestamp = time.UnixMilli(timestamp)
 	}
 	p.written++
-	p.cl.Produce(p.recordCtx(), r, p.promise)
+	p.cl.Produce(ctx, r, p.promise)
 	return nil
+}
+
+// pinnedKey marks the context of a record written with WriteTo.
+type pinnedKey struct{}
+
+func pinned(r *kgo.Record) bool {
+	return r.Context != nil && r.Context.Value(pinnedKey{}) != nil
+}
+
+// pinningPartitioner is kgo's default partitioner (uniform bytes, keys by
+// murmur2, as before) except for records written with WriteTo, which go
+// to the partition they name: a rewrite shares the open transaction, and
+// so the producer, with the records that follow it.
+type pinningPartitioner struct{ kgo.Partitioner }
+
+func (p pinningPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	return pinningTopicPartitioner{p.Partitioner.ForTopic(topic)}
+}
+
+type pinningTopicPartitioner struct{ kgo.TopicPartitioner }
+
+var _ kgo.TopicBackupPartitioner = pinningTopicPartitioner{}
+
+// RequiresConsistency: a pinned record is partitioned over every
+// partition (not only the writable ones), so that its index is its
+// partition, as for kgo's ManualPartitioner.
+func (p pinningTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return pinned(r) || p.TopicPartitioner.RequiresConsistency(r)
+}
+
+func (p pinningTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if pinned(r) {
+		return int(r.Partition)
+	}
+	return p.TopicPartitioner.Partition(r, n)
+}
+
+func (p pinningTopicPartitioner) PartitionByBackup(r *kgo.Record, n int, backup kgo.TopicBackupIter) int {
+	if pinned(r) {
+		return int(r.Partition)
+	}
+	if b, ok := p.TopicPartitioner.(kgo.TopicBackupPartitioner); ok {
+		return b.PartitionByBackup(r, n, backup)
+	}
+	return p.TopicPartitioner.Partition(r, n)
 }
 
 // recordCtx returns the context for records written now: a new one every
@@ -416,7 +477,7 @@ func (p *franzProducer) release() {
 	for _, c := range p.cancels {
 		c()
 	}
-	p.cancels, p.ctx = p.cancels[:0], nil
+	p.cancels, p.ctx, p.pinBase, p.pinCtx = p.cancels[:0], nil, nil, nil
 }
 
 func (p *franzProducer) Flush(ctx context.Context) (committable, error) {

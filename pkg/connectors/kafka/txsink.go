@@ -18,6 +18,7 @@ const (
 	gaugeCommitted      = "transactionsCommitted"   // counter
 	gaugeAborted        = "transactionsAborted"     // counter: open ones aborted at close, pre-committed ones the broker aborted
 	gaugeRecommitted    = "transactionsRecommitted" // counter: restored committables committed (or found committed)
+	gaugeRewritten      = "transactionsRewritten"   // counter: restored committables the broker had aborted, whose records the restore wrote again
 	gaugeCommitMs       = "transactionCommitMs"     // counter: time spent committing
 	gaugeUnknown        = "transactionsUnknown"     // counter: outcomes the brokers could not tell within deliveryTimeout (each failed the attempt)
 	gaugePendingTxns    = "pendingTransactions"     // pre-committed, waiting for their checkpoint
@@ -97,7 +98,7 @@ func (s *txnSink) Open(ctx *runtime.Context) error {
 	}
 	st := s.w.Stats()
 	ctx.Log().Info().Str("topic", s.cfg.topic).Str("transactional_id_prefix", prefix).Int("pool", s.set.poolSize).
-		Int64("recommitted", st.Recommitted).Msg("kafka exactly-once sink opened")
+		Int64("recommitted", st.Recommitted).Int64("rewritten", st.Rewritten).Msg("kafka exactly-once sink opened")
 	return nil
 }
 
@@ -248,6 +249,7 @@ func (s *txnSink) publish() {
 	m.Counter(gaugeCommitted).Store(st.Committed)
 	m.Counter(gaugeAborted).Store(st.Aborted)
 	m.Counter(gaugeRecommitted).Store(st.Recommitted)
+	m.Counter(gaugeRewritten).Store(st.Rewritten)
 	m.Counter(gaugeCommitMs).Store(st.CommitTime.Milliseconds())
 	m.Counter(gaugeUnknown).Store(st.Unknown)
 	m.Gauge(gaugePendingTxns).Store(int64(st.Pending))
