@@ -56,8 +56,9 @@ func (c OutputClaim) ownerEnded(owner *OutputOwner) bool {
 }
 
 var (
-	// ErrOutputOwned: the directory belongs to another job.
-	ErrOutputOwned = errors.New("output directory owned by another job")
+	// ErrOutputOwned: the output (a directory, a Kafka sink's transactional
+	// ids) belongs to another job.
+	ErrOutputOwned = errors.New("output owned by another job")
 	// ErrOutputNotEmpty: a new job would write into a directory with output.
 	ErrOutputNotEmpty = errors.New("output directory not empty")
 )
