@@ -102,10 +102,10 @@ type nctx struct {
 	raw  [][]byte
 	vars []nval
 	rec  *runtime.Record
-	// shapes[row] is what scanRow met at each member position of the
-	// row's last record (see memberShape): records of a stream mostly
-	// share their members' order.
-	shapes   [][]memberShape
+	// shapes[row] is the member orders scanRow met in the row's last
+	// records (see shapeSet): records of a stream mostly share their
+	// members' order, or one of a few.
+	shapes   []shapeSet
 	interned map[string]string // see keyString
 	// gen counts the scans (every change of raw: newRecord); dec[i] is
 	// member i decoded, valid while its gen is the current one.
@@ -119,6 +119,7 @@ type nctx struct {
 	// raw for every record: clearing slices is a call, with write barriers.
 	rawGen []uint64
 	sink   rowSink // scanRow's, kept here so that it does not escape per record
+	found  []found // scanRow's, kept for the next record
 }
 
 // member is the raw JSON of member i of the record scanned (nil: absent).
@@ -143,7 +144,7 @@ func (c *nctx) newRecord() {
 
 func (n *native) newCtx() nctx {
 	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
-		shapes: make([][]memberShape, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields)),
+		shapes: make([]shapeSet, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields)),
 		canon: make([]uint64, len(n.fields)), rawGen: make([]uint64, len(n.fields))}
 }
 
@@ -631,7 +632,27 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 		return true
 	}
 	c.sink = rowSink{n: n, c: c, row: row}
-	return scanMembers(data, c.shapes[row], &c.sink)
+	got, ok := scanMembers(data, &c.shapes[row], &c.sink, c.found[:0])
+	c.found = got[:0]
+	if !ok {
+		return false
+	}
+	// Each member found becomes its field's, in order: one named twice
+	// is the last, and nothing decoded from the one before it is kept.
+	for k := range got {
+		m := &got[k]
+		f := m.field
+		c.raw[f], c.rawGen[f], c.canon[f], c.dec[f].gen = data[m.valAt:m.valEnd], c.gen, 0, 0
+		if m.canon {
+			c.canon[f] = c.gen
+			if data[m.valAt] != '"' && n.fields[f].num {
+				// Canonical: at most 18 digits, which parseInt reads.
+				v, _ := parseInt(data[m.valAt:m.valEnd])
+				c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: v}, ok: true}
+			}
+		}
+	}
+	return true
 }
 
 // rowSink is scanRow's side of scanMembers.
@@ -641,29 +662,13 @@ type rowSink struct {
 	row int
 }
 
-func (s *rowSink) lookup(key []byte, escaped bool, _, pos int) (int, bool) {
+func (s *rowSink) lookup(key []byte, escaped bool, _ int) (int, string, bool) {
 	if escaped {
-		return -1, false // the VM decodes it
+		return -1, "", false // the VM decodes it
 	}
-	n, c := s.n, s.c
+	n := s.n
 	f := n.fieldAmong(n.perRow[s.row], key)
-	c.shapes[s.row] = setShape(c.shapes[s.row], pos, n.keyString(c, key, f), f)
-	return f, true
-}
-
-// member makes m member f of the record: an earlier one of the same name
-// is forgotten, with what was decoded from it.
-func (s *rowSink) member(f int, m member) bool {
-	c := s.c
-	c.raw[f], c.rawGen[f], c.canon[f], c.dec[f].gen = m.val, c.gen, 0, 0
-	if !m.canon {
-		return true
-	}
-	c.canon[f] = c.gen
-	if m.val[0] != '"' && s.n.fields[f].num {
-		c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: m.n}, ok: true}
-	}
-	return true
+	return f, n.keyString(s.c, key, f), true
 }
 
 // fieldAmong is the field (an index of n.fields) among fields named key;
@@ -677,61 +682,11 @@ func (n *native) fieldAmong(fields []int, key []byte) int {
 	return -1
 }
 
-// memberShape is a member scanRow met at a position: its key and the
-// field it is (-1: none the expressions read). Comparing a key with the
-// one at its position last time is one comparison instead of one per
-// field read.
-type memberShape struct {
-	key   string
-	field int
-	// `"key":` as three little-endian words, zero-padded, and the masks
-	// of its plen bytes; plen 0: the key is too long for them (over 21
-	// bytes). Comparing three words costs less than a call to memequal
-	// and the separate checks of the quotes and the colon.
-	w, mask [3]uint64
-	plen    int
-}
-
-func newShape(key string, f int) memberShape {
-	m := memberShape{key: key, field: f}
-	if pat := `"` + key + `":`; len(pat) <= 24 {
-		var b [24]byte
-		copy(b[:], pat)
-		m.plen = len(pat)
-		for j := range 3 {
-			m.w[j] = le64(b[8*j:])
-			if n := len(pat) - 8*j; n >= 8 {
-				m.mask[j] = ^uint64(0)
-			} else if n > 0 {
-				m.mask[j] = 1<<(8*n) - 1
-			}
-		}
-	}
-	return m
-}
-
 // le64 is the little-endian word at b[:8] (len(b) >= 8).
 func le64(b []byte) uint64 {
 	_ = b[7]
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
-// maxShape bounds the positions remembered (members past it are matched
-// field by field).
-const maxShape = 64
-
-// setShape records key and field at pos (positions are met in order, so
-// pos is at most len(shape)).
-func setShape(shape []memberShape, pos int, key string, f int) []memberShape {
-	switch {
-	case pos >= maxShape:
-	case pos == len(shape):
-		shape = append(shape, newShape(key, f))
-	default:
-		shape[pos] = newShape(key, f)
-	}
-	return shape
 }
 
 // maxInterned bounds the keys of members no expression reads that a

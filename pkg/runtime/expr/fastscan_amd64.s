@@ -1,0 +1,251 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// The layouts fastScan reads and writes (TestFastScanLayout checks them).
+#define SHAPE_SIZE 80
+#define SHAPE_FIELD 16
+#define SHAPE_W 24
+#define SHAPE_MASK 48
+#define SHAPE_PLEN 72
+#define FOUND_FIELD 0
+#define FOUND_KEYAT 8
+#define FOUND_KEYEND 16
+#define FOUND_VALAT 24
+#define FOUND_VALEND 32
+#define FOUND_CANON 40
+
+// STOPS sets a bit of AX for each byte of X0 that ends a plain string's
+// contents: '"', '\\', below 0x20 or from 0x7f (X0, X5-X7 clobbered; X1-X4
+// hold fastQuote, fastBackslash, fastSpace, fastRange).
+#define STOPS \
+	MOVO X0, X5 \
+	PCMPEQB X1, X5 \
+	MOVO X0, X6 \
+	PCMPEQB X2, X6 \
+	POR X6, X5 \
+	PSUBB X3, X0 \
+	MOVO X0, X7 \
+	PMINUB X4, X7 \
+	PCMPEQB X0, X7 \
+	PANDN X7, X5 \
+	PMOVMSKB X5, AX \
+	XORL $0xffff, AX
+
+// NONDIGITS sets a bit of AX for each byte of X0 that is not an ASCII
+// digit (X0, X5 clobbered; X8, X9 hold fastZero, fastNine).
+#define NONDIGITS \
+	PSUBB X8, X0 \
+	MOVO X0, X5 \
+	PMINUB X9, X5 \
+	PCMPEQB X0, X5 \
+	PMOVMSKB X5, AX \
+	XORL $0xffff, AX
+
+DATA fastQuote<>+0(SB)/8, $0x2222222222222222
+DATA fastQuote<>+8(SB)/8, $0x2222222222222222
+GLOBL fastQuote<>(SB), RODATA|NOPTR, $16
+DATA fastBackslash<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA fastBackslash<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
+GLOBL fastBackslash<>(SB), RODATA|NOPTR, $16
+DATA fastSpace<>+0(SB)/8, $0x2020202020202020
+DATA fastSpace<>+8(SB)/8, $0x2020202020202020
+GLOBL fastSpace<>(SB), RODATA|NOPTR, $16
+DATA fastRange<>+0(SB)/8, $0x5e5e5e5e5e5e5e5e
+DATA fastRange<>+8(SB)/8, $0x5e5e5e5e5e5e5e5e
+GLOBL fastRange<>(SB), RODATA|NOPTR, $16
+DATA fastZero<>+0(SB)/8, $0x3030303030303030
+DATA fastZero<>+8(SB)/8, $0x3030303030303030
+GLOBL fastZero<>(SB), RODATA|NOPTR, $16
+DATA fastNine<>+0(SB)/8, $0x0909090909090909
+DATA fastNine<>+8(SB)/8, $0x0909090909090909
+GLOBL fastNine<>(SB), RODATA|NOPTR, $16
+
+// func fastScan(data []byte, i, pos int, shape []memberShape, out []found) (next, nextPos, n int, end bool)
+//
+// Registers: SI data, BX len(data), DI i (the member's key), R8 pos,
+// R9 shape, R11 out, R13 n; per member CX &shape[pos], DX the value's
+// index, R12 its end, AX and R10 scratch.
+TEXT ·fastScan(SB), NOSPLIT, $0-113
+	MOVQ data_base+0(FP), SI
+	MOVQ data_len+8(FP), BX
+	MOVQ i+24(FP), DI
+	MOVQ pos+32(FP), R8
+	MOVQ shape_base+40(FP), R9
+	MOVQ out_base+64(FP), R11
+	XORQ R13, R13
+	MOVOU fastQuote<>(SB), X1
+	MOVOU fastBackslash<>(SB), X2
+	MOVOU fastSpace<>(SB), X3
+	MOVOU fastRange<>(SB), X4
+	MOVOU fastZero<>(SB), X8
+	MOVOU fastNine<>(SB), X9
+
+member:
+	CMPQ R8, shape_len+48(FP)
+	JGE  stop
+	MOVQ BX, AX
+	SUBQ DI, AX
+	CMPQ AX, $24
+	JLT  stop
+	// The key: `"key":` as three masked words.
+	LEAQ (R8)(R8*4), CX
+	SHLQ $4, CX
+	ADDQ R9, CX
+	MOVQ (SI)(DI*1), AX
+	ANDQ SHAPE_MASK(CX), AX
+	CMPQ AX, SHAPE_W(CX)
+	JNE  stop
+	MOVQ 8(SI)(DI*1), AX
+	ANDQ SHAPE_MASK+8(CX), AX
+	CMPQ AX, SHAPE_W+8(CX)
+	JNE  stop
+	MOVQ 16(SI)(DI*1), AX
+	ANDQ SHAPE_MASK+16(CX), AX
+	CMPQ AX, SHAPE_W+16(CX)
+	JNE  stop
+	MOVQ SHAPE_PLEN(CX), DX
+	ADDQ DI, DX
+	CMPQ DX, BX
+	JGE  stop
+	LEAQ 1(DX), R12
+	MOVBLZX (SI)(DX*1), AX
+	CMPL AX, $0x22
+	JEQ  str
+	SUBL $0x30, AX
+	CMPL AX, $10
+	JAE  stop
+
+digits:
+	LEAQ 16(R12), AX
+	CMPQ AX, BX
+	JGT  digitbytes
+	MOVOU (SI)(R12*1), X0
+	NONDIGITS
+	JNZ  digitfound
+	ADDQ $16, R12
+	JMP  digits
+
+digitfound:
+	BSFL AX, AX
+	ADDQ AX, R12
+	JMP  digitsend
+
+digitbytes:
+	CMPQ R12, BX
+	JGE  digitsend
+	MOVBLZX (SI)(R12*1), AX
+	SUBL $0x30, AX
+	CMPL AX, $10
+	JAE  digitsend
+	INCQ R12
+	JMP  digitbytes
+
+digitsend:
+	// canon: at most 18 digits, no leading zero but "0" itself.
+	MOVQ R12, AX
+	SUBQ DX, AX
+	CMPQ AX, $1
+	JEQ  canon
+	CMPQ AX, $18
+	JGT  notcanon
+	CMPB (SI)(DX*1), $0x30
+	JEQ  notcanon
+
+canon:
+	MOVL $1, R10
+	JMP  separator
+
+notcanon:
+	XORL R10, R10
+	JMP  separator
+
+str:
+	LEAQ 16(R12), AX
+	CMPQ AX, BX
+	JGT  strlast
+	MOVOU (SI)(R12*1), X0
+	STOPS
+	JNZ  strfound
+	ADDQ $16, R12
+	JMP  str
+
+strfound:
+	BSFL AX, AX
+	ADDQ AX, R12
+	JMP  strend
+
+strlast:
+	// Fewer than sixteen bytes left: the last sixteen of data (len(data)
+	// >= 24), the ones before R12 shifted out.
+	CMPQ R12, BX
+	JGE  stop
+	LEAQ -16(BX), R10
+	MOVOU (SI)(R10*1), X0
+	STOPS
+	MOVQ R12, CX
+	SUBQ R10, CX
+	SHRL CX, AX
+	JZ   stop
+	BSFL AX, AX
+	ADDQ AX, R12
+
+strend:
+	CMPB (SI)(R12*1), $0x22
+	JNE  stop
+	INCQ R12
+	MOVL $1, R10
+
+separator:
+	// R12: the value's end; R10: canon. A comma or the brace, at once.
+	CMPQ R12, BX
+	JGE  stop
+	MOVBLZX (SI)(R12*1), AX
+	CMPL AX, $0x2c
+	JEQ  sepok
+	CMPL AX, $0x7d
+	JNE  stop
+
+sepok:
+	LEAQ (R8)(R8*4), CX
+	SHLQ $4, CX
+	ADDQ R9, CX
+	MOVQ SHAPE_FIELD(CX), CX
+	TESTQ CX, CX
+	JL   next
+	CMPQ R13, out_cap+80(FP)
+	JGE  stop
+	// out[n] = found{field, i, v-1, v, end, canon}
+	MOVQ R13, AX
+	SHLQ $4, AX
+	LEAQ (AX)(AX*2), AX
+	ADDQ R11, AX
+	MOVQ CX, FOUND_FIELD(AX)
+	MOVQ DI, FOUND_KEYAT(AX)
+	LEAQ -1(DX), CX
+	MOVQ CX, FOUND_KEYEND(AX)
+	MOVQ DX, FOUND_VALAT(AX)
+	MOVQ R12, FOUND_VALEND(AX)
+	MOVB R10, FOUND_CANON(AX)
+	INCQ R13
+
+next:
+	CMPB (SI)(R12*1), $0x7d
+	JEQ  objend
+	LEAQ 1(R12), DI
+	INCQ R8
+	JMP  member
+
+objend:
+	MOVQ R12, next+88(FP)
+	MOVQ R8, nextPos+96(FP)
+	MOVQ R13, n+104(FP)
+	MOVB $1, end+112(FP)
+	RET
+
+stop:
+	MOVQ DI, next+88(FP)
+	MOVQ R8, nextPos+96(FP)
+	MOVQ R13, n+104(FP)
+	MOVB $0, end+112(FP)
+	RET
