@@ -61,17 +61,39 @@ DATA fastNine<>+0(SB)/8, $0x0909090909090909
 DATA fastNine<>+8(SB)/8, $0x0909090909090909
 GLOBL fastNine<>(SB), RODATA|NOPTR, $16
 
+// APPEND writes out[n] = found{field, i, v-1, v, end, canon} and counts
+// it (AX and R10 clobbered).
+#define APPEND \
+	MOVQ R13, AX \
+	SHLQ $4, AX \
+	LEAQ (AX)(AX*2), AX \
+	ADDQ R11, AX \
+	MOVQ R10, FOUND_FIELD(AX) \
+	MOVQ DI, FOUND_KEYAT(AX) \
+	LEAQ -1(DX), R10 \
+	MOVQ R10, FOUND_KEYEND(AX) \
+	MOVQ DX, FOUND_VALAT(AX) \
+	MOVQ R12, FOUND_VALEND(AX) \
+	MOVB R9, FOUND_CANON(AX) \
+	INCQ R13
+
 // func fastScan(data []byte, i, pos int, shape []memberShape, out []found) (next, nextPos, n int, end bool)
 //
-// Registers: SI data, BX len(data), DI i (the member's key), R8 pos,
-// R9 shape, R11 out, R13 n; per member CX &shape[pos], DX the value's
-// index, R12 its end, AX and R10 scratch.
+// Registers: SI data, BX len(data), R14 len(data)-24 (the last index a
+// key's words can be read at), DI i (the member's key), R8 pos, CX
+// &shape[pos], R11 out, R13 n; per member R10 the field, DX the value's
+// index, R12 its end, R9 canon, AX scratch. (R14 and the X registers are
+// free in an ABI0 function: its caller restores what it needs.)
 TEXT ·fastScan(SB), NOSPLIT, $0-113
 	MOVQ data_base+0(FP), SI
 	MOVQ data_len+8(FP), BX
+	LEAQ -24(BX), R14
 	MOVQ i+24(FP), DI
 	MOVQ pos+32(FP), R8
-	MOVQ shape_base+40(FP), R9
+	MOVQ shape_base+40(FP), CX
+	LEAQ (R8)(R8*4), AX
+	SHLQ $4, AX
+	ADDQ AX, CX
 	MOVQ out_base+64(FP), R11
 	XORQ R13, R13
 	MOVOU fastQuote<>(SB), X1
@@ -84,14 +106,9 @@ TEXT ·fastScan(SB), NOSPLIT, $0-113
 member:
 	CMPQ R8, shape_len+48(FP)
 	JGE  stop
-	MOVQ BX, AX
-	SUBQ DI, AX
-	CMPQ AX, $24
-	JLT  stop
+	CMPQ DI, R14
+	JGT  stop
 	// The key: `"key":` as three masked words.
-	LEAQ (R8)(R8*4), CX
-	SHLQ $4, CX
-	ADDQ R9, CX
 	MOVQ (SI)(DI*1), AX
 	ANDQ SHAPE_MASK(CX), AX
 	CMPQ AX, SHAPE_W(CX)
@@ -108,6 +125,7 @@ member:
 	ADDQ DI, DX
 	CMPQ DX, BX
 	JGE  stop
+	MOVQ SHAPE_FIELD(CX), R10
 	LEAQ 1(DX), R12
 	MOVBLZX (SI)(DX*1), AX
 	CMPL AX, $0x22
@@ -142,22 +160,21 @@ digitbytes:
 	JMP  digitbytes
 
 digitsend:
-	// canon: at most 18 digits, no leading zero but "0" itself.
+	// canon, for a field: at most 18 digits, no leading zero but "0".
+	TESTQ R10, R10
+	JL   separator
+	MOVL $1, R9
 	MOVQ R12, AX
 	SUBQ DX, AX
 	CMPQ AX, $1
-	JEQ  canon
+	JEQ  separator
 	CMPQ AX, $18
 	JGT  notcanon
 	CMPB (SI)(DX*1), $0x30
-	JEQ  notcanon
-
-canon:
-	MOVL $1, R10
-	JMP  separator
+	JNE  separator
 
 notcanon:
-	XORL R10, R10
+	XORL R9, R9
 	JMP  separator
 
 str:
@@ -177,15 +194,18 @@ strfound:
 
 strlast:
 	// Fewer than sixteen bytes left: the last sixteen of data (len(data)
-	// >= 24), the ones before R12 shifted out.
+	// >= 24), the ones before R12 shifted out (CX kept in R9 meanwhile).
 	CMPQ R12, BX
 	JGE  stop
-	LEAQ -16(BX), R10
-	MOVOU (SI)(R10*1), X0
+	MOVQ CX, R9
+	LEAQ -16(BX), CX
+	MOVOU (SI)(CX*1), X0
 	STOPS
-	MOVQ R12, CX
-	SUBQ R10, CX
+	NEGQ CX
+	ADDQ R12, CX
 	SHRL CX, AX
+	MOVQ R9, CX
+	TESTL AX, AX
 	JZ   stop
 	BSFL AX, AX
 	ADDQ AX, R12
@@ -194,47 +214,35 @@ strend:
 	CMPB (SI)(R12*1), $0x22
 	JNE  stop
 	INCQ R12
-	MOVL $1, R10
+	MOVL $1, R9
 
 separator:
-	// R12: the value's end; R10: canon. A comma or the brace, at once.
+	// R12: the value's end. A comma or the brace, at once.
 	CMPQ R12, BX
 	JGE  stop
 	MOVBLZX (SI)(R12*1), AX
 	CMPL AX, $0x2c
-	JEQ  sepok
-	CMPL AX, $0x7d
-	JNE  stop
-
-sepok:
-	LEAQ (R8)(R8*4), CX
-	SHLQ $4, CX
-	ADDQ R9, CX
-	MOVQ SHAPE_FIELD(CX), CX
-	TESTQ CX, CX
-	JL   next
+	JNE  brace
+	TESTQ R10, R10
+	JL   comma
 	CMPQ R13, out_cap+80(FP)
 	JGE  stop
-	// out[n] = found{field, i, v-1, v, end, canon}
-	MOVQ R13, AX
-	SHLQ $4, AX
-	LEAQ (AX)(AX*2), AX
-	ADDQ R11, AX
-	MOVQ CX, FOUND_FIELD(AX)
-	MOVQ DI, FOUND_KEYAT(AX)
-	LEAQ -1(DX), CX
-	MOVQ CX, FOUND_KEYEND(AX)
-	MOVQ DX, FOUND_VALAT(AX)
-	MOVQ R12, FOUND_VALEND(AX)
-	MOVB R10, FOUND_CANON(AX)
-	INCQ R13
+	APPEND
 
-next:
-	CMPB (SI)(R12*1), $0x7d
-	JEQ  objend
+comma:
 	LEAQ 1(R12), DI
 	INCQ R8
+	ADDQ $SHAPE_SIZE, CX
 	JMP  member
+
+brace:
+	CMPL AX, $0x7d
+	JNE  stop
+	TESTQ R10, R10
+	JL   objend
+	CMPQ R13, out_cap+80(FP)
+	JGE  stop
+	APPEND
 
 objend:
 	MOVQ R12, next+88(FP)

@@ -210,6 +210,21 @@ func scanMembers(data []byte, set *shapeSet, sink keySink, out []found) ([]found
 	}
 }
 
+// scanFast is scanMembers' answer for data when fastScan alone reads it
+// whole, from its first member to its closing brace, the last byte: a
+// compact record in the order of the one before (set's current shape),
+// with room in out for the members of its fields. !ok: it does not, and
+// scanMembers must. The readers of every record try it first: it spares
+// them scanMembers' own cost, a third of a Nexmark filter's.
+func scanFast(data []byte, set *shapeSet, out []found) ([]found, bool) {
+	shape := set.shapes[set.cur]
+	if len(shape) == 0 || len(data) < 2 || data[0] != '{' || data[1] != '"' {
+		return out, false
+	}
+	next, _, n, end := fastScan(data, 1, 0, shape, out[len(out):cap(out)])
+	return out[:len(out)+n], end && next == len(data)-1
+}
+
 // scanScalar is scanValue that also tells whether the value is canonical
 // (see canonical: an integer without a sign or leading zeros of at most
 // 18 digits, or a plain string), as scanMembers hands it over, so that

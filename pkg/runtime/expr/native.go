@@ -631,24 +631,29 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 	if len(n.perRow[row]) == 0 {
 		return true
 	}
-	c.sink = rowSink{n: n, c: c, row: row}
-	got, ok := scanMembers(data, &c.shapes[row], &c.sink, c.found[:0])
-	c.found = got[:0]
+	got, ok := scanFast(data, &c.shapes[row], c.found[:0])
 	if !ok {
-		return false
+		c.sink = rowSink{n: n, c: c, row: row}
+		if got, ok = scanMembers(data, &c.shapes[row], &c.sink, c.found[:0]); !ok {
+			return false
+		}
+		c.found = got[:0] // its capacity, for the next record
 	}
 	// Each member found becomes its field's, in order: one named twice
 	// is the last, and nothing decoded from the one before it is kept.
+	// (The slices in locals: read through c, each would be loaded again
+	// after every store.)
+	raw, rawGen, canon, dec, gen := c.raw, c.rawGen, c.canon, c.dec, c.gen
 	for k := range got {
 		m := &got[k]
-		f := m.field
-		c.raw[f], c.rawGen[f], c.canon[f], c.dec[f].gen = data[m.valAt:m.valEnd], c.gen, 0, 0
+		f, v := m.field, data[m.valAt:m.valEnd]
+		raw[f], rawGen[f], canon[f], dec[f].gen = v, gen, 0, 0
 		if m.canon {
-			c.canon[f] = c.gen
-			if data[m.valAt] != '"' && n.fields[f].num {
+			canon[f] = gen
+			if v[0] != '"' && n.fields[f].num {
 				// Canonical: at most 18 digits, which parseInt reads.
-				v, _ := parseInt(data[m.valAt:m.valEnd])
-				c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: v}, ok: true}
+				i, _ := parseInt(v)
+				dec[f] = decoded{gen: gen, v: nval{k: nInt, i: i}, ok: true}
 			}
 		}
 	}

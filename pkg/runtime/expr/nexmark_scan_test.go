@@ -92,3 +92,23 @@ func cpuRun(b *testing.B, f func(i int)) {
 	}
 	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N), "cpu-ns/op")
 }
+
+func BenchmarkNexmarkScanQ1(b *testing.B) {
+	recs := nexmarkEvents(b, 4096)
+	var bids []*rt.Record
+	for _, r := range recs {
+		if r.Value[14] == '2' {
+			bids = append(bids, r)
+		}
+	}
+	p, err := Compile(`{auction: auction, bidder: bidder, price: round(0.908 * price, 3), dateTime: dateTime, extra: extra}`, Any)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []byte
+	cpuRun(b, func(i int) {
+		if dst, err = p.AppendValue(dst[:0], bids[i%len(bids)]); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

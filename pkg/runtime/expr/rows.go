@@ -337,11 +337,13 @@ func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
 	if want == nil {
 		return dst, false
 	}
-	s.proj = projectSink{s: s, want: want}
-	got, ok := scanMembers(data, &s.projShapes[row], &s.proj, s.projFound[:0])
-	s.projFound = got[:0]
+	got, ok := scanFast(data, &s.projShapes[row], s.projFound[:0])
 	if !ok {
-		return dst, false
+		s.proj = projectSink{s: s, want: want}
+		if got, ok = scanMembers(data, &s.projShapes[row], &s.proj, s.projFound[:0]); !ok {
+			return dst, false
+		}
+		s.projFound = got[:0]
 	}
 	dst = append(dst, '{')
 	for k, m := range got {
