@@ -121,10 +121,8 @@ member:
 	ANDQ SHAPE_MASK+16(CX), AX
 	CMPQ AX, SHAPE_W+16(CX)
 	JNE  stop
-	MOVQ SHAPE_PLEN(CX), DX
+	MOVQ SHAPE_PLEN(CX), DX // at most 23: the value is within data
 	ADDQ DI, DX
-	CMPQ DX, BX
-	JGE  stop
 	MOVQ SHAPE_FIELD(CX), R10
 	LEAQ 1(DX), R12
 	MOVBLZX (SI)(DX*1), AX
@@ -162,7 +160,7 @@ digitbytes:
 digitsend:
 	// canon, for a field: at most 18 digits, no leading zero but "0".
 	TESTQ R10, R10
-	JL   separator
+	JL   unread
 	MOVL $1, R9
 	MOVQ R12, AX
 	SUBQ DX, AX
@@ -215,6 +213,19 @@ strend:
 	JNE  stop
 	INCQ R12
 	MOVL $1, R9
+	TESTQ R10, R10
+	JGE  separator
+
+unread:
+	// A member no reader reads: a comma or the brace after it, at once.
+	CMPQ R12, BX
+	JGE  stop
+	MOVBLZX (SI)(R12*1), AX
+	CMPL AX, $0x2c
+	JEQ  comma
+	CMPL AX, $0x7d
+	JEQ  objend
+	JMP  stop
 
 separator:
 	// R12: the value's end. A comma or the brace, at once.

@@ -40,21 +40,25 @@ func FuzzFastScan(f *testing.F) {
 	for _, rec := range append(append(append([]string{}, nativeRecords...), dupRecords...), bid,
 		`{"event_type":2,"a":01,"b":"x\"y","auction":123456789012345678901,"bidder":"é"}`,
 		`{"a":1,"b":2}`, `{"a":"abcdefghijklmnopqrstuvwx","b":0}`, `{"a":1 ,"b":2}`) {
-		f.Add([]byte(rec), uint8(0), uint8(0), uint8(4))
+		for _, fields := range []uint8{0, 0xff, 0xf0, 0x0f, 0xaa} {
+			f.Add([]byte(rec), fields, uint8(0), uint8(16))
+		}
 		f.Add([]byte(rec), uint8(0xff), uint8(1), uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, fields, from, room uint8) {
 		shape := fastShape(fields)
-		// Start at each key the record has, and at an arbitrary index.
-		starts := []int{int(from) % (len(data) + 1)}
+		// Start at each key the record has (at its position: the keys of
+		// bid are the shape's), and at an arbitrary index and position.
+		type start struct{ i, pos int }
+		starts := []start{{int(from) % (len(data) + 1), int(from) % len(shape)}}
 		for i := range data {
 			if data[i] == '"' && (i == 1 || i > 0 && data[i-1] == ',') {
-				starts = append(starts, i)
+				starts = append(starts, start{i, len(starts) - 1})
 			}
 		}
-		for pos, i := range starts {
-			pos %= len(shape)
-			got := make([]found, int(room)%8, int(room)%8+int(room)%5)
+		for _, st := range starts {
+			i, pos := st.i, st.pos%len(shape)
+			got := make([]found, int(room)%3, int(room)%3+int(room)%17)
 			want := make([]found, len(got), cap(got))
 			n1, p1, c1, e1 := fastScan(data, i, pos, shape, got[len(got):])
 			n2, p2, c2, e2 := fastScanGo(data, i, pos, shape, want[len(want):])

@@ -7,9 +7,11 @@ type memberShape struct {
 	key   string
 	field int
 	// `"key":` as three little-endian words, zero-padded, and the masks
-	// of its plen bytes; plen 0: the key is too long for them (over 21
-	// bytes), and the words match nothing (w[0] is 0 under a full mask,
-	// where a key's first byte is a quote). Comparing three words costs
+	// of its plen bytes; plen 0: the key is too long for them (over 20
+	// bytes: the value's first byte is within the 24 the words were read
+	// from, so fastScan need not check it is in the record), and the
+	// words match nothing (w[0] is 0 under a full mask, where a key's
+	// first byte is a quote). Comparing three words costs
 	// less than a call to memequal and the separate checks of the quotes
 	// and the colon.
 	w, mask [3]uint64
@@ -18,7 +20,7 @@ type memberShape struct {
 
 func newShape(key string, f int) memberShape {
 	m := memberShape{key: key, field: f, mask: [3]uint64{^uint64(0)}}
-	if len(key)+3 <= 24 {
+	if len(key)+3 < 24 {
 		var b [24]byte
 		b[0] = '"'
 		copy(b[1:], key)
