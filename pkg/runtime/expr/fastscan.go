@@ -27,7 +27,7 @@ func fastScanGo(data []byte, i, pos int, shape []memberShape, out []found) (next
 		if le64(w)&sh.mask[0] != sh.w[0] || le64(w[8:])&sh.mask[1] != sh.w[1] || le64(w[16:])&sh.mask[2] != sh.w[2] {
 			break
 		}
-		v := i + sh.plen // the value: plen < 24, so v < len(data)
+		v := i + sh.plen      // the value: plen < 24, so v < len(data)
 		j, canon := v+1, true // its end
 		if c := data[v]; c-'0' < 10 {
 			for ; j+8 <= len(data); j += 8 {

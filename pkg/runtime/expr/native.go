@@ -96,39 +96,51 @@ func floatVal(f float64) nval { return nval{k: nFloat, i: int(math.Float64bits(f
 func (v nval) b() bool    { return v.i != 0 }
 func (v nval) f() float64 { return math.Float64frombits(uint64(v.i)) }
 
-// nctx is one evaluation: the raw JSON of each member (nil: absent), the
+// nctx is one evaluation: the raw JSON of each member (absent: nil), the
 // bound variables (row mode) and the record (plain mode).
 type nctx struct {
-	raw  [][]byte
-	vars []nval
-	rec  *runtime.Record
+	// slots[i] is member i of the record scanned: one slice of structs,
+	// so that the scan's handing over of a member is one bounds check.
+	slots []slot
+	vars  []nval
+	rec   *runtime.Record
 	// shapes[row] is the member orders scanRow met in the row's last
 	// records (see shapeSet): records of a stream mostly share their
 	// members' order, or one of a few.
 	shapes   []shapeSet
 	interned map[string]string // see keyString
-	// gen counts the scans (every change of raw: newRecord); dec[i] is
-	// member i decoded, valid while its gen is the current one.
+	// gen counts the scans (every change of the members: newRecord).
+	gen   uint64
+	sink  rowSink // scanRow's, kept here so that it does not escape per record
+	found []found // scanRow's, kept for the next record
+}
+
+// slot is a member of the record scanned.
+type slot struct {
+	// raw is the member's raw JSON while gen is the scan's (c.gen); any
+	// other raw is a record before (member). Stamps instead of clearing
+	// raw for every record: clearing slices is a call, with write
+	// barriers.
+	raw []byte
 	gen uint64
-	dec []decoded
-	// canon[i] == gen: scanRow saw member i to be canonical (see
-	// canonical) while it scanned it, so appendObject need not look again.
-	canon []uint64
-	// rawGen[i] == gen: raw[i] is member i of this scan's record; any
-	// other raw[i] is a record before (member). Stamps instead of clearing
-	// raw for every record: clearing slices is a call, with write barriers.
-	rawGen []uint64
-	sink   rowSink // scanRow's, kept here so that it does not escape per record
-	found  []found // scanRow's, kept for the next record
+	// canon == c.gen: scanRow saw the member to be canonical (see
+	// canonical) while it scanned it, so appendObject need not look
+	// again.
+	canon uint64
+	dec   decoded // the member decoded, valid while its gen is c.gen
+	num   bool    // the field's num (see fieldRef)
 }
 
 // member is the raw JSON of member i of the record scanned (nil: absent).
 func (c *nctx) member(i int) []byte {
-	if c.rawGen[i] != c.gen {
-		return nil
+	if s := &c.slots[i]; s.gen == c.gen {
+		return s.raw
 	}
-	return c.raw[i]
+	return nil
 }
+
+// canonical reports whether scanRow saw member i to be canonical.
+func (c *nctx) canon(i int) bool { return c.slots[i].canon == c.gen }
 
 type decoded struct {
 	gen uint64
@@ -143,9 +155,12 @@ func (c *nctx) newRecord() {
 }
 
 func (n *native) newCtx() nctx {
-	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
-		shapes: make([]shapeSet, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields)),
-		canon: make([]uint64, len(n.fields)), rawGen: make([]uint64, len(n.fields))}
+	c := nctx{slots: make([]slot, len(n.fields)), vars: make([]nval, len(n.vars)),
+		shapes: make([]shapeSet, len(n.perRow)), gen: 1}
+	for i := range c.slots {
+		c.slots[i].num = n.fields[i].num
+	}
+	return c
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -278,7 +293,7 @@ func (n *native) fieldValue(i int) nexpr {
 	// per record: the value is kept for this scan's generation (scanRow
 	// fills it already for the integers of num fields).
 	return func(c *nctx) (nval, bool) {
-		d := &c.dec[i]
+		d := &c.slots[i].dec
 		if d.gen != c.gen {
 			d.v, d.ok = decode(c.member(i))
 			d.gen = c.gen
@@ -494,7 +509,7 @@ func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
 	if v.k == nInt {
 		text := strconv.Itoa(v.i)
 		return func(c *nctx) (bool, bool) {
-			if c.canon[i] == c.gen { // a canonical integer is equal if it is the same digits
+			if c.canon(i) { // a canonical integer is equal if it is the same digits
 				return (string(c.member(i)) == text) == want, true
 			}
 			raw := c.member(i)
@@ -641,19 +656,19 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 	}
 	// Each member found becomes its field's, in order: one named twice
 	// is the last, and nothing decoded from the one before it is kept.
-	// (The slices in locals: read through c, each would be loaded again
-	// after every store.)
-	raw, rawGen, canon, dec, gen := c.raw, c.rawGen, c.canon, c.dec, c.gen
+	// (slots in a local: read through c, it would be loaded again after
+	// every store.)
+	slots, gen := c.slots, c.gen
 	for k := range got {
 		m := &got[k]
-		f, v := m.field, data[m.valAt:m.valEnd]
-		raw[f], rawGen[f], canon[f], dec[f].gen = v, gen, 0, 0
+		s, v := &slots[m.field], data[m.valAt:m.valEnd]
+		s.raw, s.gen, s.canon, s.dec.gen = v, gen, 0, 0
 		if m.canon {
-			canon[f] = gen
-			if v[0] != '"' && n.fields[f].num {
+			s.canon = gen
+			if s.num && v[0] != '"' {
 				// Canonical: at most 18 digits, which parseInt reads.
 				i, _ := parseInt(v)
-				dec[f] = decoded{gen: gen, v: nval{k: nInt, i: i}, ok: true}
+				s.dec = decoded{gen: gen, v: nval{k: nInt, i: i}, ok: true}
 			}
 		}
 	}
@@ -789,7 +804,7 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 			if bytes.IndexByte(raw, '\\') < 0 {
 				return append(dst, raw[1:len(raw)-1]...), true // strings as they are
 			}
-		case c.canon[f] == c.gen || canonical(raw):
+		case c.canon(f) || canonical(raw):
 			return append(dst, raw...), true
 		}
 	}
@@ -822,8 +837,8 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 			dst = append(dst, o.prefixes[i]...)
 		}
 		from := len(dst)
-		if f := o.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.member(f))) && (!exact || exactRaw(c.raw[f])) {
-			raw := c.raw[f] // a member as AppendJSON would write it
+		if f := o.members[i]; f >= 0 && (c.canon(f) || canonical(c.member(f))) && (!exact || exactRaw(c.member(f))) {
+			raw := c.member(f) // a member as AppendJSON would write it
 			if l := len(dst); len(raw) <= 16 && cap(raw) >= 16 && cap(dst)-l >= 16 {
 				*(*[16]byte)(dst[l : l+16]) = *(*[16]byte)(raw[:16])
 				dst = dst[:l+len(raw)]
