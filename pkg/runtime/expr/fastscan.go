@@ -8,8 +8,9 @@ import "math/bits"
 // fastScan reads the members of data from the one at data[i] (the opening
 // quote of its key, at position pos) as long as each is written as shape
 // has it at its position (`"key":` as the shape's words), holds an integer
-// (digits) or a plain string (no escape, no byte below 0x20 or from 0x7f),
-// and is followed at once by a comma or the closing brace: the members of
+// (digits) or a string without escapes (for a field, a plain one: no
+// byte below 0x20 or from 0x7f either, so that it is canonical), and is
+// followed at once by a comma or the closing brace: the members of
 // the records of a stream, written compactly in the order of the ones
 // before. Each member of a field (shape's field >= 0) is written to
 // out[n] (out's capacity: the members it has room for), with the value's
@@ -41,7 +42,12 @@ func fastScanGo(data []byte, i, pos int, shape []memberShape, out []found) (next
 			}
 			canon = j-v <= 18 && (c != '0' || j == v+1)
 		} else if c == '"' {
-			if j = stopIndexGo(data, j); j >= len(data) || data[j] != '"' {
+			if sh.field >= 0 {
+				j = stopIndexGo(data, j) // a field's string: plain, or not here
+			} else {
+				j = quoteOrBackslash(data, j) // what no reader reads may hold any byte
+			}
+			if j >= len(data) || data[j] != '"' {
 				break
 			}
 			j++
@@ -75,4 +81,15 @@ func nonDigits(x uint64) uint64 {
 	y := (x&hi ^ three) | ((x+six)&hi ^ three) // a byte of y is 0 iff a digit
 	const lo7, top = 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
 	return ((y&lo7 + lo7) | y) & top // exact: y&lo7 + lo7 carries out of no byte
+}
+
+// quoteOrBackslash is the index of the first '"' or '\\' in b at or
+// after j, len(b) if none.
+func quoteOrBackslash(b []byte, j int) int {
+	for ; j < len(b); j++ {
+		if b[j] == '"' || b[j] == '\\' {
+			return j
+		}
+	}
+	return j
 }

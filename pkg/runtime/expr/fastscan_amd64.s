@@ -176,6 +176,10 @@ notcanon:
 	JMP  separator
 
 str:
+	TESTQ R10, R10
+	JL   strunread
+
+strplain:
 	LEAQ 16(R12), AX
 	CMPQ AX, BX
 	JGT  strlast
@@ -183,7 +187,24 @@ str:
 	STOPS
 	JNZ  strfound
 	ADDQ $16, R12
-	JMP  str
+	JMP  strplain
+
+strunread:
+	// A string no reader reads ends at its first quote, and is left to
+	// scanMembers at a backslash: the other bytes need no look.
+	LEAQ 16(R12), AX
+	CMPQ AX, BX
+	JGT  strlast
+	MOVOU (SI)(R12*1), X0
+	MOVO X0, X5
+	PCMPEQB X1, X5
+	PCMPEQB X2, X0
+	POR X0, X5
+	PMOVMSKB X5, AX
+	TESTL AX, AX
+	JNZ  strfound
+	ADDQ $16, R12
+	JMP  strunread
 
 strfound:
 	BSFL AX, AX
@@ -198,7 +219,19 @@ strlast:
 	MOVQ CX, R9
 	LEAQ -16(BX), CX
 	MOVOU (SI)(CX*1), X0
+	TESTQ R10, R10
+	JL   lastunread
 	STOPS
+	JMP  lastshift
+
+lastunread:
+	MOVO X0, X5
+	PCMPEQB X1, X5
+	PCMPEQB X2, X0
+	POR X0, X5
+	PMOVMSKB X5, AX
+
+lastshift:
 	NEGQ CX
 	ADDQ R12, CX
 	SHRL CX, AX
