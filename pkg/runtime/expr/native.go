@@ -565,14 +565,20 @@ func (n *native) inSet(x *ast.BinaryNode) npred {
 // nobject is an object literal: its members in the order AppendJSON
 // writes a map (sorted keys), each with its `"key":` prefix encoded.
 type nobject struct {
-	keys     []string
-	prefixes [][]byte
-	// short[i] is prefixes[i] zero-padded to a word pair when it fits
-	// (shortLen[i] its length; 0: it does not), copied in one store.
-	short    [][16]byte
-	shortLen []int
-	values   []nexpr
-	members  []int // the field a value just reads (raw copy), or -1
+	keys  []string
+	items []objItem // per member, in keys' order
+}
+
+// objItem is a member of an object literal: what appendObject writes of
+// it, in one struct so that reading it is one bounds check.
+type objItem struct {
+	// short is prefix zero-padded to a word pair when it fits (shortLen
+	// its length; 0: it does not), copied in one store.
+	short    [16]byte
+	shortLen int
+	prefix   []byte // `,"key":` (no comma before the first)
+	value    nexpr
+	member   int // the field the value just reads (raw copy), or -1
 }
 
 func (n *native) compileObject(m *ast.MapNode) *nobject {
@@ -613,16 +619,12 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		}
 		p = append(jsonstring.Append(p, m.key), ':')
 		o.keys = append(o.keys, m.key)
-		o.prefixes = append(o.prefixes, p)
-		var w [16]byte
-		o.short = append(o.short, w)
-		o.shortLen = append(o.shortLen, 0)
-		if len(p) <= len(w) {
-			copy(o.short[i][:], p)
-			o.shortLen[i] = len(p)
+		it := objItem{prefix: p, value: m.val, member: m.field}
+		if len(p) <= len(it.short) {
+			copy(it.short[:], p)
+			it.shortLen = len(p)
 		}
-		o.values = append(o.values, m.val)
-		o.members = append(o.members, m.field)
+		o.items = append(o.items, it)
 	}
 	return o
 }
@@ -827,17 +829,18 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 	start := len(dst)
 	dst = append(dst, '{')
 	o := n.object
-	for i, e := range o.values {
+	for i := range o.items {
+		it := &o.items[i]
 		// Short prefixes and members are copied as a word pair when there
 		// is room on both sides: a call to memmove each cost more (q1).
-		if l := len(dst); o.shortLen[i] > 0 && cap(dst)-l >= 16 {
-			*(*[16]byte)(dst[l : l+16]) = o.short[i]
-			dst = dst[:l+o.shortLen[i]]
+		if l := len(dst); it.shortLen > 0 && cap(dst)-l >= 16 {
+			*(*[16]byte)(dst[l : l+16]) = it.short
+			dst = dst[:l+it.shortLen]
 		} else {
-			dst = append(dst, o.prefixes[i]...)
+			dst = append(dst, it.prefix...)
 		}
 		from := len(dst)
-		if f := o.members[i]; f >= 0 && (c.canon(f) || canonical(c.member(f))) && (!exact || exactRaw(c.member(f))) {
+		if f := it.member; f >= 0 && (c.canon(f) || canonical(c.member(f))) && (!exact || exactRaw(c.member(f))) {
 			raw := c.member(f) // a member as AppendJSON would write it
 			if l := len(dst); len(raw) <= 16 && cap(raw) >= 16 && cap(dst)-l >= 16 {
 				*(*[16]byte)(dst[l : l+16]) = *(*[16]byte)(raw[:16])
@@ -846,7 +849,7 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 				dst = append(dst, raw...)
 			}
 		} else {
-			v, ok := e(c)
+			v, ok := it.value(c)
 			if !ok || (exact && !exactNative(v)) {
 				return dst, false
 			}
