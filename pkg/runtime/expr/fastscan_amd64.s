@@ -33,14 +33,18 @@
 	XORL $0xffff, AX
 
 // NONDIGITS sets a bit of AX for each byte of X0 that is not an ASCII
-// digit (X0, X5 clobbered; X8, X9 hold fastZero, fastNine).
+// digit: above '9' or below '0' as signed bytes (those from 0x80 are
+// negative), two compares side by side, so that the member's end is
+// known a few cycles sooner (each member waits for the one before it).
+// X5, X6 clobbered; X8, X9 hold fastNine and fastZero.
 #define NONDIGITS \
-	PSUBB X8, X0 \
 	MOVO X0, X5 \
-	PMINUB X9, X5 \
-	PCMPEQB X0, X5 \
+	PCMPGTB X8, X5 \
+	MOVO X9, X6 \
+	PCMPGTB X0, X6 \
+	POR X6, X5 \
 	PMOVMSKB X5, AX \
-	XORL $0xffff, AX
+	TESTL AX, AX
 
 DATA fastQuote<>+0(SB)/8, $0x2222222222222222
 DATA fastQuote<>+8(SB)/8, $0x2222222222222222
@@ -54,12 +58,12 @@ GLOBL fastSpace<>(SB), RODATA|NOPTR, $16
 DATA fastRange<>+0(SB)/8, $0x5e5e5e5e5e5e5e5e
 DATA fastRange<>+8(SB)/8, $0x5e5e5e5e5e5e5e5e
 GLOBL fastRange<>(SB), RODATA|NOPTR, $16
+DATA fastNine<>+0(SB)/8, $0x3939393939393939
+DATA fastNine<>+8(SB)/8, $0x3939393939393939
+GLOBL fastNine<>(SB), RODATA|NOPTR, $16
 DATA fastZero<>+0(SB)/8, $0x3030303030303030
 DATA fastZero<>+8(SB)/8, $0x3030303030303030
 GLOBL fastZero<>(SB), RODATA|NOPTR, $16
-DATA fastNine<>+0(SB)/8, $0x0909090909090909
-DATA fastNine<>+8(SB)/8, $0x0909090909090909
-GLOBL fastNine<>(SB), RODATA|NOPTR, $16
 
 // APPEND writes out[n] = found{field, i, v-1, v, end, canon} and counts
 // it (AX and R10 clobbered).
@@ -100,8 +104,8 @@ TEXT ·fastScan(SB), NOSPLIT, $0-113
 	MOVOU fastBackslash<>(SB), X2
 	MOVOU fastSpace<>(SB), X3
 	MOVOU fastRange<>(SB), X4
-	MOVOU fastZero<>(SB), X8
-	MOVOU fastNine<>(SB), X9
+	MOVOU fastNine<>(SB), X8
+	MOVOU fastZero<>(SB), X9
 
 member:
 	CMPQ R8, shape_len+48(FP)
