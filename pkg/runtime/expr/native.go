@@ -139,7 +139,7 @@ func (c *nctx) member(i int) []byte {
 	return nil
 }
 
-// canonical reports whether scanRow saw member i to be canonical.
+// canon reports whether scanRow saw member i to be canonical.
 func (c *nctx) canon(i int) bool { return c.slots[i].canon == c.gen }
 
 type decoded struct {

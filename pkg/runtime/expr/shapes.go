@@ -7,13 +7,13 @@ type memberShape struct {
 	key   string
 	field int
 	// `"key":` as three little-endian words, zero-padded, and the masks
-	// of its plen bytes; plen 0: the key is too long for them (over 20
-	// bytes: the value's first byte is within the 24 the words were read
+	// of its plen bytes. Comparing three words costs less than a call to
+	// memequal and the separate checks of the quotes and the colon. plen
+	// 0: the key is too long for them (over 20 bytes: a shorter one
+	// leaves the value's first byte within the 24 the words were read
 	// from, so fastScan need not check it is in the record), and the
 	// words match nothing (w[0] is 0 under a full mask, where a key's
-	// first byte is a quote). Comparing three words costs
-	// less than a call to memequal and the separate checks of the quotes
-	// and the colon.
+	// first byte is a quote).
 	w, mask [3]uint64
 	plen    int
 }
@@ -40,8 +40,8 @@ func newShape(key string, f int) memberShape {
 
 // at is the index after the key of m (its closing quote's, the colon not
 // checked when data ends too soon for the words) if data[i:] starts with
-// it; 0 if not. scanMembers makes the same test inline on its hot path;
-// this is the one for a miss there.
+// it; 0 if not. fastScan makes the same test of the words; this is the
+// general loop's, for a member fastScan did not read.
 func (m *memberShape) at(data []byte, i int) (end int) {
 	if m.plen > 0 && len(data)-i >= 24 {
 		w := data[i : i+24 : i+24]
