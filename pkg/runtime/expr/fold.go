@@ -112,7 +112,8 @@ func (f *Fold) Append(dst []byte, r *runtime.Record, acc []byte, at []int32) ([]
 	if accFields := f.step.perRow[accRow]; len(at) == 2*len(accFields) && len(at) > 0 {
 		for k, fi := range accFields {
 			if s := at[2*k]; s >= 0 {
-				c.raw[fi], c.rawGen[fi], c.canon[fi] = acc[s:at[2*k+1]], c.gen, 0 // canonical() decides
+				sl := &c.slots[fi]
+				sl.raw, sl.gen, sl.canon = acc[s:at[2*k+1]], c.gen, 0 // canonical() decides
 			}
 		}
 	} else if !f.step.scanRow(acc, accRow, c) {

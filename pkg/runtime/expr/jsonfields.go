@@ -20,31 +20,45 @@ var errNotObject = errors.New("not a JSON object")
 // object encoding/json accepts gives the same members (FuzzJSONFields
 // checks it).
 func fields(data []byte, want map[string]bool, dst map[string]any) error {
-	f := fieldsSink{data: data, want: want, dst: dst}
-	if !scanMembers(data, nil, &f) {
+	f := fieldsSink{data: data, want: want}
+	var buf [16]found
+	got, ok := scanMembers(data, nil, &f, buf[:0])
+	if !ok {
 		if f.err != nil {
 			return f.err
 		}
 		return errNotObject
 	}
-	if len(f.bad) > 0 {
-		return f.bad[0].err
+	// The members whose value does not decode, unless a later one of the
+	// same name does (the native path never reads an overwritten one
+	// either: the two agree).
+	var bad []badMember
+	for _, m := range got {
+		key := string(data[m.keyAt+1 : m.keyEnd-1])
+		if m.field == 1 { // escaped: decoded again (lookup did it once and it did not fail)
+			_ = json.Unmarshal(data[m.keyAt:m.keyEnd], &key)
+		}
+		if len(bad) > 0 {
+			bad = slices.DeleteFunc(bad, func(b badMember) bool { return b.key == key })
+		}
+		v, err := decodeValue(data[m.valAt:m.valEnd])
+		if err != nil {
+			bad = append(bad, badMember{key, err})
+		}
+		dst[key] = v // a later member of the same name overwrites it
+	}
+	if len(bad) > 0 {
+		return bad[0].err
 	}
 	return nil
 }
 
-// fieldsSink is fields' side of scanMembers: field 0 is a member wanted
-// (its key decoded into key), -1 one skipped.
+// fieldsSink is fields' side of scanMembers: field 0 is a member wanted,
+// 1 one wanted whose key is escaped, -1 one skipped.
 type fieldsSink struct {
 	data []byte
 	want map[string]bool
-	dst  map[string]any
-	key  string
 	err  error // what stopped the scan
-	// bad: the members whose value does not decode, unless a later one of
-	// the same name does (the native path never reads an overwritten one
-	// either: the two agree).
-	bad []badMember
 }
 
 type badMember struct {
@@ -52,57 +66,44 @@ type badMember struct {
 	err error
 }
 
-func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt, _ int) (int, bool) {
+func (f *fieldsSink) lookup(key []byte, escaped bool, keyAt int) (int, string, bool) {
 	if !escaped {
 		// want[string(key)] does not allocate: most members are skipped.
 		if f.want != nil && !f.want[string(key)] {
-			return -1, true
+			return -1, "", true
 		}
-		f.key = string(key)
-		return 0, true
+		return 0, "", true
 	}
-	if f.err = json.Unmarshal(f.data[keyAt:keyAt+len(key)+2], &f.key); f.err != nil {
-		return 0, false
+	var k string
+	if f.err = json.Unmarshal(f.data[keyAt:keyAt+len(key)+2], &k); f.err != nil {
+		return 0, "", false
 	}
-	if f.want != nil && !f.want[f.key] {
-		return -1, true
+	if f.want != nil && !f.want[k] {
+		return -1, "", true
 	}
-	return 0, true
+	return 1, "", true
 }
 
-func (f *fieldsSink) member(_ int, m member) bool {
-	if len(f.bad) > 0 {
-		f.bad = slices.DeleteFunc(f.bad, func(b badMember) bool { return b.key == f.key })
-	}
-	v, err := decodeValue(m.val)
-	if err != nil {
-		f.bad = append(f.bad, badMember{f.key, err})
-	}
-	f.dst[f.key] = v // a later member of the same name overwrites it
-	return true
+// keySink is a reader of records through scanMembers. lookup is called
+// for each key no remembered shape gives (keyAt: the index of its opening
+// quote, escaped: key holds an escape, not decoded): it returns the field
+// the member is (-1: none, skipped) and the key as a string that outlives
+// the record, for the shapes to remember (an escaped key is not
+// remembered); !ok stops the scan.
+type keySink interface {
+	lookup(key []byte, escaped bool, keyAt int) (field int, remember string, ok bool)
 }
 
-// memberSink is a reader of records through scanMembers. lookup is called
-// for each key the shape at its position does not give (pos: its
-// position, keyAt: the index of its opening quote, escaped: key holds an
-// escape, not decoded): it returns the field the member is (-1: none,
-// skipped), and may remember the key in its shape; !ok stops the scan.
-// member is called for each member of a field, in order, a key named
-// twice twice; !ok stops the scan.
-type memberSink interface {
-	lookup(key []byte, escaped bool, keyAt, pos int) (field int, ok bool)
-	member(field int, m member) bool
-}
-
-// member is one member scanMembers hands to its sink.
-type member struct {
-	key []byte // its key, without the quotes, escapes as written
-	val []byte // its value's raw JSON
-	// canon: val is canonical (see canonical): an integer without a
-	// sign or leading zeros of at most 18 digits (then n is its value),
-	// or a plain string (see plain).
-	canon bool
-	n     int
+// found is one member of a field that scanMembers met, as offsets into
+// the record (no pointers: appending one costs no write barrier).
+type found struct {
+	field         int // as the sink's lookup or the shape gave it
+	keyAt, keyEnd int // the key's opening quote, and the index after its closing one
+	valAt, valEnd int // its value's raw JSON
+	canon         bool
+	// canon: the value is canonical (see canonical): an integer without a
+	// sign or leading zeros of at most 18 digits, or a plain string (see
+	// plain).
 }
 
 // scanMembers reads the top-level members of the JSON object data: the
@@ -113,131 +114,172 @@ type member struct {
 //
 //   - a record is read whole, to its closing brace: no member is missed,
 //     and anything after the object but white space makes it not one;
-//   - each member of a field is handed over, in order, a duplicated key
-//     as often as it appears: sinks keep the last (encoding/json's rule,
-//     the last wins);
+//   - each member of a field (sink.lookup's, or a remembered shape's) is
+//     appended to out, in order, a duplicated key as often as it appears:
+//     readers keep the last (encoding/json's rule, the last wins);
 //   - it checks the structure (strings, brackets, separators) but not the
-//     grammar of values no sink decodes: a malformed number or a raw
+//     grammar of values no reader decodes: a malformed number or a raw
 //     control character in a string nobody reads passes (decodeValue and
 //     the native path check what they read);
 //   - keys are handed over raw; an escaped key is flagged, not decoded.
 //
-// It is fast where records are: one loop without calls for the members
-// no sink reads (a call per value would cost more than the member: a
-// Nexmark bid's are mostly numbers); a member whose `"key":` is the one
-// met at its position in the record before (shape, may be nil) costs
-// three word comparisons; an integer is scanned inline; a string with
-// stopIndex (SSE2 on amd64), sixteen bytes an instruction.
+// It is fast where records are. The members written as the ones at their
+// positions in a record before (set: the few member orders met last, may
+// be nil), compactly, with integer or plain string values, are read by
+// fastScan: a key costs three masked word comparisons, digits and a
+// string's bytes are looked at sixteen an instruction (SSE2 on amd64),
+// and nothing is called per member; the members of fields are written to
+// out as offsets, read after the scan (a call per member spilled the
+// loop's registers). Anything else (a key met for the first time, white
+// space, an escape, a nested value, a float) takes the general loop
+// below, member by member, and fastScan again after it.
 // !ok: data is not a JSON object, or the sink stopped the scan.
-func scanMembers(data []byte, shape []memberShape, sink memberSink) bool {
+func scanMembers(data []byte, set *shapeSet, sink keySink, out []found) ([]found, bool) {
 	i := 1
 	if len(data) < 2 || data[0] != '{' || data[1] <= ' ' { // compact JSON is `{"`
 		if i = skipSpace(data, 0); i >= len(data) || data[i] != '{' {
-			return false
+			return out, false
 		}
 		i = skipSpace(data, i+1)
 	}
 	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
+		return out, skipSpace(data, i+1) == len(data)
 	}
-	var m member
+	var shape []memberShape
+	if set != nil {
+		shape, set.fresh = set.shapes[set.cur], false
+	}
 	for pos := 0; ; pos++ {
-		// The member at this position last time, if this is it: its
-		// `"key":` compared as three words (no backslash in the key: the
-		// string ends at the quote after it).
-		keyAt, keyEnd, f, hit := i, 0, -1, false
-		if pos < len(shape) {
-			// Written out here: as a method it would not be inlined.
-			if sh := &shape[pos]; sh.plen > 0 && len(data)-i >= 24 {
-				w := data[i : i+24 : i+24]
-				if le64(w)&sh.mask[0] == sh.w[0] && le64(w[8:])&sh.mask[1] == sh.w[1] && le64(w[16:])&sh.mask[2] == sh.w[2] {
-					f, hit, keyEnd = sh.field, true, i+sh.plen-1
-					i += sh.plen
-				}
+		// The members written as the shape's, compactly: fastScan, with
+		// room in out for the ones of fields.
+		for pos < len(shape) {
+			if cap(out)-len(out) < 4 {
+				out = slices.Grow(out, 8)
+			}
+			next, nextPos, n, end := fastScan(data, i, pos, shape, out[len(out):cap(out)])
+			out, i, pos = out[:len(out)+n], next, nextPos
+			if end {
+				return out, skipSpace(data, i+1) == len(data)
+			}
+			if len(out) < cap(out) {
+				break // not for want of room
 			}
 		}
-		if !hit {
-			if i >= len(data) || data[i] != '"' {
-				return false
-			}
-			if pos < len(shape) { // near the end of data: too close for the words
-				if sh := &shape[pos]; i+1+len(sh.key) < len(data) && data[i+1+len(sh.key)] == '"' && view(data[i+1:i+1+len(sh.key)]) == sh.key {
-					f, hit, keyEnd = sh.field, true, i+2+len(sh.key)
-				}
-			}
-			if !hit {
-				e, escaped, err := scanString(data, i)
-				if err != nil {
-					return false
-				}
-				var ok bool
-				if f, ok = sink.lookup(data[i+1:e-1], escaped, i, pos); !ok {
-					return false
-				}
-				keyEnd = e
-			}
-			i = keyEnd
-			if i < len(data) && data[i] <= ' ' {
-				i = skipSpace(data, i)
-			}
-			if i >= len(data) || data[i] != ':' {
-				return false
-			}
-			i++
-		}
-		// Compact JSON (no space around ':' and ',') is the common case:
-		// one comparison each; skipSpace only where a byte is <= ' '.
-		if i < len(data) && data[i] <= ' ' {
+		if i < len(data) && data[i] <= ' ' { // fastScan stops at a space after a comma
 			i = skipSpace(data, i)
 		}
-		// An integer is scanned here, its value with it (the native
-		// operand finds it decoded); a string with stopIndex (a url,
-		// say): sooner than scanValue. Both tell whether the value is
-		// canonical, so that copying it into an object (appendObject)
-		// costs no second pass.
-		vEnd, canon, n := 0, false, 0
-		if i < len(data) && data[i]-'0' < 10 {
-			j := i + 1
-			n = int(data[i] - '0')
-			for j < len(data) && data[j]-'0' < 10 {
-				n = n*10 + int(data[j]-'0')
-				j++
-			}
-			if j < len(data) && (data[j] == ',' || data[j] == '}') {
-				vEnd, canon = j, j-i <= 18 && (data[i] != '0' || j-i == 1)
-			}
-		} else if i < len(data) && data[i] == '"' {
-			vEnd, canon = plainString(data, i)
+		// Any other member: its key (the shape's near the end of data,
+		// or another shape's, or the sink's), then its value.
+		keyAt := i
+		f, keyEnd, sh, ok := scanKey(data, i, pos, set, shape, sink)
+		if !ok {
+			return out, false
 		}
-		if vEnd == 0 {
-			var err error
-			if vEnd, err = scanValue(data, i); err != nil {
-				return false
-			}
+		shape = sh
+		if i = keyEnd; i < len(data) && data[i] <= ' ' {
+			i = skipSpace(data, i)
+		}
+		if i >= len(data) || data[i] != ':' {
+			return out, false
+		}
+		if i++; i < len(data) && data[i] <= ' ' {
+			i = skipSpace(data, i)
+		}
+		vEnd, canon, err := scanScalar(data, i)
+		if err != nil {
+			return out, false
 		}
 		if f >= 0 {
-			m.key, m.val, m.canon, m.n = data[keyAt+1:keyEnd-1], data[i:vEnd], canon, n
-			if !sink.member(f, m) {
-				return false
-			}
+			out = append(out, found{field: f, keyAt: keyAt, keyEnd: keyEnd, valAt: i, valEnd: vEnd, canon: canon})
 		}
-		i = vEnd
-		if i < len(data) && data[i] <= ' ' {
+		if i = vEnd; i < len(data) && data[i] <= ' ' {
 			i = skipSpace(data, i)
 		}
 		if i >= len(data) {
-			return false
-		}
-		if data[i] == '}' {
-			return skipSpace(data, i+1) == len(data)
+			return out, false
 		}
 		if data[i] != ',' {
-			return false
+			if data[i] == '}' {
+				return out, skipSpace(data, i+1) == len(data)
+			}
+			return out, false
 		}
 		if i++; i < len(data) && data[i] <= ' ' {
 			i = skipSpace(data, i)
 		}
 	}
+}
+
+// scanFast is scanMembers' answer for data when fastScan alone reads it
+// whole, from its first member to its closing brace, the last byte: a
+// compact record in the order of the one before (set's current shape),
+// with room in out for the members of its fields. !ok: it does not, and
+// scanMembers must. The readers of every record try it first: it spares
+// them scanMembers' own cost, a third of a Nexmark filter's.
+func scanFast(data []byte, set *shapeSet, out []found) ([]found, bool) {
+	shape := set.shapes[set.cur]
+	if len(shape) == 0 || len(data) < 2 || data[0] != '{' || data[1] != '"' {
+		return out, false
+	}
+	next, _, n, end := fastScan(data, 1, 0, shape, out[len(out):cap(out)])
+	return out[:len(out)+n], end && next == len(data)-1
+}
+
+// scanScalar is scanValue that also tells whether the value is canonical
+// (see canonical: an integer without a sign or leading zeros of at most
+// 18 digits, or a plain string), as scanMembers hands it over, so that
+// copying it into an object (appendObject) costs no second pass.
+func scanScalar(data []byte, i int) (end int, canon bool, err error) {
+	if i < len(data) {
+		if c := data[i]; c-'0' < 10 {
+			j := i + 1
+			for j < len(data) && data[j]-'0' < 10 {
+				j++
+			}
+			if j < len(data) && (data[j] == ',' || data[j] == '}') {
+				return j, j-i <= 18 && (c != '0' || j-i == 1), nil
+			}
+		} else if c == '"' {
+			if end, ok := plainString(data, i); ok {
+				return end, true, nil
+			}
+		}
+	}
+	end, err = scanValue(data, i)
+	return end, false, err
+}
+
+// scanKey is scanMembers' key at data[i] (pos: its position) when the
+// current shape does not give it in words: the shape's key too near the
+// end of data for them, another shape's (a record of another kind), or
+// the sink's lookup, remembered in set. It returns the member's field,
+// the index after the key's closing quote and the shape to go on with.
+func scanKey(data []byte, i, pos int, set *shapeSet, shape []memberShape, sink keySink) (f, keyEnd int, _ []memberShape, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return 0, 0, shape, false
+	}
+	if pos < len(shape) {
+		if e := shape[pos].at(data, i); e > 0 {
+			return shape[pos].field, e, shape, true
+		}
+		if sh, e, ok := set.other(data, i, pos); ok {
+			return sh.field, e, set.shapes[set.cur], true
+		}
+	}
+	// Past the end of the shape the record's member extends it.
+	e, escaped, err := scanString(data, i)
+	if err != nil {
+		return 0, 0, shape, false
+	}
+	f, key, ok := sink.lookup(data[i+1:e-1], escaped, i)
+	if !ok {
+		return 0, 0, shape, false
+	}
+	if set != nil && !escaped {
+		set.record(pos, key, f)
+		shape = set.shapes[set.cur]
+	}
+	return f, e, shape, true
 }
 
 func skipSpace(b []byte, i int) int {

@@ -96,38 +96,51 @@ func floatVal(f float64) nval { return nval{k: nFloat, i: int(math.Float64bits(f
 func (v nval) b() bool    { return v.i != 0 }
 func (v nval) f() float64 { return math.Float64frombits(uint64(v.i)) }
 
-// nctx is one evaluation: the raw JSON of each member (nil: absent), the
+// nctx is one evaluation: the raw JSON of each member (absent: nil), the
 // bound variables (row mode) and the record (plain mode).
 type nctx struct {
-	raw  [][]byte
-	vars []nval
-	rec  *runtime.Record
-	// shapes[row] is what scanRow met at each member position of the
-	// row's last record (see memberShape): records of a stream mostly
-	// share their members' order.
-	shapes   [][]memberShape
+	// slots[i] is member i of the record scanned: one slice of structs,
+	// so that the scan's handing over of a member is one bounds check.
+	slots []slot
+	vars  []nval
+	rec   *runtime.Record
+	// shapes[row] is the member orders scanRow met in the row's last
+	// records (see shapeSet): records of a stream mostly share their
+	// members' order, or one of a few.
+	shapes   []shapeSet
 	interned map[string]string // see keyString
-	// gen counts the scans (every change of raw: newRecord); dec[i] is
-	// member i decoded, valid while its gen is the current one.
+	// gen counts the scans (every change of the members: newRecord).
+	gen   uint64
+	sink  rowSink // scanRow's, kept here so that it does not escape per record
+	found []found // scanRow's, kept for the next record
+}
+
+// slot is a member of the record scanned.
+type slot struct {
+	// raw is the member's raw JSON while gen is the scan's (c.gen); any
+	// other raw is a record before (member). Stamps instead of clearing
+	// raw for every record: clearing slices is a call, with write
+	// barriers.
+	raw []byte
 	gen uint64
-	dec []decoded
-	// canon[i] == gen: scanRow saw member i to be canonical (see
-	// canonical) while it scanned it, so appendObject need not look again.
-	canon []uint64
-	// rawGen[i] == gen: raw[i] is member i of this scan's record; any
-	// other raw[i] is a record before (member). Stamps instead of clearing
-	// raw for every record: clearing slices is a call, with write barriers.
-	rawGen []uint64
-	sink   rowSink // scanRow's, kept here so that it does not escape per record
+	// canon == c.gen: scanRow saw the member to be canonical (see
+	// canonical) while it scanned it, so appendObject need not look
+	// again.
+	canon uint64
+	dec   decoded // the member decoded, valid while its gen is c.gen
+	num   bool    // the field's num (see fieldRef)
 }
 
 // member is the raw JSON of member i of the record scanned (nil: absent).
 func (c *nctx) member(i int) []byte {
-	if c.rawGen[i] != c.gen {
-		return nil
+	if s := &c.slots[i]; s.gen == c.gen {
+		return s.raw
 	}
-	return c.raw[i]
+	return nil
 }
+
+// canon reports whether scanRow saw member i to be canonical.
+func (c *nctx) canon(i int) bool { return c.slots[i].canon == c.gen }
 
 type decoded struct {
 	gen uint64
@@ -142,9 +155,12 @@ func (c *nctx) newRecord() {
 }
 
 func (n *native) newCtx() nctx {
-	return nctx{raw: make([][]byte, len(n.fields)), vars: make([]nval, len(n.vars)),
-		shapes: make([][]memberShape, len(n.perRow)), gen: 1, dec: make([]decoded, len(n.fields)),
-		canon: make([]uint64, len(n.fields)), rawGen: make([]uint64, len(n.fields))}
+	c := nctx{slots: make([]slot, len(n.fields)), vars: make([]nval, len(n.vars)),
+		shapes: make([]shapeSet, len(n.perRow)), gen: 1}
+	for i := range c.slots {
+		c.slots[i].num = n.fields[i].num
+	}
+	return c
 }
 
 // nexpr evaluates a node to a value; npred to a bool (b), ok false: use
@@ -277,7 +293,7 @@ func (n *native) fieldValue(i int) nexpr {
 	// per record: the value is kept for this scan's generation (scanRow
 	// fills it already for the integers of num fields).
 	return func(c *nctx) (nval, bool) {
-		d := &c.dec[i]
+		d := &c.slots[i].dec
 		if d.gen != c.gen {
 			d.v, d.ok = decode(c.member(i))
 			d.gen = c.gen
@@ -493,7 +509,7 @@ func (n *native) fieldEquals(f, lit ast.Node, want bool) npred {
 	if v.k == nInt {
 		text := strconv.Itoa(v.i)
 		return func(c *nctx) (bool, bool) {
-			if c.canon[i] == c.gen { // a canonical integer is equal if it is the same digits
+			if c.canon(i) { // a canonical integer is equal if it is the same digits
 				return (string(c.member(i)) == text) == want, true
 			}
 			raw := c.member(i)
@@ -549,14 +565,20 @@ func (n *native) inSet(x *ast.BinaryNode) npred {
 // nobject is an object literal: its members in the order AppendJSON
 // writes a map (sorted keys), each with its `"key":` prefix encoded.
 type nobject struct {
-	keys     []string
-	prefixes [][]byte
-	// short[i] is prefixes[i] zero-padded to a word pair when it fits
-	// (shortLen[i] its length; 0: it does not), copied in one store.
-	short    [][16]byte
-	shortLen []int
-	values   []nexpr
-	members  []int // the field a value just reads (raw copy), or -1
+	keys  []string
+	items []objItem // per member, in keys' order
+}
+
+// objItem is a member of an object literal: what appendObject writes of
+// it, in one struct so that reading it is one bounds check.
+type objItem struct {
+	// short is prefix zero-padded to a word pair when it fits (shortLen
+	// its length; 0: it does not), copied in one store.
+	short    [16]byte
+	shortLen int
+	prefix   []byte // `,"key":` (no comma before the first)
+	value    nexpr
+	member   int // the field the value just reads (raw copy), or -1
 }
 
 func (n *native) compileObject(m *ast.MapNode) *nobject {
@@ -597,16 +619,12 @@ func (n *native) compileObject(m *ast.MapNode) *nobject {
 		}
 		p = append(jsonstring.Append(p, m.key), ':')
 		o.keys = append(o.keys, m.key)
-		o.prefixes = append(o.prefixes, p)
-		var w [16]byte
-		o.short = append(o.short, w)
-		o.shortLen = append(o.shortLen, 0)
-		if len(p) <= len(w) {
-			copy(o.short[i][:], p)
-			o.shortLen[i] = len(p)
+		it := objItem{prefix: p, value: m.val, member: m.field}
+		if len(p) <= len(it.short) {
+			copy(it.short[:], p)
+			it.shortLen = len(p)
 		}
-		o.values = append(o.values, m.val)
-		o.members = append(o.members, m.field)
+		o.items = append(o.items, it)
 	}
 	return o
 }
@@ -630,8 +648,33 @@ func (n *native) scanRow(data []byte, row int, c *nctx) bool {
 	if len(n.perRow[row]) == 0 {
 		return true
 	}
-	c.sink = rowSink{n: n, c: c, row: row}
-	return scanMembers(data, c.shapes[row], &c.sink)
+	got, ok := scanFast(data, &c.shapes[row], c.found[:0])
+	if !ok {
+		c.sink = rowSink{n: n, c: c, row: row}
+		if got, ok = scanMembers(data, &c.shapes[row], &c.sink, c.found[:0]); !ok {
+			return false
+		}
+		c.found = got[:0] // its capacity, for the next record
+	}
+	// Each member found becomes its field's, in order: one named twice
+	// is the last, and nothing decoded from the one before it is kept.
+	// (slots in a local: read through c, it would be loaded again after
+	// every store.)
+	slots, gen := c.slots, c.gen
+	for k := range got {
+		m := &got[k]
+		s, v := &slots[m.field], data[m.valAt:m.valEnd]
+		s.raw, s.gen, s.canon, s.dec.gen = v, gen, 0, 0
+		if m.canon {
+			s.canon = gen
+			if s.num && v[0] != '"' {
+				// Canonical: at most 18 digits, which parseInt reads.
+				i, _ := parseInt(v)
+				s.dec = decoded{gen: gen, v: nval{k: nInt, i: i}, ok: true}
+			}
+		}
+	}
+	return true
 }
 
 // rowSink is scanRow's side of scanMembers.
@@ -641,29 +684,13 @@ type rowSink struct {
 	row int
 }
 
-func (s *rowSink) lookup(key []byte, escaped bool, _, pos int) (int, bool) {
+func (s *rowSink) lookup(key []byte, escaped bool, _ int) (int, string, bool) {
 	if escaped {
-		return -1, false // the VM decodes it
+		return -1, "", false // the VM decodes it
 	}
-	n, c := s.n, s.c
+	n := s.n
 	f := n.fieldAmong(n.perRow[s.row], key)
-	c.shapes[s.row] = setShape(c.shapes[s.row], pos, n.keyString(c, key, f), f)
-	return f, true
-}
-
-// member makes m member f of the record: an earlier one of the same name
-// is forgotten, with what was decoded from it.
-func (s *rowSink) member(f int, m member) bool {
-	c := s.c
-	c.raw[f], c.rawGen[f], c.canon[f], c.dec[f].gen = m.val, c.gen, 0, 0
-	if !m.canon {
-		return true
-	}
-	c.canon[f] = c.gen
-	if m.val[0] != '"' && s.n.fields[f].num {
-		c.dec[f] = decoded{gen: c.gen, v: nval{k: nInt, i: m.n}, ok: true}
-	}
-	return true
+	return f, n.keyString(s.c, key, f), true
 }
 
 // fieldAmong is the field (an index of n.fields) among fields named key;
@@ -677,61 +704,11 @@ func (n *native) fieldAmong(fields []int, key []byte) int {
 	return -1
 }
 
-// memberShape is a member scanRow met at a position: its key and the
-// field it is (-1: none the expressions read). Comparing a key with the
-// one at its position last time is one comparison instead of one per
-// field read.
-type memberShape struct {
-	key   string
-	field int
-	// `"key":` as three little-endian words, zero-padded, and the masks
-	// of its plen bytes; plen 0: the key is too long for them (over 21
-	// bytes). Comparing three words costs less than a call to memequal
-	// and the separate checks of the quotes and the colon.
-	w, mask [3]uint64
-	plen    int
-}
-
-func newShape(key string, f int) memberShape {
-	m := memberShape{key: key, field: f}
-	if pat := `"` + key + `":`; len(pat) <= 24 {
-		var b [24]byte
-		copy(b[:], pat)
-		m.plen = len(pat)
-		for j := range 3 {
-			m.w[j] = le64(b[8*j:])
-			if n := len(pat) - 8*j; n >= 8 {
-				m.mask[j] = ^uint64(0)
-			} else if n > 0 {
-				m.mask[j] = 1<<(8*n) - 1
-			}
-		}
-	}
-	return m
-}
-
 // le64 is the little-endian word at b[:8] (len(b) >= 8).
 func le64(b []byte) uint64 {
 	_ = b[7]
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
-// maxShape bounds the positions remembered (members past it are matched
-// field by field).
-const maxShape = 64
-
-// setShape records key and field at pos (positions are met in order, so
-// pos is at most len(shape)).
-func setShape(shape []memberShape, pos int, key string, f int) []memberShape {
-	switch {
-	case pos >= maxShape:
-	case pos == len(shape):
-		shape = append(shape, newShape(key, f))
-	default:
-		shape[pos] = newShape(key, f)
-	}
-	return shape
 }
 
 // maxInterned bounds the keys of members no expression reads that a
@@ -829,7 +806,7 @@ func (n *native) appendValue(dst []byte, c *nctx) ([]byte, bool) {
 			if bytes.IndexByte(raw, '\\') < 0 {
 				return append(dst, raw[1:len(raw)-1]...), true // strings as they are
 			}
-		case c.canon[f] == c.gen || canonical(raw):
+		case c.canon(f) || canonical(raw):
 			return append(dst, raw...), true
 		}
 	}
@@ -852,18 +829,19 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 	start := len(dst)
 	dst = append(dst, '{')
 	o := n.object
-	for i, e := range o.values {
+	for i := range o.items {
+		it := &o.items[i]
 		// Short prefixes and members are copied as a word pair when there
 		// is room on both sides: a call to memmove each cost more (q1).
-		if l := len(dst); o.shortLen[i] > 0 && cap(dst)-l >= 16 {
-			*(*[16]byte)(dst[l : l+16]) = o.short[i]
-			dst = dst[:l+o.shortLen[i]]
+		if l := len(dst); it.shortLen > 0 && cap(dst)-l >= 16 {
+			*(*[16]byte)(dst[l : l+16]) = it.short
+			dst = dst[:l+it.shortLen]
 		} else {
-			dst = append(dst, o.prefixes[i]...)
+			dst = append(dst, it.prefix...)
 		}
 		from := len(dst)
-		if f := o.members[i]; f >= 0 && (c.canon[f] == c.gen || canonical(c.member(f))) && (!exact || exactRaw(c.raw[f])) {
-			raw := c.raw[f] // a member as AppendJSON would write it
+		if f := it.member; f >= 0 && (c.canon(f) || canonical(c.member(f))) && (!exact || exactRaw(c.member(f))) {
+			raw := c.member(f) // a member as AppendJSON would write it
 			if l := len(dst); len(raw) <= 16 && cap(raw) >= 16 && cap(dst)-l >= 16 {
 				*(*[16]byte)(dst[l : l+16]) = *(*[16]byte)(raw[:16])
 				dst = dst[:l+len(raw)]
@@ -871,7 +849,7 @@ func (n *native) appendObject(dst []byte, c *nctx, exact bool, places []int, at 
 				dst = append(dst, raw...)
 			}
 		} else {
-			v, ok := e(c)
+			v, ok := it.value(c)
 			if !ok || (exact && !exactNative(v)) {
 				return dst, false
 			}

@@ -151,9 +151,10 @@ type RowSet struct {
 	nexprs []nativeRowExpr // per expression
 	nc     nctx
 	data   [][]byte // the rows loaded
-	// projShapes[row] is the member order Project last met (see there).
-	projShapes [][]memberShape
+	// projShapes[row] is the member orders Project last met (see there).
+	projShapes []shapeSet
 	proj       projectSink // Project's, kept here so that it does not escape per call
+	projFound  []found     // Project's, kept for the next call
 	natOK      bool        // every row loaded scanned natively
 	decode     bool        // the VM's maps must be filled from data
 }
@@ -199,7 +200,7 @@ func NewRowSet(rows []string, exprs ...*RowExpr) *RowSet {
 		s.nat.perRow = append(s.nat.perRow, nil)
 	}
 	s.nc = s.nat.newCtx()
-	s.projShapes = make([][]memberShape, len(rows))
+	s.projShapes = make([]shapeSet, len(rows))
 	return s
 }
 
@@ -336,47 +337,42 @@ func (s *RowSet) Project(row int, dst, data []byte) (out []byte, ok bool) {
 	if want == nil {
 		return dst, false
 	}
-	start := len(dst)
-	s.proj = projectSink{s: s, row: row, want: want, dst: append(dst, '{')}
-	if !scanMembers(data, s.projShapes[row], &s.proj) {
-		return dst[:start], false
+	got, ok := scanFast(data, &s.projShapes[row], s.projFound[:0])
+	if !ok {
+		s.proj = projectSink{s: s, want: want}
+		if got, ok = scanMembers(data, &s.projShapes[row], &s.proj, s.projFound[:0]); !ok {
+			return dst, false
+		}
+		s.projFound = got[:0]
 	}
-	out, s.proj.dst = append(s.proj.dst, '}'), nil
-	return out, true
+	dst = append(dst, '{')
+	for k, m := range got {
+		if k > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(append(dst, data[m.keyAt:m.keyEnd]...), ':')
+		dst = append(dst, data[m.valAt:m.valEnd]...)
+	}
+	return append(dst, '}'), true
 }
 
-// projectSink is Project's side of scanMembers. Its shape (projShapes)
-// is what Project met at each position of the row's last record, its
-// field 1 for a member kept and -1 for one dropped: the rows of a side
-// mostly share their members' order, and a match costs three word
-// comparisons instead of scanning the key and a map lookup.
+// projectSink is Project's side of scanMembers. Its shapes (projShapes)
+// are what Project met at each position of the row's last records, field
+// 1 for a member kept and -1 for one dropped: the rows of a side mostly
+// share their members' order, and a match costs three word comparisons
+// instead of scanning the key and a map lookup.
 type projectSink struct {
 	s    *RowSet
-	row  int
 	want map[string]bool
-	dst  []byte
-	kept int
 }
 
-func (p *projectSink) lookup(key []byte, escaped bool, _, pos int) (int, bool) {
+func (p *projectSink) lookup(key []byte, escaped bool, _ int) (int, string, bool) {
 	if escaped {
-		return -1, false
+		return -1, "", false
 	}
 	f := -1
 	if p.want[string(key)] {
 		f = 1
 	}
-	s := p.s
-	s.projShapes[p.row] = setShape(s.projShapes[p.row], pos, s.nat.keyString(&s.nc, key, -1), f)
-	return f, true
-}
-
-func (p *projectSink) member(_ int, m member) bool {
-	if p.kept > 0 {
-		p.dst = append(p.dst, ',')
-	}
-	p.dst = append(append(append(p.dst, '"'), m.key...), '"', ':')
-	p.dst = append(p.dst, m.val...)
-	p.kept++
-	return true
+	return f, p.s.nat.keyString(&p.s.nc, key, -1), true
 }
