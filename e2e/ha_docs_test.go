@@ -22,6 +22,8 @@ import (
 // moved: /tmp, the ports and $HOME; the flinkgo on PATH is the binary
 // under test.
 func TestHADocsBlock(t *testing.T) {
+	t.Parallel()
+	haOneAtATime(t)
 	raw, err := os.ReadFile("../docs/high-availability.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(raw), "<!-- ha-block:begin")

@@ -27,6 +27,8 @@ const (
 // finish them; the independent checker (flinkgo dev verify, and dev verify
 // --kafka) finds every record exactly once.
 func TestHAFailoverAfterKill(t *testing.T) {
+	t.Parallel()
+	haOneAtATime(t)
 	start := time.Now()
 	c := newHACluster(t, 3)
 	broker, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0",

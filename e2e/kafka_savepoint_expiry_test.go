@@ -23,6 +23,7 @@ import (
 // FAILED naming the transaction instead of replaying the input from the
 // beginning; a read_committed reader finds no record twice.
 func TestKafkaSavepointWithExpiredTransactions(t *testing.T) {
+	t.Parallel()
 	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
 		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 2}, {Name: "out", Partitions: 2}}})
 	require.NoError(t, err)
