@@ -20,7 +20,6 @@ import (
 // backPressuredTimeMsPerSecond and idleTimeMsPerSecond would. `info` shows
 // them as columns.
 func TestBackpressureInInfo(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.extra = []string{"FLINKGO_FAULTS=file.write:delay,every=1,times=100000000,delay=20ms"}
 	e.startDaemon()

@@ -108,7 +108,6 @@ func TestNoDaemon(t *testing.T) {
 }
 
 func TestDaemonSecurity(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	fi, err := os.Stat(filepath.Join(e.home, "flinkgo.sock"))

@@ -127,7 +127,6 @@ func TestHostileSpecsAreRefusedCheaply(t *testing.T) {
 // body before replying), and an idle keep-alive connection is closed after
 // rest.idleness-timeout.
 func TestTCPListenerTimeouts(t *testing.T) {
-	t.Parallel()
 	start := time.Now()
 	e := newEnv(t)
 	conf := e.writeSpec("daemon.yaml", "rest.idleness-timeout: 500ms\n")
