@@ -61,7 +61,8 @@ func TestUnboundedJobCanceled(t *testing.T) {
 	jobs := e.mustRun("list")
 	fields := strings.Fields(strings.Split(jobs, "\n")[1])
 	jobID := fields[0]
-	time.Sleep(300 * time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(e.stdout.String(), `{"idx": 1}`) }, 20*time.Second, 20*time.Millisecond,
+		"the print sink wrote nothing")
 	r := e.run("cancel", jobID)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "CANCELED", strings.TrimSpace(r.stdout))

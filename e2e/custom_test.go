@@ -53,7 +53,7 @@ operators:
 	require.Contains(t, plain.stderr, `unknown operator type "average"`)
 
 	id := e.mustRun("run", spec(2))
-	time.Sleep(time.Second)
+	e.waitCheckpoint(id) // state to rescale
 	sp := e.mustRun("savepoint", id, filepath.Join(e.home, "sp"))
 	e.mustRun("cancel", id)
 	restored := e.mustRun("run", "-s", sp, spec(3))

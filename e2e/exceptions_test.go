@@ -15,6 +15,7 @@ import (
 // history): before, info showed only the last error and a restarted
 // daemon had no events for the job.
 func TestInfoListsFailuresAcrossRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	defer e.killDaemon()

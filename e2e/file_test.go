@@ -52,7 +52,7 @@ operators:
   - {uid: gen, type: datagen, count: 20000, rate: 5000}
   - {uid: files, type: file, from: [gen], path: %s, bucket: none, rolling: {onCheckpoint: true}}
 `, out)))
-	time.Sleep(time.Second)
+	e.waitCheckpoint(id) // mid-run: 20,000 records take 4 s
 	code, took := e.stopDaemon()
 	require.Equal(t, 0, code)
 	require.Less(t, took, 5*time.Second)
@@ -72,7 +72,7 @@ operators:
   - {uid: gen, type: datagen, rate: 1000}
   - {uid: files, type: file, from: [gen], path: %s, bucket: none}
 `, filepath.Join(e.home, "out2"))))
-	time.Sleep(300 * time.Millisecond)
+	e.waitCheckpoint(id)
 	code, _ = e.stopDaemon()
 	require.Equal(t, 0, code)
 	e.startDaemon("--restore-on-start=false")

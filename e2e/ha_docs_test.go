@@ -21,7 +21,7 @@ import (
 // daemon that is still alive. Only what would clash with the machine is
 // moved: /tmp, the ports and $HOME; the flinkgo on PATH is the binary
 // under test.
-func TestHADocsBlock(t *testing.T) {
+func haDocsBlock(t *testing.T) {
 	raw, err := os.ReadFile("../docs/high-availability.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(raw), "<!-- ha-block:begin")

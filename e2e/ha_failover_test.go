@@ -26,7 +26,7 @@ const (
 // other two take the jobs within the lease TTL plus the restore time and
 // finish them; the independent checker (flinkgo dev verify, and dev verify
 // --kafka) finds every record exactly once.
-func TestHAFailoverAfterKill(t *testing.T) {
+func haFailoverAfterKill(t *testing.T) {
 	start := time.Now()
 	c := newHACluster(t, 3)
 	broker, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0",

@@ -21,9 +21,7 @@ import (
 // then the owner wakes (SIGCONT) with its jobs' tasks in the middle of
 // their work. It must publish no checkpoint and commit nothing, and stop
 // its copies; the output holds every record exactly once.
-func TestHAZombieOwnerCommitsNothing(t *testing.T) {
-	t.Parallel()
-	haOneAtATime(t)
+func haZombieOwnerCommitsNothing(t *testing.T) {
 	start := time.Now()
 	c := newHACluster(t, 2)
 	broker, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0",
@@ -141,9 +139,7 @@ operators:
 // two of three gone (no quorum) no checkpoint completes and no output is
 // committed; when they return, the job resumes and finishes with every
 // record exactly once.
-func TestHAEtcdMembersLost(t *testing.T) {
-	t.Parallel()
-	haOneAtATime(t)
+func haEtcdMembersLost(t *testing.T) {
 	start := time.Now()
 	c := newHACluster(t, 2)
 	c.start(0)

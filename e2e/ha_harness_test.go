@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,26 +66,6 @@ func (c *haCluster) add() *env {
 	c.daemons = append(c.daemons, e)
 	c.ports = append(c.ports, port)
 	return e
-}
-
-// haCPU and killLoopCPU each let one test of their kind run at a time,
-// beside the other end-to-end tests. An HA test runs a 3-member etcd and
-// several daemons: two at once on 2 cores starve etcd past the deadlines
-// its leases and elections assume ("claim new job: context deadline
-// exceeded"). A kill loop keeps a daemon restarting for minutes: two at
-// once slow each other's recovery past their consumers' waits.
-var haCPU, killLoopCPU sync.Mutex
-
-// haOneAtATime holds haCPU until t ends; call it after t.Parallel.
-func haOneAtATime(t *testing.T) { oneAtATime(t, &haCPU) }
-
-// killLoopOneAtATime holds killLoopCPU until t ends; call it after
-// t.Parallel.
-func killLoopOneAtATime(t *testing.T) { oneAtATime(t, &killLoopCPU) }
-
-func oneAtATime(t *testing.T, mu *sync.Mutex) {
-	mu.Lock()
-	t.Cleanup(mu.Unlock)
 }
 
 func freePort(t *testing.T) int {

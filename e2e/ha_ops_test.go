@@ -15,9 +15,7 @@ import (
 // (placed on the daemon with fewer jobs), info, list, savepoint (the job
 // named by its name), stop and cancel are forwarded to the owner; and `daemon drain` moves a daemon's
 // jobs to the other one with a savepoint, losing and repeating nothing.
-func TestHAOperationsThroughAnyDaemon(t *testing.T) {
-	t.Parallel()
-	haOneAtATime(t)
+func haOperationsThroughAnyDaemon(t *testing.T) {
 	start := time.Now()
 	c := newHACluster(t, 2)
 	c.start(0)

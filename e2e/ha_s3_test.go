@@ -28,9 +28,7 @@ const (
 // The output, read back with an independent S3 client, holds every record
 // exactly once, no multipart upload is left open, and no daemon wrote a
 // checkpoint to its local home.
-func TestHAFailoverOnS3(t *testing.T) {
-	t.Parallel()
-	haOneAtATime(t)
+func haFailoverOnS3(t *testing.T) {
 	start := time.Now()
 	srv := s3test.Start(t)
 	bucket := s3test.Bucket(t, srv)

@@ -24,6 +24,7 @@ import (
 // input from the beginning (or skipping them); a read_committed reader
 // finds every record once.
 func TestKafkaSavepointWithExpiredTransactions(t *testing.T) {
+	t.Parallel()
 	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
 		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 2}, {Name: "out", Partitions: 2}}})
 	require.NoError(t, err)

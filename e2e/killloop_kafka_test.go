@@ -47,9 +47,7 @@ func verifyTopic(t *testing.T, e *env, addr, topic string) verify.Report {
 // phases included; the brokers restart on their data a few times while the
 // daemon is down. In the end the job is stopped and a read_committed
 // reader must find every record exactly once.
-func TestKillLoopKafkaToKafkaExactlyOnce(t *testing.T) {
-	t.Parallel()
-	killLoopOneAtATime(t)
+func killLoopKafkaToKafkaExactlyOnce(t *testing.T) {
 	start := time.Now()
 	plan := txnChaosPlan()
 	l := newKillLoop(t, 0x74786e, kafkabroker.Config{Nodes: 3,

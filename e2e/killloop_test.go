@@ -397,9 +397,7 @@ func (l *killLoop) summary() string {
 // passes; it is restarted after each crash, and the broker is restarted on
 // its data a few times while the daemon is down. In the end the job is
 // stopped and its finished files must hold every record exactly once.
-func TestKillLoopKafkaToFilesExactlyOnce(t *testing.T) {
-	t.Parallel()
-	killLoopOneAtATime(t)
+func killLoopKafkaToFilesExactlyOnce(t *testing.T) {
 	start := time.Now()
 	plan := chaosPlan()
 	const topic = "seq"

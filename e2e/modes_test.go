@@ -74,7 +74,7 @@ operators:
   - {uid: cnt, type: count, from: [key]}
   - {uid: files, type: file, from: [cnt], path: %s, bucket: none, rolling: {onCheckpoint: true}}
 `, out)))
-		time.Sleep(500 * time.Millisecond)
+		e.waitCheckpoint(id) // a retained checkpoint's files to check
 		e.mustRun("savepoint", id, sp)
 		e.mustRun("cancel", id)
 		e.waitState(id, api.StateCanceled, 10*time.Second)

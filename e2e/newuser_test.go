@@ -84,6 +84,15 @@ func (e *env) waitCheckpoint(id string) {
 		"no checkpoint of %s: %s", id, e.stderr.String())
 }
 
+// waitCompleted waits until job id has completed n checkpoints.
+func (e *env) waitCompleted(id string, n int) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		c := e.info(id).Checkpoints
+		return c != nil && c.Completed >= n
+	}, 20*time.Second, 20*time.Millisecond, "job %s did not complete %d checkpoints: %s", id, n, e.stderr.String())
+}
+
 // Exit codes as documented: a spec file that does not exist and an id
 // prefix that names no job are "not found" (4), and so is an ambiguous
 // prefix, which lists the jobs it matches.
@@ -227,7 +236,7 @@ operators:
   - {uid: files, type: file, from: [gen], path: %s, bucket: none}
 `, out)))
 	e.waitCheckpoint(id)
-	time.Sleep(300 * time.Millisecond)
+	e.waitCompleted(id, e.info(id).Checkpoints.Completed+2) // checkpoints commit nothing before the part rolls
 	r := e.run("dev", "verify", "--path", out, "--field", "idx", "-o", "json")
 	var before struct{ Records int64 }
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &before), r.stdout+r.stderr)

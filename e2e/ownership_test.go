@@ -170,6 +170,7 @@ func writeFile(path, data string) error {
 // a file, a new job is refused as before; while the owner runs, even its
 // empty directory is refused.
 func TestEndedJobThatCommittedNothingLeavesItsOutputFree(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")

@@ -42,6 +42,7 @@ func waitOpenWindows(t *testing.T, e *env, id string) {
 // by run --dry-run -s, naming the uid, the old and new value and the ways
 // out, and creates no job; a renamed aggregate goes ahead, said to be safe.
 func TestRestoreRefusesChangedMeaning(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	sp, spec := savepointWithOpenWindows(t, e)
@@ -86,6 +87,7 @@ func TestRestoreRefusesChangedMeaning(t *testing.T) {
 // A savepoint written before state meanings were recorded restores as
 // before, with a warning that its state cannot be checked from it.
 func TestRestoreOldSavepointWarnsUnchecked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startDaemon()
 	sp := filepath.Join(e.home, "old")
@@ -102,6 +104,7 @@ func TestRestoreOldSavepointWarnsUnchecked(t *testing.T) {
 // restores it with the windows that fired kept fired: the output holds
 // every window once.
 func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()

@@ -244,9 +244,7 @@ func TestSavepointRelocationS3AndLocal(t *testing.T) {
 // and sink steps of the S3 paths); each is restarted. The output, read
 // with an independent S3 client, holds every record exactly once, and no
 // multipart upload is left behind.
-func TestKillLoopOnS3ExactlyOnce(t *testing.T) {
-	t.Parallel()
-	killLoopOneAtATime(t)
+func killLoopOnS3ExactlyOnce(t *testing.T) {
 	start := time.Now()
 	kills, records := 20, int64(40_000)
 	if os.Getenv("FLINKGO_CHAOS") == "long" {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +28,7 @@ func TestSavepointLifecycle(t *testing.T) {
 	e.startDaemon()
 	spec := e.writeSpec("stateful.yaml", statefulSpec)
 	id := e.mustRun("run", spec)
-	time.Sleep(500 * time.Millisecond)
+	e.waitCheckpoint(id) // keyed state to restore
 
 	// No target and no state.savepoints.dir: $FLINKGO_HOME/savepoints,
 	// where the shutdown savepoints go too; stderr says how to restore,

@@ -50,7 +50,13 @@ operators:
 		info, err := e.jobInfo(id)
 		return err == nil && info.Checkpoints != nil && info.Checkpoints.Completed >= checkpoints
 	}), "no checkpoint")
-	time.Sleep(time.Second) // records after the checkpoint
+	// Records after the checkpoint: 1,000 more read (half a second of
+	// input) for the stop to commit.
+	read := e.info(id).Operators[0].RecordsOut
+	require.True(t, waitFor(20*time.Second, func() bool {
+		info, err := e.jobInfo(id)
+		return err == nil && info.Operators[0].RecordsOut >= read+1000
+	}), "no records after the checkpoint")
 	r := e.run("stop", id, "--savepoint-path", filepath.Join(e.home, "sp"))
 	require.Equal(t, 5, r.code, "the daemon exits in the stop's commit: %s%s", r.stdout, r.stderr)
 	require.Contains(t, e.stderr.String(), "injected fault: file.commit-done exit")

@@ -335,7 +335,9 @@ func TestDiskFullAndIOErrors(t *testing.T) {
 	cases := diskCases(sweepSize())
 	outs := make([]diskOutcome, len(cases))
 	var retried atomic.Int64
-	parallel(len(cases), 6, func(i int) {
+	// 12 cases at once: a case mostly waits (the datagen rate, its
+	// restarts), and on 2 cores the sweep took 17 s so, 30 s 6 at once.
+	parallel(len(cases), 12, func(i int) {
 		for attempt := 0; ; attempt++ {
 			outs[i] = runDiskFault(cases[i])
 			if !outs[i].unreached || attempt == 2 {

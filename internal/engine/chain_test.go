@@ -97,7 +97,7 @@ func TestChainingAcrossStopAndRestore(t *testing.T) {
 		j := runtimetest.Start(t, chainSpec(name, run.par, total, run.chaining), runtimetest.Options{Types: testTypes,
 			CheckpointsDir: t.TempDir(), SavepointsDir: spDir, Restore: path})
 		if i < 3 {
-			time.Sleep(300 * time.Millisecond)
+			waitRead(t, j, total/10)
 			var err error
 			path, _, err = j.Stop("", false)
 			require.NoError(t, err)

@@ -51,7 +51,7 @@ func TestTwentyRestoreCycles(t *testing.T) {
 					require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
 					break
 				}
-				time.Sleep(40 * time.Millisecond)
+				waitRead(t, j, 1000) // of the 3,000 left per cycle
 				var err error
 				if how == "stop" {
 					path, _, err = j.Stop(t.TempDir(), false)
@@ -84,7 +84,7 @@ func TestTwentyRestoreCycles(t *testing.T) {
 func TestIncompatibleRestores(t *testing.T) {
 	name := fmt.Sprintf("incompatible-%d", time.Now().UnixNano())
 	j := runtimetest.Start(t, keyedSpec(name, 1, 1_000_000), runtimetest.Options{Types: testTypes})
-	time.Sleep(100 * time.Millisecond)
+	waitRead(t, j, 1000)
 	path, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, j.Cancel())
@@ -129,7 +129,7 @@ operators:
 func TestCorruptSavepointsRefused(t *testing.T) {
 	name := fmt.Sprintf("corrupt-%d", time.Now().UnixNano())
 	j := runtimetest.Start(t, keyedSpec(name, 2, 1_000_000), runtimetest.Options{Types: testTypes})
-	time.Sleep(100 * time.Millisecond)
+	waitRead(t, j, 1000)
 	good, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, j.Cancel())

@@ -126,7 +126,7 @@ operators:
 			}
 			sp := t.TempDir()
 			j := runtimetest.Start(t, spec(2), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: sp})
-			time.Sleep(300 * time.Millisecond)
+			waitRead(t, j, 50) // a timer for each of the 5 keys
 			path, _, err := j.Savepoint("")
 			require.NoError(t, err)
 			runtimetest.Cancel(t, 10*time.Second, j)

@@ -55,7 +55,7 @@ func replace(old, new string) func(string) string {
 func TestRestoreRefusesChangedStateMeaning(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	j := runtimetest.Start(t, meaningSpec(name, nil), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
-	time.Sleep(300 * time.Millisecond)
+	waitRead(t, j, 1000)
 	path, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, j.Cancel())
@@ -142,7 +142,7 @@ func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	spec := meaningSpec(name, nil)
 	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: t.TempDir()})
-	time.Sleep(300 * time.Millisecond)
+	waitRead(t, j, 1000)
 	path, _, err := j.Stop("", true)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second))

@@ -17,6 +17,18 @@ import (
 )
 
 // countingSpec is keyedSpec with 50ms checkpoints.
+// waitRead waits until job j's source (its first operator) has emitted n
+// records in this run: a stop or savepoint after it lands mid-input with
+// state to write, however fast or loaded the machine (a fixed sleep lands
+// before the first record on one and after the last on another).
+func waitRead(t *testing.T, j *engine.Job, n int64) {
+	t.Helper()
+	runtimetest.WaitUntil(t, 30*time.Second, fmt.Sprintf("%d records read", n), func() bool {
+		ops := j.Info().Operators
+		return len(ops) > 0 && ops[0].RecordsOut >= n
+	})
+}
+
 func countingSpec(name string, par, count int) string {
 	return "checkpointing: {interval: 50ms}\n" + keyedSpec(name, par, count)
 }
@@ -33,7 +45,7 @@ func TestStopRestoreRescale(t *testing.T) {
 		j := runtimetest.Start(t, countingSpec(name, par, total), runtimetest.Options{Types: testTypes,
 			CheckpointsDir: t.TempDir(), SavepointsDir: spDir, Restore: path})
 		if i < 2 {
-			time.Sleep(400 * time.Millisecond)
+			waitRead(t, j, total/10)
 			var err error
 			path, _, err = j.Stop("", false)
 			require.NoError(t, err)
@@ -58,7 +70,7 @@ func TestStopRestoreRescale(t *testing.T) {
 func TestSavepointRelocatable(t *testing.T) {
 	name := fmt.Sprintf("moved-%d", time.Now().UnixNano())
 	j := runtimetest.Start(t, countingSpec(name, 2, 1_000_000), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
-	time.Sleep(200 * time.Millisecond)
+	waitRead(t, j, 1000)
 	target := t.TempDir()
 	path, id, err := j.Savepoint(target)
 	require.NoError(t, err)
@@ -83,7 +95,7 @@ func TestSavepointRelocatable(t *testing.T) {
 func TestRestorePlanProblems(t *testing.T) {
 	name := fmt.Sprintf("plan-%d", time.Now().UnixNano())
 	j := runtimetest.Start(t, countingSpec(name, 1, 1_000_000), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
-	time.Sleep(100 * time.Millisecond)
+	waitRead(t, j, 1000)
 	path, _, err := j.Savepoint(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, j.Cancel())

@@ -26,7 +26,7 @@ func TestStatelessSubtasksWriteNoStateFile(t *testing.T) {
 	const total = 40000
 	name := fmt.Sprintf("stateless-%d", time.Now().UnixNano())
 	j := runtimetest.Start(t, countingSpec(name, 2, total), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: t.TempDir()})
-	time.Sleep(300 * time.Millisecond)
+	waitRead(t, j, total/10)
 	path, _, err := j.Stop("", false)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 10*time.Second))

@@ -181,7 +181,7 @@ operators:
     aggregate: {n: count()}
   - {uid: out, type: test-collect, from: [win], name: %s, parallelism: 1}
 `, name), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), SavepointsDir: t.TempDir()})
-	time.Sleep(300 * time.Millisecond)
+	waitRead(t, j, 5000)
 	_, _, err := j.Stop("", true)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second))

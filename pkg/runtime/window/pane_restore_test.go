@@ -25,7 +25,7 @@ func TestRunFromDrainedSavepointWindowsTheRest(t *testing.T) {
 	sp, chk := t.TempDir(), t.TempDir()
 	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
 	runtimetest.WaitCheckpoint(t, 20*time.Second, j)
-	time.Sleep(150 * time.Millisecond)
+	waitRead(t, j, 5000)
 	path, _, err := j.Stop("", true)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)

@@ -15,6 +15,18 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
+// waitRead waits until job j's source (its first operator) has emitted n
+// records: a savepoint or stop after it lands among open windows, however
+// fast or loaded the machine (after a fixed sleep the 20,000 events of
+// restoreSpec may all be read on one machine and few on another).
+func waitRead(t *testing.T, j *engine.Job, n int64) {
+	t.Helper()
+	runtimetest.WaitUntil(t, 30*time.Second, fmt.Sprintf("%d records read", n), func() bool {
+		ops := j.Info().Operators
+		return len(ops) > 0 && ops[0].RecordsOut >= n
+	})
+}
+
 // restoreSpec: the exactness job into an exactly-once file sink, its source
 // slowed down so a savepoint lands among open windows.
 func restoreSpec(window, out string, par int) string {
@@ -77,7 +89,7 @@ func TestSavepointAmongOpenWindowsRestoresAtAnotherParallelism(t *testing.T) {
 			out, sp, chk := t.TempDir(), t.TempDir(), t.TempDir()
 			j := runtimetest.Start(t, restoreSpec(c.window, out, 2), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
 			runtimetest.WaitCheckpoint(t, 20*time.Second, j)
-			time.Sleep(150 * time.Millisecond)
+			waitRead(t, j, 5000)
 			path, _, err := j.Savepoint("")
 			require.NoError(t, err)
 			info := j.Info()
@@ -118,7 +130,7 @@ func TestStopWithoutDrainFiresNothingAfterTheSavepoint(t *testing.T) {
 	sp, chk := t.TempDir(), t.TempDir()
 	j := runtimetest.Start(t, spec(2), runtimetest.Options{Types: testTypes, CheckpointsDir: chk, SavepointsDir: sp})
 	runtimetest.WaitCheckpoint(t, 20*time.Second, j)
-	time.Sleep(150 * time.Millisecond)
+	waitRead(t, j, 5000)
 	path, _, err := j.Stop("", false)
 	require.NoError(t, err)
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 20*time.Second), j.Info().Error)
