@@ -230,13 +230,15 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 			}
 			before := e.mustRun("list", "-a", "-o", "json")
 			watched := []string{e.home + "/cases", filepath.Join(e.home, "sp"), firstOut, filepath.Join(e.home, "checkpoints"), filepath.Join(e.home, "jobs")}
-			// The stopped job's events.json (and so its directory) is
-			// rewritten once more by the daemon's sampler within a second
-			// of its end, whenever that falls: not a case's doing.
+			// The stopped job's events.json and history.gob.gz (and so its
+			// directory) are written once more by the daemon's sampler
+			// within a second of its end, whenever that falls: not a
+			// case's doing.
 			snapshot := func(w string) map[string]string {
 				tree := treeSnapshot(t, w)
 				delete(tree, filepath.Join(e.home, "jobs", id))
 				delete(tree, filepath.Join(e.home, "jobs", id, "events.json"))
+				delete(tree, filepath.Join(e.home, "jobs", id, "history.gob.gz"))
 				return tree
 			}
 			trees := map[string]map[string]string{}
