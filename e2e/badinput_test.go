@@ -92,7 +92,7 @@ var badSpecs = []struct {
 // column and field of every problem, the daemon's API refuses them too
 // (422 with the details), and nothing starts.
 func TestRefusesBadSpecs(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
@@ -201,7 +201,7 @@ func (e *env) runFor(timeout time.Duration, args ...string) result {
 // file, line and key; the daemon does not start and writes nothing into its
 // home (no socket, token or lock).
 func TestRefusesBadConfigs(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	refused := 0
 	confDir := t.TempDir()
@@ -258,7 +258,7 @@ func TestRefusesBadConfigs(t *testing.T) {
 // and no line; "restart-strategy.fixed-delay.attempts: must be 0 or more"
 // has no line either.
 func TestConfigCrossFieldErrorsNameTheKeyAndLine(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	conf := filepath.Join(t.TempDir(), "flinkgo.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("execution.checkpointing.interval: 1s\nexecution.checkpointing.min-pause: 5s\nexecution.checkpointing.max-concurrent-checkpoints: 2\n"), 0o600))

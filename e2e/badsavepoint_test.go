@@ -197,7 +197,7 @@ operators:
 // refused with exit 3 and a message naming the file and the cause; nothing
 // starts, nothing is written, nothing panics and the daemon lives on.
 func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
@@ -293,7 +293,7 @@ func TestRefusesCorruptAndIncompatibleSavepoints(t *testing.T) {
 // state file, so a swapped file passes verification and `savepoint inspect`
 // calls the savepoint complete.
 func TestRefusesSavepointWithSubstitutedStateFile(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	id := e.mustRun("run", e.writeSpec("first.yaml", strings.ReplaceAll(restoreSpec, "OUT", filepath.Join(e.home, "out"))))

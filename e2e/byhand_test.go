@@ -83,7 +83,7 @@ var verifiedJob = regexp.MustCompile(`records 1\.\.\d+: \d+ records in \d+ files
 // output directory, and each run's dev verify checks that run's restored
 // job — a second run cannot pass on the first run's files.
 func TestByHandBlockTwice(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	script := strings.Join(byHandBlock(t, "../README.md"), "\n")
 	out, tmp := runByHand(t, script+"\n"+script)
 	runs := verifiedJob.FindAllStringSubmatch(out, -1)

@@ -12,18 +12,17 @@ import "testing"
 //
 // One parallel test per chain, not a lock taken by each test after
 // t.Parallel: a test waiting for such a lock holds one of the -parallel
-// slots all the while (230 s of slots in one run of the package, with
-// -parallel 3). The chains are the package's longest work (some 150 s
-// each), so they should start among the first: paused tests resume
-// roughly in the order they paused, and this file sorts before most.
+// turns all the while (230 s of turns in one run of the package, with
+// -parallel 3). The chains are the package's longest work (some 100 s
+// each under load), so they take the first turns (parallelFirst,
+// turns_test.go).
 
 func TestHA(t *testing.T) {
-	t.Parallel()
+	parallelFirst(t)
 	for _, c := range []struct {
 		name string
 		run  func(*testing.T)
 	}{
-		{"FailoverAfterKill", haFailoverAfterKill},
 		{"FailoverOnS3", haFailoverOnS3},
 		{"ZombieOwnerCommitsNothing", haZombieOwnerCommitsNothing},
 		{"EtcdMembersLost", haEtcdMembersLost},
@@ -35,7 +34,7 @@ func TestHA(t *testing.T) {
 }
 
 func TestKillLoops(t *testing.T) {
-	t.Parallel()
+	parallelFirst(t)
 	for _, c := range []struct {
 		name string
 		run  func(*testing.T)

@@ -190,7 +190,7 @@ type apiRequest struct {
 // changes state, paths the daemon would read or write are checked, and an
 // oversized body is refused without harm.
 func TestControlAPIRefusals(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	a := newAPIEnv(t)
 
@@ -239,7 +239,7 @@ func TestControlAPIRefusals(t *testing.T) {
 // aimed at allowed/link (-> outside) is written outside, and run -s reads
 // from there.
 func TestAllowedPathsSymlinkEscape(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	a := newAPIEnv(t)
 	link := filepath.Join(a.allowed, "link")
 	require.NoError(t, os.Symlink(a.outside, link))
@@ -257,7 +257,7 @@ func TestAllowedPathsSymlinkEscape(t *testing.T) {
 // through a handle on it that does not follow links out of it, so every
 // savepoint either lands inside or fails; before, 20 of 150 landed outside.
 func TestAllowedPathsSymlinkRace(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	a := newAPIEnv(t)
 	link := filepath.Join(a.allowed, "link")

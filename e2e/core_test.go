@@ -30,7 +30,7 @@ operators:
 `
 
 func TestBoundedJobFinishesWithCounts(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	id := e.mustRun("run", e.writeSpec("bounded.yaml", boundedSpec))
@@ -51,7 +51,7 @@ func TestBoundedJobFinishesWithCounts(t *testing.T) {
 }
 
 func TestUnboundedJobCanceled(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	out := e.mustRun("run", e.writeSpec("forever.yaml", unboundedSpec), "-o", "json")
@@ -79,7 +79,7 @@ func TestUnboundedJobCanceled(t *testing.T) {
 }
 
 func TestValidateExitCodes(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	bad := e.writeSpec("bad.yaml", `
 name: bad
@@ -100,7 +100,7 @@ operators:
 }
 
 func TestNoDaemon(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	r := e.run("list")
 	require.Equal(t, 5, r.code)

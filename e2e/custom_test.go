@@ -23,7 +23,7 @@ import (
 // and the files hold what an uninterrupted run gives: for every key each
 // running count exactly once, and the last one the key's true average.
 func TestCustomOperatorBinarySurvivesSavepointAndRescale(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin := filepath.Join(t.TempDir(), "flinkgo-custom")
 	build := exec.Command("go", "build", "-race", "-o", bin, "../examples/custom-operator")
 	out, err := build.CombinedOutput()

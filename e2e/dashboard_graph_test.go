@@ -54,7 +54,7 @@ func (b *browser) shotOf(name, sel string) {
 // its subtasks. The overview filters and sorts by state and draws a
 // sparkline per job.
 func TestDashboardGraphChartsAndOutput(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.extra = []string{"FLINKGO_FAULTS=file.write:delay,every=1,times=100000000,delay=20ms"}
 	e.startDaemon()

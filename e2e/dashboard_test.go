@@ -225,7 +225,7 @@ operators:
 // overview, see the running job, open its page, read the id in its header,
 // take a savepoint and find it listed, cancel the job and see it CANCELED.
 func TestDashboardInBrowser(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	savepoints := filepath.Join(e.home, "savepoints-here")
 	conf := filepath.Join(t.TempDir(), "daemon.yaml")
@@ -368,7 +368,7 @@ func (b *browser) forget() {
 // Without a TCP listener there is no dashboard, and `flinkgo ui` says how
 // to turn it on rather than printing a link that cannot work.
 func TestUIWithoutRESTListener(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.spawnDaemon("--rest-address=")
 	e.waitReady(20 * time.Second)
@@ -383,7 +383,7 @@ func TestUIWithoutRESTListener(t *testing.T) {
 // login link: the one-time code must not show on a command line, which any
 // local user can read.
 func TestUIOpensBrowserWithoutCodeOnCommandLine(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	bin := t.TempDir()

@@ -82,7 +82,7 @@ func finishedLines(t *testing.T, dir string) []string {
 // expression's, keyed and partitioned by key; a bad expression or option
 // is a usage error (exit 2) and writes nothing.
 func TestDevProduceExpression(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	b := broker(t, "shaped", 2)
 	e := newEnv(t)
 	r := e.run("dev", "produce", "--brokers", b.Addr(), "--topic", "shaped", "--count", "500", "--rate", "0",
@@ -154,7 +154,7 @@ func TestDevProduceExpression(t *testing.T) {
 // Kafka timestamp is the event time), compared through two real jobs'
 // finished files, and computed independently from datagen.Events.
 func TestDevProduceEventsEqualsDatagen(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const n = 3000
 	opts := []string{"--keys", "13", "--out-of-orderness", "2s", "--late-every", "97", "--late-by", "1m", "--seed", "42"}
 	b := broker(t, "events", 3)

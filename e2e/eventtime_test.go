@@ -78,7 +78,7 @@ func committedWindows(t *testing.T, dir string) map[string]e2eWindow {
 // the end every window is committed once with the figures of an
 // uninterrupted run.
 func TestKillDaemonWithOpenWindows(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const count = 12000
 	start := time.Now()
 	e := newEnv(t)

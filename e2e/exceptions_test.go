@@ -15,7 +15,7 @@ import (
 // history): before, info showed only the last error and a restarted
 // daemon had no events for the job.
 func TestInfoListsFailuresAcrossRestart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	defer e.killDaemon()

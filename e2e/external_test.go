@@ -15,7 +15,7 @@ import (
 // and runs a unit test of them with the crash-simulating filesystem: proof
 // that nothing an extension needs is internal.
 func TestExternalModuleBuildsAgainstThePublicAPI(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	checkout, err := filepath.Abs("..")
 	require.NoError(t, err)
 	dir := t.TempDir()

@@ -14,7 +14,7 @@ import (
 // A bounded datagen → file job ends FINISHED with exactly its records in
 // finished files; an unbounded one without checkpointing is refused.
 func TestBoundedJobToFiles(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -111,7 +111,10 @@ operators:
 	}
 	require.Equal(t, map[string]string{"gen": "", "all": "gen", "wide": "gen", "files": ""}, chained)
 	// Mid-run: a checkpoint has committed part of the output.
-	require.True(t, waitFor(10*time.Second, func() bool { c := e.info(id).Checkpoints; return c != nil && c.Completed > 0 }), "no checkpoint")
+	require.True(t, waitFor(10*time.Second, func() bool {
+		info, err := e.jobInfo(id)
+		return err == nil && info.Checkpoints != nil && info.Checkpoints.Completed > 0
+	}), "no checkpoint")
 	sp := e.mustRun("savepoint", id)
 	e.mustRun("cancel", id)
 	e.waitState(id, api.StateCanceled, 10*time.Second)

@@ -26,7 +26,11 @@ const (
 // other two take the jobs within the lease TTL plus the restore time and
 // finish them; the independent checker (flinkgo dev verify, and dev verify
 // --kafka) finds every record exactly once.
-func haFailoverAfterKill(t *testing.T) {
+//
+// Sequential (no t.Parallel, outside TestHA): beside the other tests one
+// survivor can take all three jobs before the other claims one (seen
+// under load: map[2:3]), and the test checks that they share them.
+func TestHAFailoverAfterKill(t *testing.T) {
 	start := time.Now()
 	c := newHACluster(t, 3)
 	broker, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0",
@@ -88,7 +92,7 @@ func haFailoverAfterKill(t *testing.T) {
 	require.True(t, waitFor(60*time.Second, prod.finished), "producer still running")
 	require.NoError(t, prod.err)
 	var k reportT
-	require.True(t, waitFor(60*time.Second, func() bool {
+	require.True(t, waitEvery(60*time.Second, checkEvery, func() bool {
 		k = reportT(verifyTopic(t, c.daemons[1], broker.Addr(), "out"))
 		return k.Distinct >= haKafkaRecords
 	}), "kafka job committed %d of %d\n%s", k.Distinct, haKafkaRecords, c.logs())

@@ -71,7 +71,7 @@ func haZombieOwnerCommitsNothing(t *testing.T) {
 	waitInfo(t, c, 1, ids[0], api.StateFinished, 60*time.Second)
 	require.True(t, waitFor(60*time.Second, prod.finished), "producer still running")
 	var k verify.Report
-	require.True(t, waitFor(60*time.Second, func() bool {
+	require.True(t, waitEvery(60*time.Second, checkEvery, func() bool {
 		k = verifyTopic(t, c.daemons[1], broker.Addr(), "out")
 		return k.Distinct >= haKafkaRecords
 	}), "kafka job committed %d of %d\n%s", k.Distinct, haKafkaRecords, c.logs())
@@ -163,7 +163,7 @@ func haEtcdMembersLost(t *testing.T) {
 
 	require.NoError(t, c.etcd.RestartMembers(0, 1))
 	back := time.Now()
-	require.Truef(t, waitFor(30*time.Second, func() bool { return finishedRecords(c.out("a")) > committed }),
+	require.Truef(t, waitEvery(30*time.Second, checkEvery, func() bool { return finishedRecords(c.out("a")) > committed }),
 		"no output committed after quorum returned\n%s", c.logs())
 	t.Logf("quorum back: output committed again after %s", time.Since(back).Round(time.Millisecond))
 	waitInfo(t, c, 1, id, api.StateFinished, 60*time.Second)

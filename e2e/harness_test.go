@@ -26,6 +26,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	takeOverParallel()
 	dir, err := os.MkdirTemp("", "flinkgo-e2e-bin")
 	if err != nil {
 		panic(err)
@@ -170,19 +171,25 @@ func (e *env) info(id string) api.JobInfo {
 	return info
 }
 
-// waitState polls info until the job is in state (or fails the test).
+// waitState polls the job's info until it is in state (or fails the
+// test). It asks over the socket: a CLI process per poll costs some 70 ms
+// of CPU with the race detector.
 func (e *env) waitState(id string, state api.JobState, timeout time.Duration) api.JobInfo {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var info api.JobInfo
+	var err error
 	for time.Now().Before(deadline) {
-		info = e.info(id)
-		if info.State == state {
-			return info
+		var got *api.JobInfo
+		if got, err = e.jobInfo(id); err == nil {
+			info = *got
+			if info.State == state {
+				return info
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	e.t.Fatalf("job %s is %s (error %q), not %s after %s\ndaemon log:\n%s", id, info.State, info.Error, state, timeout, e.stderr.String())
+	e.t.Fatalf("job %s is %s (error %q, info: %v), not %s after %s\ndaemon log:\n%s", id, info.State, info.Error, err, state, timeout, e.stderr.String())
 	return info
 }
 

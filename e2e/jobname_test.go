@@ -14,7 +14,7 @@ import (
 // name are an error listing both. logs -n above the cap says so, and a
 // drained stop explains why it prints no restore command.
 func TestJobsAddressedByName(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	first := e.mustRun("run", e.writeSpec("a.yaml", ownedSpec("user-windows", filepath.Join(e.home, "a"))))

@@ -24,7 +24,7 @@ import (
 // input from the beginning (or skipping them); a read_committed reader
 // finds every record once.
 func TestKafkaSavepointWithExpiredTransactions(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
 		Topics: []kafkabroker.Topic{{Name: "in", Partitions: 2}, {Name: "out", Partitions: 2}}})
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ operators:
 	id := e.mustRun("run", spec)
 	// Right after the first checkpoint committed: the next one, which
 	// would commit the savepoint's transactions, is 10 s away.
-	require.True(t, waitFor(40*time.Second, func() bool { return verifyTopic(t, e, b.Addr(), "out").Distinct > 500 }), "records committed")
+	require.True(t, waitEvery(40*time.Second, checkEvery, func() bool { return verifyTopic(t, e, b.Addr(), "out").Distinct > 500 }), "records committed")
 	sp := e.mustRun("savepoint", id, filepath.Join(e.home, "sp"))
 	e.mustRun("cancel", id)
 	cancel()

@@ -49,7 +49,7 @@ func requireExactly(t *testing.T, out string, n int64) {
 // task failures injected (in commits and in the source) and one kill -9 of
 // the daemon mid-run; the finished files hold every record exactly once.
 func TestKafkaToFilesExactlyOnceWithFailuresAndKill(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const total = 100_000
 	b := broker(t, "seq", 4)
 	sent, err := produce.Run(context.Background(), produce.Config{Brokers: []string{b.Addr()}, Topic: "seq", Count: total})
@@ -89,7 +89,7 @@ func TestKafkaToFilesExactlyOnceWithFailuresAndKill(t *testing.T) {
 // restart from latest offsets loses records; with savepoint, cancel and
 // run -s the output has no gap and no duplicate.
 func TestSavepointExperiment(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	b := broker(t, "flink-test", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -69,7 +69,7 @@ operators:
 	l.run(plan, prod)
 	l.drain(plan, prod)
 	var r verify.Report
-	done := waitFor(90*time.Second, func() bool {
+	done := waitEvery(90*time.Second, checkEvery, func() bool {
 		r = verifyTopic(t, e, l.addr, "out")
 		return r.Distinct >= plan.records
 	})

@@ -91,17 +91,29 @@ func (w checkpointWatch) scan() (maxID int64, complete bool) {
 	return maxID, err == nil
 }
 
-// waitFor polls cond every millisecond until it holds or timeout passes.
+// waitFor polls cond every 10 ms until it holds or timeout passes. A
+// condition that asks a daemon (its info) or reads output (verify) costs
+// milliseconds of CPU with the race detector: polled every millisecond it
+// kept a core busy beside the daemons it waited for.
 func waitFor(timeout time.Duration, cond func() bool) bool {
+	return waitEvery(timeout, 10*time.Millisecond, cond)
+}
+
+// waitEvery polls cond every interval until it holds or timeout passes.
+func waitEvery(timeout, interval time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if cond() {
 			return true
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(interval)
 	}
 	return false
 }
+
+// checkEvery is how often a wait reads a job's whole output (a file sink's
+// directory, a topic) to see whether it is complete.
+const checkEvery = 100 * time.Millisecond
 
 // kafkaProducer writes the known input in the background: all but a
 // reserve at the plan's rate, then the reserve in small chunks on demand.
@@ -300,7 +312,9 @@ func (l *killLoop) await(mode killMode, point string) killMode {
 func (l *killLoop) awaitCheckpoint(mode killMode) bool {
 	seen, _ := l.watch.scan()
 	skip := l.rng.IntN(3)
-	return waitFor(5*time.Second, func() bool {
+	// Every millisecond: a checkpoint is without its _metadata for a few
+	// milliseconds only.
+	return waitEvery(5*time.Second, time.Millisecond, func() bool {
 		n, complete := l.watch.scan()
 		switch {
 		case n <= seen:
@@ -421,7 +435,7 @@ operators:
 	l.drain(plan, prod)
 	var r *verify.Report
 	var err error
-	done := waitFor(90*time.Second, func() bool {
+	done := waitEvery(90*time.Second, checkEvery, func() bool {
 		r, err = verify.Run(verify.Options{Path: out, Field: "idx"})
 		return err == nil && r.Distinct >= plan.records
 	})

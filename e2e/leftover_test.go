@@ -47,7 +47,7 @@ func (e *env) listed(path string) *api.SavepointEntry {
 // incomplete and say how to remove it, dispose refuses it without --force
 // and removes it with.
 func TestCrashedSavepointLeavesAnIncompleteDirectory(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	sp := filepath.Join(e.home, "sp")
@@ -91,7 +91,7 @@ func TestCrashedSavepointLeavesAnIncompleteDirectory(t *testing.T) {
 // neither run -s nor the listing takes it for one; the output stays
 // exactly once.
 func TestCrashedStopLeavesAnAbandonedSavepoint(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	const total = 20000
 	e := newEnv(t)

@@ -16,7 +16,7 @@ import (
 // events on stderr; -f follows until the job ends, and every line the
 // print sink wrote comes out once, in order.
 func TestLogsCommand(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	defer e.stopDaemon()

@@ -53,7 +53,7 @@ func requireModes(t *testing.T, root string, file, dir fs.FileMode) {
 // savepoint and registry files 0600 in 0700 directories, file sink output
 // too; daemon.umask widens that on purpose.
 func TestFilesArePrivate(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	old := syscall.Umask(0o022) // the usual umask, which the daemon inherits
 	defer syscall.Umask(old)
 	for _, tc := range []struct {
@@ -90,7 +90,7 @@ operators:
 // A print job's job.out is rotated at daemon.job-out.max-size, keeping
 // one previous file: the home holds at most about twice the cap per job.
 func TestJobOutIsCapped(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	conf := filepath.Join(t.TempDir(), "daemon.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("daemon.job-out.max-size: 64KiB\n"), 0o600))

@@ -33,7 +33,7 @@ operators:
 // own spec file (submitted by a relative path from another directory), and
 // that command, pasted, works; run -s without a file says what is missing.
 func TestRestoreCommandsNameTheJobFile(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	work := filepath.Join(e.home, "work")
@@ -80,16 +80,18 @@ func TestRestoreCommandsNameTheJobFile(t *testing.T) {
 // waitCheckpoint waits for a job's first completed checkpoint.
 func (e *env) waitCheckpoint(id string) {
 	e.t.Helper()
-	require.Eventually(e.t, func() bool { return e.info(id).LatestCheckpoint != nil }, 20*time.Second, 20*time.Millisecond,
-		"no checkpoint of %s: %s", id, e.stderr.String())
+	require.Eventually(e.t, func() bool {
+		info, err := e.jobInfo(id)
+		return err == nil && info.LatestCheckpoint != nil
+	}, 20*time.Second, 20*time.Millisecond, "no checkpoint of %s: %s", id, e.stderr.String())
 }
 
 // waitCompleted waits until job id has completed n checkpoints.
 func (e *env) waitCompleted(id string, n int) {
 	e.t.Helper()
 	require.Eventually(e.t, func() bool {
-		c := e.info(id).Checkpoints
-		return c != nil && c.Completed >= n
+		info, err := e.jobInfo(id)
+		return err == nil && info.Checkpoints != nil && info.Checkpoints.Completed >= n
 	}, 20*time.Second, 20*time.Millisecond, "job %s did not complete %d checkpoints: %s", id, n, e.stderr.String())
 }
 
@@ -97,7 +99,7 @@ func (e *env) waitCompleted(id string, n int) {
 // prefix that names no job are "not found" (4), and so is an ambiguous
 // prefix, which lists the jobs it matches.
 func TestExitCodesNotFoundAndAmbiguous(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	missing := filepath.Join(e.home, "nonexist.yaml")
@@ -133,7 +135,7 @@ func TestExitCodesNotFoundAndAmbiguous(t *testing.T) {
 // are [] rather than null, an error is JSON on stderr (with the exit code
 // unchanged), and savepoint inspect prints for people, not Go syntax.
 func TestJSONOutputConventions(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	spec := e.writeSpec("j.yaml", `
@@ -224,7 +226,7 @@ func requireConventions(t *testing.T, what, out string) {
 // minute; flinkgo stop rolls the in-progress parts, so once it returns
 // everything the sink received is in finished files.
 func TestStopShowsTheFileSinkOutput(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -258,7 +260,7 @@ operators:
 // reason; no restart is spent (the default strategy with checkpointing
 // restarts without limit).
 func TestConfigurationErrorsFailAtStart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	kb := broker(t, "flink-test", 1)
 	ns, err := natsserver.Start(natsserver.Config{Listen: "127.0.0.1:0", Streams: []natsserver.Stream{{Name: "q", Subjects: []string{"q.in"}}}})
 	require.NoError(t, err)
@@ -335,7 +337,7 @@ operators:
 // job FAILED naming it, instead of restarting forever; onError: skip goes
 // past it and counts it in info.
 func TestPoisonRecordEndsTheJob(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	spec := func(onError string) string {

@@ -93,7 +93,7 @@ func checkpointDirs(t *testing.T, home, id string) []string {
 // every committed record); it is FAILED with the reason and what to do, and
 // the checkpoint is kept. Repaired, it restores with run -s, exactly once.
 func TestUnreadableRestorePointIsNotStartedOver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
@@ -203,7 +203,7 @@ func registryOutage(t *testing.T, sigterm bool) *verify.Report {
 // shutdown savepoint cannot be recorded either, so it fails too), the job
 // resumes from the last restore point the registry holds, exactly once.
 func TestRegistryOutageThenRestart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	var records, dups int64
 	for _, sigterm := range []bool{false, true} {
@@ -222,7 +222,7 @@ func TestRegistryOutageThenRestart(t *testing.T) {
 // after an upgrade: a daemon crashed with the older format, the new one
 // resumes the job from its restore point, exactly once, and writes version 2.
 func TestRegistryVersion1IsResumed(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")

@@ -39,7 +39,7 @@ type refusal struct {
 }
 
 func TestOneOutputDirectoryOneOwner(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()
@@ -120,7 +120,7 @@ var requestIDHint = regexp.MustCompile(`--request-id ([0-9a-f]+)`)
 // ask again; asked again with that id, the restarted daemon answers with
 // the job it created instead of creating a second one.
 func TestSubmitRetryReturnsTheSameJob(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
@@ -170,7 +170,7 @@ func writeFile(path, data string) error {
 // a file, a new job is refused as before; while the owner runs, even its
 // empty directory is refused.
 func TestEndedJobThatCommittedNothingLeavesItsOutputFree(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")

@@ -39,7 +39,7 @@ func finalCounts(t *testing.T, path string) map[string]int {
 }
 
 func TestKillDaemonResumesFromCheckpoint(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	id := e.mustRun("run", e.writeSpec("count.yaml", countSpec))

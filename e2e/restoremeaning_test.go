@@ -28,7 +28,11 @@ func savepointWithOpenWindows(t *testing.T, e *env) (string, string) {
 func waitOpenWindows(t *testing.T, e *env, id string) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, op := range e.info(id).Operators {
+		info, err := e.jobInfo(id)
+		if err != nil {
+			continue
+		}
+		for _, op := range info.Operators {
 			if op.UID == "win" && op.RecordsIn > 0 {
 				return
 			}
@@ -42,7 +46,7 @@ func waitOpenWindows(t *testing.T, e *env, id string) {
 // by run --dry-run -s, naming the uid, the old and new value and the ways
 // out, and creates no job; a renamed aggregate goes ahead, said to be safe.
 func TestRestoreRefusesChangedMeaning(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	sp, spec := savepointWithOpenWindows(t, e)
@@ -87,7 +91,7 @@ func TestRestoreRefusesChangedMeaning(t *testing.T) {
 // A savepoint written before state meanings were recorded restores as
 // before, with a warning that its state cannot be checked from it.
 func TestRestoreOldSavepointWarnsUnchecked(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	sp := filepath.Join(e.home, "old")
@@ -104,7 +108,7 @@ func TestRestoreOldSavepointWarnsUnchecked(t *testing.T) {
 // restores it with the windows that fired kept fired: the output holds
 // every window once.
 func TestRestoreRefusesDrainedSavepoint(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	e.startDaemon()

@@ -125,7 +125,7 @@ func (s *s3Env) uploads(prefix string) int {
 func (s *s3Env) waitRecords(prefix string, n int64) *verify.Report {
 	s.t.Helper()
 	var r *verify.Report
-	require.Truef(s.t, waitFor(60*time.Second, func() bool {
+	require.Truef(s.t, waitEvery(60*time.Second, checkEvery, func() bool {
 		r = s.verifyOutput(prefix)
 		return r.Records >= n
 	}), "%s: fewer than %d records committed\n%s", prefix, n, s.stderr.String())
@@ -136,7 +136,7 @@ func (s *s3Env) waitRecords(prefix string, n int64) *verify.Report {
 // bucket: savepoint → cancel → run -s s3://… → stop; the output, read with
 // an independent S3 client, holds every idx exactly once.
 func TestSavepointExperimentOnS3(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	s := newS3Env(t)
 	b := broker(t, "flink-test", 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -201,7 +201,7 @@ operators:
 // copied into the bucket, too. Each restore continues the output without
 // gap or duplicate.
 func TestSavepointRelocationS3AndLocal(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	s := newS3Env(t)
 	s.startDaemon()
 	for _, c := range []struct{ name, target string }{{"s3-to-local", s.url("sp1")}, {"local-to-s3", filepath.Join(s.home, "sp2")}} {

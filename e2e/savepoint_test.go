@@ -23,7 +23,7 @@ operators:
 `
 
 func TestSavepointLifecycle(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	e := newEnv(t)
 	e.startDaemon()
 	spec := e.writeSpec("stateful.yaml", statefulSpec)

@@ -19,7 +19,7 @@ import (
 // once, the log says so and not that jobs did not stop in time, and the
 // next daemon resumes the job from its latest checkpoint, exactly once.
 func TestShutdownWithFailingSavepointDoesNotHang(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	e := newEnv(t)
 	blocker := filepath.Join(e.home, "not-a-dir")

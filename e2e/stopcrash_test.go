@@ -98,7 +98,7 @@ operators:
 // checkpoint before it: the restart restores that checkpoint and the output
 // stays exactly once.
 func TestStopWithSavepointCrashAfterCommit(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	start := time.Now()
 	committed, records, dups := stopCrash(t, 1)
 	t.Logf("the stop committed %d records before the crash; %d records in the end, %d duplicated", committed, records, dups)
@@ -112,6 +112,6 @@ func TestStopWithSavepointCrashAfterCommit(t *testing.T) {
 // checkpoints; a stop-with-savepoint commits sink output but is not a
 // recovery point (a Final checkpoint is, through PersistFinal).
 func TestStopWithSavepointCrashAfterCommitBeforeFirstCheckpoint(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	stopCrash(t, 0)
 }

@@ -20,7 +20,7 @@ import (
 // flinkgo on PATH is the binary under test. The step the tutorial marks
 // "# refused" must fail, naming the window and both sizes.
 func TestTutorial(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	script := docScript(t, "../docs/tutorial.md", "<!-- tutorial:begin", "<!-- tutorial:end -->")
 	require.True(t, strings.HasPrefix(script[0], "make build && export PATH=$PWD/bin:$PATH"), "it starts by putting bin/ on PATH: %s", script[0])
 	script[0] = "" // the binary under test is on PATH already
