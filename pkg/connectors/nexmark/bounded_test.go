@@ -31,7 +31,7 @@ import (
 // the second; bounded state is about the same.
 func TestQueryStateIsBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("700,000 events through six queries: not under -short (make check)")
+		t.Skip("1.1 M events through six queries: not under -short (make check)")
 	}
 	// What is compared is the state of the run's second and last thirds
 	// of event time, so what a run needs is a span of event time of many
@@ -41,18 +41,21 @@ func TestQueryStateIsBounded(t *testing.T) {
 	// times these rates, which took 2.4 times as long as all of TestQueries
 	// under -race. State that grows must still grow past the slack: the
 	// smallest state that grows with the input (q3's persons, q8's sellers
-	// and new users) holds some 50 keys or more, q8 twice that.
+	// and new users) holds some 50 keys or more. q4 and q8 keep their
+	// full runs: with a quarter (a half) of the events their upper
+	// quartiles of some 50 keys varied by more than the bound allows
+	// (q8's sellers 52 → 71 in a run with bounded state).
 	cases := []struct {
 		q         string
 		eventRate int // event time: the run is events / eventRate seconds of it
 		events    int
 	}{
-		{"q3", 50, 100_000},   // 2,000 s: 3.3 person expiries of 10 min
-		{"q4", 500, 100_000},  // 200 s: auctions last some 1,700 events (InFlightAuctions), 60 lifetimes
-		{"q5", 500, 100_000},  // 200 s: 100 slides of 2 s, windows of 10 s
-		{"q7", 125, 100_000},  // 800 s: 80 windows of 10 s, a key each
-		{"q8", 650, 200_000},  // 308 s: 30 windows of 10 s, 1.3 checkpoints each
-		{"q11", 500, 100_000}, // 200 s: sessions end 10 s after a bidder's last bid
+		{"q3", 50, 100_000},    // 2,000 s: 3.3 person expiries of 10 min
+		{"q4", 2_000, 400_000}, // 200 s: auctions last some 1,700 events (InFlightAuctions), 240 lifetimes
+		{"q5", 500, 100_000},   // 200 s: 100 slides of 2 s, windows of 10 s
+		{"q7", 125, 100_000},   // 800 s: 80 windows of 10 s, a key each
+		{"q8", 1_300, 400_000}, // 308 s: 30 windows of 10 s, 1.3 checkpoints each
+		{"q11", 500, 100_000},  // 200 s: sessions end 10 s after a bidder's last bid
 	}
 	for _, c := range cases {
 		t.Run(c.q, func(t *testing.T) {
