@@ -56,7 +56,7 @@ func haZombieOwnerCommitsNothing(t *testing.T) {
 	}), "the zombie did not notice it lost its session:\n%s", c.logs())
 	time.Sleep(2 * time.Second) // what it would do next, it does now
 	zlog := zombieEpoch(c.daemons[0].stderr.String()[woken:])
-	require.Emptyf(t, logLinesWith(t, zlog, "checkpoint completed"), "the zombie completed a checkpoint after waking:\n%s", zlog)
+	require.Emptyf(t, lateCompletions(t, c, ids, zlog), "the zombie completed a checkpoint after waking:\n%s", zlog)
 	list := c.daemons[0].mustRun("list", "-o", "json")
 	for _, id := range ids {
 		require.Contains(t, list, id)
@@ -80,7 +80,7 @@ func haZombieOwnerCommitsNothing(t *testing.T) {
 	k = verifyTopic(t, c.daemons[1], broker.Addr(), "out")
 	r := c.verifyOut(1, c.out("a"))
 	zlog = zombieEpoch(c.daemons[0].stderr.String()[woken:])
-	require.Emptyf(t, logLinesWith(t, zlog, "checkpoint completed"), "the zombie completed a checkpoint after waking:\n%s", zlog)
+	require.Emptyf(t, lateCompletions(t, c, ids, zlog), "the zombie completed a checkpoint after waking:\n%s", zlog)
 	requireNoPanic(t, "zombie log", c.daemons[0].stderr.String())
 	requireNoPanic(t, "new owner log", c.daemons[1].stderr.String())
 	lost := r.GapCount + max(0, haFileRecords-r.Last) + k.GapCount + max(0, haKafkaRecords-k.Last)
@@ -104,6 +104,31 @@ func zombieEpoch(log string) string {
 		return ""
 	}
 	return log
+}
+
+// lateCompletions are the checkpoints the woken zombie logged as completed
+// that were not its own to complete. One is: a checkpoint whose record
+// write etcd applied and answered before the freeze (the lease alive, the
+// claim held) is the owner's, and only its log line and the sinks' commit
+// call (refused by the fence and the broker) come after waking. The new
+// owner then restores from exactly that checkpoint, which tells it from a
+// zombie's act.
+func lateCompletions(t *testing.T, c *haCluster, ids []string, zlog string) []string {
+	restored := map[string]string{}
+	for _, id := range ids {
+		if info, err := c.info(1, id); err == nil {
+			restored[id] = info.RestoredFrom
+		}
+	}
+	var late []string
+	for _, line := range logLinesWith(t, zlog, "checkpoint completed") {
+		var l struct{ Job, Path string }
+		if json.Unmarshal([]byte(line), &l) == nil && l.Path != "" && restored[l.Job] == l.Path {
+			continue
+		}
+		late = append(late, line)
+	}
+	return late
 }
 
 // logLinesWith are the lines of a daemon's JSON log whose message is msg.
