@@ -22,6 +22,9 @@ const (
 	// (compacted onto one line) when it is valid JSON, else as a string;
 	// key is a string or null, timestamp Unix ms or null when unknown.
 	formatJSON
+	// formatParquet writes each part as one Parquet file (parquet.go):
+	// the members of each record's JSON object are its columns.
+	formatParquet
 )
 
 func (f format) String() string {
@@ -30,6 +33,8 @@ func (f format) String() string {
 		return "line"
 	case formatJSON:
 		return "json"
+	case formatParquet:
+		return "parquet"
 	}
 	return "unknown"
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -20,8 +23,12 @@ type options struct {
 	Rolling      rolling `yaml:"rolling"`
 	PartPrefix   *string `yaml:"partPrefix"` // default "part"
 	PartSuffix   string  `yaml:"partSuffix"` // default ""
-	Format       string  `yaml:"format"`     // line (default) or json
+	Format       string  `yaml:"format"`     // line (default), json or parquet
 	MaxOpenFiles *int    `yaml:"maxOpenFiles"`
+	// Columns (format parquet) are the Parquet file's columns, in order;
+	// without them the columns are the source's schema.
+	Columns     []columnSpec `yaml:"columns"`
+	Compression string       `yaml:"compression"` // parquet: snappy (default), zstd, gzip or none
 }
 
 // rolling is the rolling policy's options.
@@ -43,7 +50,8 @@ func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "file", Kind: api.KindSink,
 			Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
-				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json), maxOpenFiles",
+				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json|parquet), maxOpenFiles; "+
+				"parquet: columns [{name, type, nullable}] (default: the source's schema), compression (snappy|zstd|gzip|none)",
 			Configure: configure},
 	}
 }
@@ -57,6 +65,7 @@ type settings struct {
 	naming     naming
 	policy     policy
 	format     format
+	bulk       *bulkFormat // format parquet
 	maxOpen    int
 	bucketKind string
 }
@@ -77,8 +86,10 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		Judge: func(name, was, now string) (bool, string) {
 			return false, fmt.Sprintf("the snapshot's pending and in-progress part files are named relative to %s %q (a restore would fail or leave the output wrong)", name, was)
 		}}
+	// Only format parquet can refuse a record (one that does not fit the
+	// columns), so only then does onError apply.
 	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing, OutputPaths: []string{dir}, State: meaning,
-		NewOperator: func() runtime.Operator { return &sink{set: s} }}
+		OnError: s.format == formatParquet, NewOperator: func() runtime.Operator { return &sink{set: s} }}
 }
 
 // validate checks every option, reporting each problem at its line.
@@ -140,9 +151,12 @@ func validate(c *runtime.ConfigContext, o *options) (*settings, bool) {
 	case "", "line":
 	case "json":
 		s.format = formatJSON
+	case "parquet":
+		s.format = formatParquet
 	default:
-		bad("format", "must be line or json, got %q", o.Format)
+		bad("format", "must be line, json or parquet, got %q", o.Format)
 	}
+	validateParquet(c, o, s, bad)
 	if o.MaxOpenFiles != nil {
 		if *o.MaxOpenFiles < 1 {
 			bad("maxOpenFiles", "must be at least 1, got %d", *o.MaxOpenFiles)
@@ -217,4 +231,72 @@ func checkNamePart(s string, prefix bool) string {
 		return "is too long (at most 100 bytes)"
 	}
 	return ""
+}
+
+// validateParquet checks the parquet options (columns, compression) and
+// builds the format. A bulk format rolls every part at every checkpoint
+// (parquet.go explains why), whatever rolling.onCheckpoint says.
+func validateParquet(c *runtime.ConfigContext, o *options, s *settings, bad func(string, string, ...any)) {
+	if s.format != formatParquet {
+		if c.Has("columns") {
+			bad("columns", "applies to format: parquet only (format is %s)", s.format)
+		}
+		if c.Has("compression") {
+			bad("compression", "applies to format: parquet only (format is %s)", s.format)
+		}
+		return
+	}
+	s.policy.OnCheckpoint = true
+	codec := compress.Codec(&parquet.Snappy)
+	if o.Compression != "" {
+		var ok bool
+		if codec, ok = codecs[strings.ToLower(o.Compression)]; !ok {
+			bad("compression", "must be snappy, zstd, gzip or none, got %q", o.Compression)
+		}
+	}
+	var cols []column
+	switch {
+	case c.Has("columns"):
+		if len(o.Columns) == 0 {
+			bad("columns", "must list at least one column: {name: id, type: int64}")
+			return
+		}
+		seen := map[string]int{}
+		for i, spec := range o.Columns {
+			field := fmt.Sprintf("columns[%d]", i)
+			good := true
+			if msg := checkColumnName(spec.Name); msg != "" {
+				bad(field+".name", "%s", msg)
+				good = false
+			} else if j, dup := seen[spec.Name]; dup {
+				bad(field+".name", "column %q is declared twice (also columns[%d])", spec.Name, j)
+				good = false
+			}
+			seen[spec.Name] = i
+			kind, msg := parseColumnType(spec.Type)
+			if msg != "" && !c.Reported(field+".type") {
+				bad(field+".type", "%s", msg)
+				good = false
+			}
+			if good {
+				cols = append(cols, column{name: spec.Name, kind: kind, nullable: spec.Nullable})
+			}
+		}
+		if len(cols) != len(o.Columns) {
+			return
+		}
+	case c.Schema != nil && len(c.Schema.Fields) > 0:
+		for _, name := range c.Schema.Names() {
+			if msg := checkColumnName(name); msg != "" {
+				bad("format", "field %q of source %q's schema cannot be a Parquet column: it %s; declare columns: on the sink", name, c.Schema.Source, msg)
+				return
+			}
+		}
+		cols = columnsFromSchema(c.Schema)
+	default:
+		bad("format", "parquet needs the records' columns: declare them on the sink (columns: [{name: id, type: int64}, {name: user, type: string, nullable: true}]) "+
+			"or give the source a schema: that reaches this sink (through filter or keyBy only)")
+		return
+	}
+	s.bulk = newBulkFormat(cols, codec)
 }

@@ -21,6 +21,10 @@ type partFile struct {
 	w      *bufio.Writer
 	size   int64 // bytes written, buffered ones included
 	synced int64 // size at the last Sync (-1: must sync even if unchanged)
+	// bulk is the Parquet file being written (format parquet; nil for a
+	// part resumed from a snapshot of another format). size is then the
+	// parquet writer's estimate until roll writes the footer.
+	bulk *bulkPart
 
 	created   time.Time
 	lastWrite time.Time

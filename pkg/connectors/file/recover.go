@@ -108,14 +108,17 @@ func (w *writer) recommit(pending []pending) error {
 
 // resumeOne resumes x; a second in-progress part for a bucket (two old
 // subtasks merged into this one) or one past the open-file limit is
-// rolled at once and committed with the next checkpoint.
+// rolled at once and committed with the next checkpoint. So is every one
+// when the format is parquet: a parquet sink never leaves a part in
+// progress at a checkpoint, so x was written by the sink in another
+// format (line or json) before the restore, and is finished as it is.
 func (w *writer) resumeOne(x resumable, now time.Time) error {
 	p, err := w.resume(x, now)
 	if err != nil {
 		return err
 	}
 	w.dirs[x.Bucket] = true
-	if w.open[x.Bucket] != nil || len(w.open) >= w.cfg.MaxOpen {
+	if w.open[x.Bucket] != nil || len(w.open) >= w.cfg.MaxOpen || w.rows != nil {
 		return w.roll(p)
 	}
 	w.open[x.Bucket] = p

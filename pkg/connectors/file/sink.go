@@ -38,7 +38,7 @@ func (s *sink) Open(ctx *runtime.Context) error {
 		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
 	cfg := config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
-		Policy: s.set.policy, Format: s.set.format, MaxOpen: s.set.maxOpen}
+		Policy: s.set.policy, Format: s.set.format, Bulk: s.set.bulk, MaxOpen: s.set.maxOpen}
 	restored, ok, err := getState(ctx.OperatorState())
 	if err != nil {
 		return err
@@ -69,8 +69,10 @@ func (s *sink) Open(ctx *runtime.Context) error {
 	return err
 }
 
-// Process writes a batch into the buckets' in-progress files.
-func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
+// Process writes a batch into the buckets' in-progress files. A record
+// that does not fit the parquet columns goes to onError (fail, skip or
+// the errors side output) and the batch goes on.
+func (s *sink) Process(b *runtime.Batch, out runtime.Output) error {
 	if err := s.ctx.Fault("file.write", s.ctx.UID(), s.ctx.Subtask()); err != nil {
 		return err
 	}
@@ -81,7 +83,9 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 		id := s.bucketer.ID(nowMs)
 		for i := range recs {
 			if err := s.w.Write(id, &recs[i], now); err != nil {
-				return err
+				if err = s.recordError(b, i, out, err); err != nil {
+					return err
+				}
 			}
 		}
 		return s.w.Tick(now)
@@ -92,10 +96,22 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 			ts = nowMs // no event time: bucket by processing time
 		}
 		if err := s.w.Write(s.bucketer.ID(ts), &recs[i], now); err != nil {
-			return err
+			if err = s.recordError(b, i, out, err); err != nil {
+				return err
+			}
 		}
 	}
 	return s.w.Tick(now)
+}
+
+// recordError hands a record the writer refused (*badRecord) to onError;
+// any other error is the sink's and fails it.
+func (s *sink) recordError(b *runtime.Batch, i int, out runtime.Output, err error) error {
+	var bad *badRecord
+	if !errors.As(err, &bad) {
+		return err
+	}
+	return s.ctx.RecordError(b, i, out, bad.err)
 }
 
 // SnapshotState pre-commits and stores the committables.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/rs/zerolog"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -28,7 +29,8 @@ type config struct {
 	Naming      naming
 	Policy      policy
 	Format      format
-	MaxOpen     int // open in-progress files at most (default 64)
+	Bulk        *bulkFormat // the columns when Format is formatParquet
+	MaxOpen     int         // open in-progress files at most (default 64)
 	BufferSize  int // write buffer per open file (default 64 KiB)
 }
 
@@ -57,6 +59,8 @@ type writer struct {
 	log  zerolog.Logger
 	fire fireFunc
 	enc  encoder
+	rows *rowEncoder       // format parquet: a record's JSON object to a row
+	pqs  []*parquet.Writer // free parquet writers
 
 	open    map[string]*partFile // by bucket
 	last    *partFile            // the part the previous record went to
@@ -96,8 +100,15 @@ func newWriter(fsys vfs.FS, cfg config, log zerolog.Logger, fire fireFunc) *writ
 	if fire == nil {
 		fire = func(string, ...any) error { return nil }
 	}
+	var rows *rowEncoder
+	if cfg.Format == formatParquet {
+		// A Parquet file is complete only with its footer: a part cannot
+		// be resumed, so none may be in progress at a checkpoint.
+		cfg.Policy.OnCheckpoint = true
+		rows = newRowEncoder(cfg.Bulk)
+	}
 	obj, _ := vfs.Objects(fsys, cfg.Dir)
-	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format},
+	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format}, rows: rows,
 		suffix: randomSuffix, open: map[string]*partFile{}, carried: map[int]int64{}, dirty: map[string]bool{}, dirs: map[string]bool{}}
 }
 
@@ -109,7 +120,13 @@ func (w *writer) path(bucket, name string) string { return vfs.Join(w.dirPath(bu
 
 // Write appends r to the in-progress part of bucket (opening one when the
 // bucket has none) and rolls the part when it reached the size limit.
+// With format parquet a record that does not fit the columns is a
+// *badRecord error, after which the writer is still usable: nothing of
+// the record was written.
 func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
+	if w.rows != nil {
+		return w.writeRow(bucket, r, now)
+	}
 	p := w.last
 	if p == nil || p.bucket != bucket {
 		var err error
@@ -120,6 +137,29 @@ func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 	n, err := w.enc.write(p.w, r)
 	p.size += int64(n)
 	if err != nil {
+		return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
+	}
+	p.lastWrite = now
+	if w.cfg.Policy.rollOnWrite(p.size) {
+		return w.roll(p)
+	}
+	return nil
+}
+
+// writeRow is Write for format parquet: the record is encoded first, so
+// a record that does not fit opens no part.
+func (w *writer) writeRow(bucket string, r *runtime.Record, now time.Time) error {
+	row, err := w.rows.encode(r.Value)
+	if err != nil {
+		return err
+	}
+	p := w.last
+	if p == nil || p.bucket != bucket {
+		if p, err = w.partFor(bucket, now); err != nil {
+			return err
+		}
+	}
+	if p.size, err = p.bulk.write(row); err != nil {
 		return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
 	}
 	p.lastWrite = now
@@ -152,6 +192,9 @@ func (w *writer) partFor(bucket string, now time.Time) (*partFile, error) {
 		return nil, fmt.Errorf("create part file: %w", err)
 	}
 	p.f, p.w = f, w.buffer(f)
+	if w.rows != nil {
+		p.bulk = w.cfg.Bulk.newBulkPart(p.w, &w.pqs)
+	}
 	w.dirty[bucket] = true
 	w.open[bucket] = p
 	w.last = p
@@ -209,7 +252,19 @@ func (w *writer) roll(p *partFile) error {
 	if w.last == p {
 		w.last = nil
 	}
-	err := p.persist()
+	var err error
+	if p.bulk != nil {
+		// The last row group and the footer: the file is complete.
+		err = p.bulk.finish()
+		p.size = p.bulk.out.n
+		if len(w.pqs) < w.cfg.MaxOpen {
+			w.pqs = append(w.pqs, p.bulk.pw)
+		}
+		p.bulk = nil
+	}
+	if err == nil {
+		err = p.persist()
+	}
 	if err == nil {
 		err = seal(p)
 	}

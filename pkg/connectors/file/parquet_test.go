@@ -1,0 +1,266 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pqfile "github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
+)
+
+// arrowTable is a Parquet file as the Apache Arrow Go reader (an
+// implementation independent of the writer's) reads it: its columns'
+// names and Arrow types, and its rows as Go values (nil for null).
+type arrowTable struct {
+	fields []string // "name: type" (nullable marked "?")
+	rows   [][]any
+}
+
+func readArrow(t testing.TB, data []byte) arrowTable {
+	t.Helper()
+	rdr, err := pqfile.NewParquetReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	tbl, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	defer tbl.Release()
+	var out arrowTable
+	for _, f := range tbl.Schema().Fields() {
+		n := ""
+		if f.Nullable {
+			n = "?"
+		}
+		out.fields = append(out.fields, f.Name+": "+f.Type.String()+n)
+	}
+	out.rows = make([][]any, tbl.NumRows())
+	for i := range out.rows {
+		out.rows[i] = make([]any, tbl.NumCols())
+	}
+	for c := range int(tbl.NumCols()) {
+		row := 0
+		for _, chunk := range tbl.Column(c).Data().Chunks() {
+			for j := range chunk.Len() {
+				var v any
+				if !chunk.IsNull(j) {
+					switch a := chunk.(type) {
+					case *array.Int64:
+						v = a.Value(j)
+					case *array.Int32:
+						v = a.Value(j)
+					case *array.Float64:
+						v = a.Value(j)
+					case *array.Boolean:
+						v = a.Value(j)
+					case *array.String:
+						v = a.Value(j)
+					case *array.Timestamp:
+						v = time.UnixMilli(int64(a.Value(j))).UTC()
+					default:
+						t.Fatalf("column %d: unexpected arrow array %T", c, chunk)
+					}
+				}
+				out.rows[row][c] = v
+				row++
+			}
+		}
+	}
+	return out
+}
+
+// finishedFiles returns the finished part files below dir (names not
+// starting with "."), sorted.
+func finishedFiles(t testing.TB, fsys vfs.FS, dir string) []string {
+	t.Helper()
+	var out []string
+	err := fs.WalkDir(vfs.IOFS(fsys, dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != "." {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "part-") {
+			out = append(out, path.Join(dir, p))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	slices.Sort(out)
+	return out
+}
+
+func parquetWriter(t testing.TB, fsys vfs.FS, dir string, cols []column) *writer {
+	cfg := config{Dir: dir, Parallelism: 1, Format: formatParquet, Bulk: newBulkFormat(cols, codecs["snappy"]),
+		Policy: policy{MaxPartSize: 1 << 40, RolloverInterval: time.Hour, InactivityInterval: time.Hour}}
+	w := newWriter(fsys, cfg, zerolog.Nop(), nil)
+	require.NoError(t, w.Start())
+	return w
+}
+
+// TestParquetTypesReadBackByArrow writes records of every column type,
+// with nulls, missing members, escapes and both timestamp forms, and
+// reads the committed file back with the Arrow reader: same columns in
+// the declared order, same types, same rows. Records that do not fit are
+// refused one by one and leave the file as it was.
+func TestParquetTypesReadBackByArrow(t *testing.T) {
+	cols := []column{
+		{name: "id", kind: colInt64}, {name: "n32", kind: colInt32, nullable: true},
+		{name: "score", kind: colDouble}, {name: "ok", kind: colBool, nullable: true},
+		{name: "name", kind: colString}, {name: "ts", kind: colTimestamp, nullable: true},
+		{name: "extra", kind: colJSON, nullable: true},
+	}
+	mem := vfs.NewMem()
+	w := parquetWriter(t, mem, "/out", cols)
+	now := time.Now()
+	good := []string{
+		`{"id": 1, "n32": -5, "score": 1.5, "ok": true, "name": "plain", "ts": 1700000000123, "extra": {"a": [1, "x"]}}`,
+		`{"name": "quote \" comma , newline \n é \u00e9", "id": -9007199254740993, "score": 2, "ok": false, "ts": "2024-05-01T12:00:00.5+02:00", "extra": "s"}`,
+		`{"id": 1e3, "score": -0.25, "name": "", "n32": null, "ok": null, "ts": null, "unknown": {"deep": [1,2,{"x":"}"}]}}`,
+		`  { "id" : 4 , "score" : 1E2 , "name" : "last" , "extra" : [ ] }  `,
+	}
+	bad := map[string]string{
+		`{"id": 5, "score": 1}`:                                 `the record has no member "name", and column "name" (string) is not nullable`,
+		`{"id": "6", "score": 1, "name": "x"}`:                  `column "id" is int64 and the record has a JSON string there ("6")`,
+		`{"id": 7.5, "score": 1, "name": "x"}`:                  `column "id" is int64 and 7.5 is not an integer in its range`,
+		`{"id": 8, "score": 1, "name": "x", "n32": 3000000000}`: `column "n32" is int32 and 3000000000 is out of its range`,
+		`{"id": 9, "score": null, "name": "x"}`:                 `column "score" (double) is not nullable and the record has null there`,
+		`{"id": 10, "score": 1, "name": 5}`:                     `column "name" is string and the record has a JSON number there (5)`,
+		`{"id": 11, "score": 1, "name": "x", "ts": "yesterday"}`: `column "ts" is timestamp(ms): "yesterday" is not an RFC 3339 time`,
+		`[1, 2]`:       `the record is not a JSON object`,
+		`{"id": 12,`:   `the record is not valid JSON`,
+		`{"id": 1e400}`: `column "id" is int64 and 1e400 is not an integer in its range`,
+	}
+	for i, v := range good {
+		require.NoError(t, w.Write("", &runtime.Record{Value: []byte(v)}, now), "record %d", i)
+		for b, msg := range bad {
+			if i > 0 {
+				break
+			}
+			err := w.Write("", &runtime.Record{Value: []byte(b)}, now)
+			var br *badRecord
+			require.True(t, errors.As(err, &br), "%s: %v", b, err)
+			require.ErrorContains(t, err, msg, b)
+		}
+	}
+	snap, err := w.PreCommit(1, now)
+	require.NoError(t, err)
+	require.Empty(t, snap.InProgress, "a parquet part is never in progress at a checkpoint")
+	require.Len(t, snap.Pending, 1)
+	require.NoError(t, w.Commit(1))
+	require.NoError(t, w.Close())
+
+	files := finishedFiles(t, mem, "/out")
+	require.Equal(t, []string{"/out/part-0-0"}, files)
+	data, err := vfs.ReadFile(mem, files[0])
+	require.NoError(t, err)
+	require.Equal(t, snap.Pending[0].Size, int64(len(data)))
+	tbl := readArrow(t, data)
+	require.Equal(t, []string{"id: int64", "n32: int32?", "score: float64", "ok: bool?", "name: utf8",
+		"ts: timestamp[ms, tz=UTC]?", "extra: utf8?"}, tbl.fields)
+	ts := func(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+	require.Equal(t, [][]any{
+		{int64(1), int32(-5), 1.5, true, "plain", ts(1700000000123), `{"a": [1, "x"]}`},
+		{int64(-9007199254740993), nil, 2.0, false, "quote \" comma , newline \n é é", ts(1714557600500), `"s"`},
+		{int64(1000), nil, -0.25, nil, "", nil, nil},
+		{int64(4), nil, 100.0, nil, "last", nil, "[ ]"},
+	}, tbl.rows)
+}
+
+// TestParquetRollsAtEveryCheckpoint: each checkpoint finishes every part
+// (a complete Parquet file each, committed on completion), whatever the
+// rolling policy says, and an empty interval leaves no file.
+func TestParquetRollsAtEveryCheckpoint(t *testing.T) {
+	mem := vfs.NewMem()
+	w := parquetWriter(t, mem, "/out", []column{{name: "idx", kind: colInt64}})
+	now := time.Now()
+	next := int64(1)
+	for chk := int64(1); chk <= 4; chk++ {
+		for _, bucket := range []string{"a", "b"} {
+			if chk == 3 {
+				break // nothing written: nothing to finish
+			}
+			for range 100 {
+				require.NoError(t, w.Write(bucket, &runtime.Record{Value: fmt.Appendf(nil, `{"idx": %d}`, next)}, now))
+				next++
+			}
+		}
+		snap, err := w.PreCommit(chk, now)
+		require.NoError(t, err)
+		require.Empty(t, snap.InProgress)
+		require.NoError(t, w.Commit(chk))
+	}
+	require.NoError(t, w.Close())
+	files := finishedFiles(t, mem, "/out")
+	require.Len(t, files, 6)
+	var got []int64
+	for _, f := range files {
+		data, err := vfs.ReadFile(mem, f)
+		require.NoError(t, err)
+		for _, r := range readArrow(t, data).rows {
+			got = append(got, r[0].(int64))
+		}
+	}
+	slices.Sort(got)
+	require.Len(t, got, int(next-1))
+	for i, v := range got {
+		require.Equal(t, int64(i+1), v)
+	}
+}
+
+func TestParquetOptionsErrorsAtTheirLines(t *testing.T) {
+	_, err := engine.Compile(testRegistry, "job.yaml", []byte(`name: bad
+checkpointing: {interval: 1s}
+operators:
+  - {uid: gen, type: datagen}
+  - uid: out
+    type: file
+    from: [gen]
+    path: /tmp/x
+    format: parquet
+    compression: lzo
+    columns:
+      - {name: id, type: int}
+      - {name: id, type: string}
+      - {name: a.b, type: double}
+      - {name: t, type: timestamp(us)}
+      - {name: f, type: float}
+  - {uid: noschema, type: file, from: [gen], path: /tmp/y, format: parquet}
+  - {uid: notparquet, type: file, from: [gen], path: /tmp/z, columns: [{name: a, type: string}]}
+`), engine.Defaults{})
+	require.Error(t, err)
+	msg := err.Error()
+	t.Log(msg)
+	for _, want := range []string{
+		`job.yaml:10:18: operators[1].compression: must be snappy, zstd, gzip or none, got "lzo"`,
+		`job.yaml:12:26: operators[1].columns[0].type: unknown column type "int" (types: int64 (bigint), int32, double, boolean, string, timestamp(ms), json); write int64 (bigint) or int32`,
+		`job.yaml:13:16: operators[1].columns[1].name: column "id" is declared twice (also columns[0])`,
+		`job.yaml:14:16: operators[1].columns[2].name: must not contain '.'`,
+		`job.yaml:15:25: operators[1].columns[3].type: unknown column type "timestamp(us)"`,
+		`job.yaml:16:25: operators[1].columns[4].type: unknown column type "float"`,
+		`job.yaml:17:`, `operators[2].format: parquet needs the records' columns: declare them on the sink`,
+		`job.yaml:18:`, `operators[3].columns: applies to format: parquet only (format is line)`,
+	} {
+		require.Contains(t, msg, want)
+	}
+}
