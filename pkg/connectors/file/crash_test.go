@@ -43,13 +43,25 @@ type crashLayout struct {
 	wrap     func(vfs.FS) vfs.FS
 	// sinkPrefixes are the MemFS paths of the sink's operations.
 	sinkPrefixes []string
+	// sinkOpts are more options of the sink (format: parquet); check
+	// reads its finished files (nil: verify.Run, for line and json).
+	sinkOpts string
+	check    func(fsys vfs.FS, out string) (*verify.Report, error)
+}
+
+// verifyOutput checks the finished files under out for idx values.
+func (L crashLayout) verifyOutput(fsys vfs.FS) (*verify.Report, error) {
+	if L.check != nil {
+		return L.check(fsys, L.out)
+	}
+	return verify.Run(verify.Options{Path: L.out, Field: "idx", FS: eocheck.FS(fsys, L.out)})
 }
 
 var crashLocal = crashLayout{out: crashOut, chk: crashChk, wrap: func(f vfs.FS) vfs.FS { return f }, sinkPrefixes: []string{crashOut}}
 
-func crashSpec(rate int) string { return crashSpecAt(crashOut, rate) }
+func crashSpec(rate int) string { return crashSpecAt(crashOut, "", rate) }
 
-func crashSpecAt(out string, rate int) string {
+func crashSpecAt(out, sinkOpts string, rate int) string {
 	return fmt.Sprintf(`
 name: crash
 parallelism: 2
@@ -57,8 +69,8 @@ checkpointing: {interval: 10ms}
 restartStrategy: {type: none}
 operators:
   - {uid: gen, type: datagen, count: %d, rate: %d}
-  - {uid: out, type: file, from: [gen], path: %s, bucket: none, rolling: {maxPartSize: 2KiB}}
-`, crashRecords, rate, out)
+  - {uid: out, type: file, from: [gen], path: %s, bucket: none, rolling: {maxPartSize: 2KiB}%s}
+`, crashRecords, rate, out, sinkOpts)
 }
 
 // sinkCrash crashes a MemFS at the k-th mutating operation under /out:
@@ -170,7 +182,7 @@ type crashOutcome struct {
 // job's; id "" is a new job.
 func runCrashJob(L crashLayout, mem vfs.FS, id, restore string, rate int) (*engine.Job, error) {
 	fsys := L.wrap(mem)
-	g, err := engine.Compile(testRegistry, "crash.yaml", []byte(crashSpecAt(L.out, rate)), engine.Defaults{})
+	g, err := engine.Compile(testRegistry, "crash.yaml", []byte(crashSpecAt(L.out, L.sinkOpts, rate)), engine.Defaults{})
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +218,7 @@ func recoverAndCheck(L crashLayout, clone *vfs.MemFS, id, dir string, finished b
 		return
 	}
 	if dir == "" {
-		r, err := verify.Run(verify.Options{Path: L.out, Field: "idx", FS: eocheck.FS(L.wrap(clone), L.out)})
+		r, err := L.verifyOutput(L.wrap(clone))
 		if err == nil && r.Records > 0 {
 			o.unrecoverable = true
 			return
@@ -226,7 +238,7 @@ func recoverAndCheck(L crashLayout, clone *vfs.MemFS, id, dir string, finished b
 
 // checkOutput checks the finished files hold every record exactly once.
 func checkOutput(L crashLayout, clone *vfs.MemFS, what string, o *crashOutcome) {
-	r, err := verify.Run(verify.Options{Path: L.out, Field: "idx", FS: eocheck.FS(L.wrap(clone), L.out)})
+	r, err := L.verifyOutput(L.wrap(clone))
 	if err != nil {
 		o.err = err
 		return
