@@ -23,8 +23,10 @@ import (
 	"github.com/flinkgo/flinkgo/internal/dev/verify"
 	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/eocheck"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
+	"github.com/flinkgo/flinkgo/pkg/runtime/transform"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
@@ -393,4 +395,80 @@ func TestParquetCrashSweep(t *testing.T) {
 		}
 		t.Logf("%s: operation kinds crashed at: %v", L.out, slices.Sorted(maps.Keys(kinds)))
 	}
+}
+
+// readDirParquet reads every finished Parquet file below dir (local).
+func readDirParquet(t testing.TB, dir string) arrowTable {
+	t.Helper()
+	var all arrowTable
+	for _, f := range finishedFiles(t, vfs.Default, dir) {
+		data, err := vfs.ReadFile(vfs.Default, f)
+		require.NoError(t, err)
+		tbl := readArrow(t, data)
+		all.fields = tbl.fields
+		all.rows = append(all.rows, tbl.rows...)
+	}
+	return all
+}
+
+// TestParquetJobColumnsFromSourceSchema: without columns on the sink, the
+// source's schema (through a filter, which keeps it) gives them: int →
+// int64, nullable.
+func TestParquetJobColumnsFromSourceSchema(t *testing.T) {
+	dir := t.TempDir()
+	spec := fmt.Sprintf(`
+name: pq-schema
+parallelism: 2
+checkpointing: {interval: 50ms}
+operators:
+  - {uid: gen, type: datagen, count: 3000, schema: {idx: int}}
+  - {uid: keep, type: filter, from: [gen], expr: "idx %% 3 != 0"}
+  - {uid: out, type: file, from: [keep], path: %q, format: parquet, compression: zstd}
+`, dir)
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: slices.Concat(testTypes, transform.Definitions()), CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+	tbl := readDirParquet(t, dir)
+	require.Equal(t, []string{"idx: int64?"}, tbl.fields)
+	var got []int64
+	for _, r := range tbl.rows {
+		got = append(got, r[0].(int64))
+	}
+	slices.Sort(got)
+	require.Len(t, got, 2000)
+	for i, v := range got {
+		require.Equal(t, int64(i/2*3+i%2+1), v)
+	}
+}
+
+// TestParquetJobRecordsThatDoNotFitGoToOnError: with onError: sideOutput
+// the records that do not fit the columns become dead letters (here in a
+// json file sink) naming the column, and the others are written.
+func TestParquetJobRecordsThatDoNotFitGoToOnError(t *testing.T) {
+	dir, dead := t.TempDir(), t.TempDir()
+	spec := fmt.Sprintf(`
+name: pq-errors
+checkpointing: {interval: 50ms}
+operators:
+  - {uid: gen, type: datagen, count: 1000}
+  - {uid: m, type: map, from: [gen], expr: 'idx %% 100 == 0 ? {"idx": "bad"} : {"idx": idx, "name": "n" + string(idx)}'}
+  - {uid: out, type: file, from: [m], path: %q, format: parquet, onError: sideOutput,
+     columns: [{name: idx, type: bigint}, {name: name, type: string}]}
+  - {uid: dead, type: file, from: [out.errors], path: %q, format: json}
+`, dir, dead)
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: slices.Concat(testTypes, transform.Definitions()), CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+	tbl := readDirParquet(t, dir)
+	require.Equal(t, []string{"idx: int64", "name: utf8"}, tbl.fields)
+	require.Len(t, tbl.rows, 990)
+	for _, r := range tbl.rows {
+		require.Equal(t, fmt.Sprintf("n%d", r[0]), r[1])
+	}
+	var letters []string
+	for _, f := range finishedFiles(t, vfs.Default, dead) {
+		data, err := vfs.ReadFile(vfs.Default, f)
+		require.NoError(t, err)
+		letters = append(letters, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+	}
+	require.Len(t, letters, 10)
+	require.Contains(t, letters[0], `column \"idx\" is int64 and the record has a JSON string there (\"bad\")`)
 }
