@@ -26,13 +26,18 @@ func skipPerf(t testing.TB) {
 // pipelineRate runs datagen → sink (exactly-once, 1s checkpoints) for n
 // records and returns records/s from submit to FINISHED.
 func pipelineRate(t testing.TB, n int, sinkSpec string) float64 {
+	return pipelineRateFrom(t, fmt.Sprintf("{uid: gen, type: datagen, count: %d}", n), n, sinkSpec)
+}
+
+// pipelineRateFrom is pipelineRate with the source gen as given.
+func pipelineRateFrom(t testing.TB, source string, n int, sinkSpec string) float64 {
 	spec := fmt.Sprintf(`
 name: throughput
 checkpointing: {interval: 1s}
 operators:
-  - {uid: gen, type: datagen, count: %d}
+  - %s
   - {uid: out, from: [gen], %s}
-`, n, sinkSpec)
+`, source, sinkSpec)
 	start := time.Now()
 	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 5*time.Minute), j.Info().Error)
