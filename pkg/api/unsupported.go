@@ -18,7 +18,7 @@ var unsupported = map[string]string{
 	"csv":       "reading CSV files is not built yet (a file source is planned); today put the lines on a Kafka topic and read them with type kafka",
 	"file":      "reading files is not built yet (a file source is planned); type file is the file sink",
 	"http":      "there is no HTTP source; send the requests to a Kafka topic or a NATS subject and read that, or write a source in Go (docs/public-api.md)",
-	"parquet":   "Parquet is not built yet (planned); the file sink writes line or json",
+	"parquet":   "Parquet is a format of the file sink, not an operator type: write type: file with format: parquet (docs/formats.md)",
 	"jdbc":      "there is no JDBC connector (a Postgres connector is planned); today write a sink in Go (docs/public-api.md)",
 	"postgres":  "Postgres is not built yet (planned); today write a sink in Go (docs/public-api.md)",
 	"sql":       "SQL is not built yet (planned); today write the job as operators (map, filter, keyBy, window, reduce, joins)",
