@@ -219,6 +219,7 @@ type bulkPart struct {
 	pw   *parquet.Writer
 	out  countingWriter
 	rows int64
+	one  [1]parquet.Row // WriteRows' argument, without an allocation
 }
 
 // countingWriter counts the bytes the parquet writer hands to the part's
@@ -252,7 +253,8 @@ func (f *bulkFormat) newBulkPart(w io.Writer, pool *[]*parquet.Writer) *bulkPart
 // write appends one row; size is the part's size estimate afterwards
 // (bytes written plus the buffered row group, uncompressed).
 func (b *bulkPart) write(row parquet.Row) (size int64, err error) {
-	if _, err := b.pw.WriteRows([]parquet.Row{row}); err != nil {
+	b.one[0] = row
+	if _, err := b.pw.WriteRows(b.one[:]); err != nil {
 		return b.out.n, err
 	}
 	b.rows++
@@ -313,10 +315,8 @@ func (e *rowEncoder) encode(v []byte) (parquet.Row, error) {
 		// A member: "key": value, then ',' or '}'. v is valid JSON.
 		keyEnd := stringEnd(v, i)
 		key := v[i+1 : keyEnd-1]
-		var unescaped string
 		if bytes.IndexByte(key, '\\') >= 0 {
-			_ = json.Unmarshal(v[i:keyEnd], &unescaped)
-			key = []byte(unescaped)
+			key = unquote(v[i:keyEnd])
 		}
 		i = skipWS(v, keyEnd)
 		i = skipWS(v, i+1) // ':'
@@ -404,9 +404,7 @@ func (e *rowEncoder) value(c int, tok []byte) error {
 		}
 		s := tok[1 : len(tok)-1]
 		if bytes.IndexByte(s, '\\') >= 0 {
-			var u string
-			_ = json.Unmarshal(tok, &u) // valid JSON: cannot fail
-			s = []byte(u)
+			s = unquote(tok)
 		}
 		val = parquet.ByteArrayValue(s)
 	case colJSON:
@@ -441,6 +439,13 @@ func timestampMillis(tok []byte) (int64, error) {
 		return t.UnixMilli(), nil
 	}
 	return 0, fmt.Errorf("the record has a JSON %s there (%s): write milliseconds since the epoch or an RFC 3339 string", jsonKind(tok), excerptTok(tok))
+}
+
+// unquote decodes the JSON string tok (valid JSON), which has escapes.
+func unquote(tok []byte) []byte {
+	var u string
+	_ = json.Unmarshal(tok, &u) // valid JSON: cannot fail
+	return []byte(u)
 }
 
 func isNumber(tok []byte) bool { return tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9' }
