@@ -50,7 +50,7 @@ func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "file", Kind: api.KindSink,
 			Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
-				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json|parquet), maxOpenFiles; "+
+				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json|parquet), maxOpenFiles; " +
 				"parquet: columns [{name, type, nullable}] (default: the source's schema), compression (snappy|zstd|gzip|none)",
 			Configure: configure},
 	}

@@ -214,12 +214,21 @@ func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{}
 // memory whatever its number of rows.
 const rowGroupBytes = 32 << 20
 
-// bulkPart is the parquet side of an open part file.
+// batchRows is how many rows a part collects before handing them to the
+// parquet writer at once (column by column: much cheaper than row by row).
+const batchRows = 128
+
+// bulkPart is the parquet side of an open part file. Rows are collected
+// in batch first, and those refer to the bytes of the records they came
+// from: flushRows must run before those records change (the sink calls
+// writer.FlushRows at the end of each Process; rolling flushes too).
 type bulkPart struct {
-	pw   *parquet.Writer
-	out  countingWriter
-	rows int64
-	one  [1]parquet.Row // WriteRows' argument, without an allocation
+	pw    *parquet.Writer
+	out   countingWriter
+	rows  int64         // rows handed to pw
+	batch []parquet.Row // rows not yet handed to pw: batch[:n]
+	n     int
+	size  int64 // the size estimate at the last flushRows
 }
 
 // countingWriter counts the bytes the parquet writer hands to the part's
@@ -250,27 +259,51 @@ func (f *bulkFormat) newBulkPart(w io.Writer, pool *[]*parquet.Writer) *bulkPart
 	return b
 }
 
-// write appends one row; size is the part's size estimate afterwards
-// (bytes written plus the buffered row group, uncompressed).
-func (b *bulkPart) write(row parquet.Row) (size int64, err error) {
-	b.one[0] = row
-	if _, err := b.pw.WriteRows(b.one[:]); err != nil {
-		return b.out.n, err
+// add appends a copy of row (whose values may still refer to the
+// record's bytes) to the batch, handing the batch to the writer when it
+// is full. size is the part's size estimate: bytes written plus the
+// buffered row group, uncompressed, as of the last hand-over.
+func (b *bulkPart) add(row parquet.Row) (size int64, err error) {
+	if b.n == len(b.batch) {
+		b.batch = append(b.batch, make(parquet.Row, len(row)))
 	}
-	b.rows++
-	size = b.pw.Size()
-	if size-b.out.n >= rowGroupBytes {
-		if err := b.pw.Flush(); err != nil {
-			return b.out.n, err
-		}
-		size = b.pw.Size()
+	b.batch[b.n] = append(b.batch[b.n][:0], row...)
+	b.n++
+	if b.n == batchRows {
+		return b.flushRows()
 	}
-	return size, nil
+	return b.size, nil
 }
 
-// finish writes the last row group and the footer; the file then has
-// out.n bytes. A part without rows is left without a byte (removed).
+// flushRows hands the batch to the parquet writer, which copies the
+// values into its column buffers, and writes the row group out when it
+// reached rowGroupBytes.
+func (b *bulkPart) flushRows() (size int64, err error) {
+	if b.n == 0 {
+		return b.size, nil
+	}
+	n, err := b.pw.WriteRows(b.batch[:b.n])
+	b.rows += int64(n)
+	b.n = 0
+	if err != nil {
+		return b.size, err
+	}
+	b.size = b.pw.Size()
+	if b.size-b.out.n >= rowGroupBytes {
+		if err := b.pw.Flush(); err != nil {
+			return b.size, err
+		}
+		b.size = b.pw.Size()
+	}
+	return b.size, nil
+}
+
+// finish writes the last rows, row group and the footer; the file then
+// has out.n bytes. A part without rows is left without a byte (removed).
 func (b *bulkPart) finish() error {
+	if _, err := b.flushRows(); err != nil {
+		return err
+	}
 	if b.rows == 0 {
 		return nil
 	}

@@ -148,15 +148,15 @@ func TestParquetTypesReadBackByArrow(t *testing.T) {
 		`  { "id" : 4 , "score" : 1E2 , "name" : "last" , "extra" : [ ] }  `,
 	}
 	bad := map[string]string{
-		`{"id": 5, "score": 1}`:                                 `the record has no member "name", and column "name" (string) is not nullable`,
-		`{"id": "6", "score": 1, "name": "x"}`:                  `column "id" is int64 and the record has a JSON string there ("6")`,
-		`{"id": 7.5, "score": 1, "name": "x"}`:                  `column "id" is int64 and 7.5 is not an integer in its range`,
-		`{"id": 8, "score": 1, "name": "x", "n32": 3000000000}`: `column "n32" is int32 and 3000000000 is out of its range`,
-		`{"id": 9, "score": null, "name": "x"}`:                 `column "score" (double) is not nullable and the record has null there`,
-		`{"id": 10, "score": 1, "name": 5}`:                     `column "name" is string and the record has a JSON number there (5)`,
+		`{"id": 5, "score": 1}`:                                  `the record has no member "name", and column "name" (string) is not nullable`,
+		`{"id": "6", "score": 1, "name": "x"}`:                   `column "id" is int64 and the record has a JSON string there ("6")`,
+		`{"id": 7.5, "score": 1, "name": "x"}`:                   `column "id" is int64 and 7.5 is not an integer in its range`,
+		`{"id": 8, "score": 1, "name": "x", "n32": 3000000000}`:  `column "n32" is int32 and 3000000000 is out of its range`,
+		`{"id": 9, "score": null, "name": "x"}`:                  `column "score" (double) is not nullable and the record has null there`,
+		`{"id": 10, "score": 1, "name": 5}`:                      `column "name" is string and the record has a JSON number there (5)`,
 		`{"id": 11, "score": 1, "name": "x", "ts": "yesterday"}`: `column "ts" is timestamp(ms): "yesterday" is not an RFC 3339 time`,
-		`[1, 2]`:       `the record is not a JSON object`,
-		`{"id": 12,`:   `the record is not valid JSON`,
+		`[1, 2]`:        `the record is not a JSON object`,
+		`{"id": 12,`:    `the record is not valid JSON`,
 		`{"id": 1e400}`: `column "id" is int64 and 1e400 is not an integer in its range`,
 	}
 	for i, v := range good {

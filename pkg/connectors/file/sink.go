@@ -88,7 +88,7 @@ func (s *sink) Process(b *runtime.Batch, out runtime.Output) error {
 				}
 			}
 		}
-		return s.w.Tick(now)
+		return s.flushAndTick(now)
 	}
 	for i := range recs {
 		ts := recs[i].Timestamp
@@ -100,6 +100,16 @@ func (s *sink) Process(b *runtime.Batch, out runtime.Output) error {
 				return err
 			}
 		}
+	}
+	return s.flushAndTick(now)
+}
+
+// flushAndTick ends a Process call: the parquet rows collected from the
+// batch's records are written before the records go away, then the
+// time-based rolling policy applies.
+func (s *sink) flushAndTick(now time.Time) error {
+	if err := s.w.FlushRows(); err != nil {
+		return err
 	}
 	return s.w.Tick(now)
 }

@@ -31,7 +31,7 @@ type config struct {
 	Format      format
 	Bulk        *bulkFormat // the columns when Format is formatParquet
 	MaxOpen     int         // open in-progress files at most (default 64)
-	BufferSize  int // write buffer per open file (default 64 KiB)
+	BufferSize  int         // write buffer per open file (default 64 KiB)
 }
 
 // Defaults for Config.
@@ -61,6 +61,9 @@ type writer struct {
 	enc  encoder
 	rows *rowEncoder       // format parquet: a record's JSON object to a row
 	pqs  []*parquet.Writer // free parquet writers
+	// batched are the parts holding rows not yet handed to their parquet
+	// writer (FlushRows).
+	batched []*partFile
 
 	open    map[string]*partFile // by bucket
 	last    *partFile            // the part the previous record went to
@@ -159,13 +162,39 @@ func (w *writer) writeRow(bucket string, r *runtime.Record, now time.Time) error
 			return err
 		}
 	}
-	if p.size, err = p.bulk.write(row); err != nil {
+	if p.bulk.n == 0 {
+		w.batched = append(w.batched, p)
+	}
+	if p.size, err = p.bulk.add(row); err != nil {
 		return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
 	}
 	p.lastWrite = now
 	if w.cfg.Policy.rollOnWrite(p.size) {
 		return w.roll(p)
 	}
+	return nil
+}
+
+// FlushRows hands the rows that parts collected (format parquet) to their
+// parquet writers: they refer to the bytes of the records they came from,
+// so it must run before those records change (the end of a Process call).
+func (w *writer) FlushRows() error {
+	for _, p := range w.batched {
+		if p.bulk == nil {
+			continue // rolled meanwhile: its rows were written then
+		}
+		var err error
+		if p.size, err = p.bulk.flushRows(); err != nil {
+			return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
+		}
+		if w.cfg.Policy.rollOnWrite(p.size) {
+			if err := w.roll(p); err != nil {
+				return err
+			}
+		}
+	}
+	clear(w.batched)
+	w.batched = w.batched[:0]
 	return nil
 }
 
