@@ -499,3 +499,43 @@ operators:
 	require.Greater(t, r.Files, 2, "parts finished at several checkpoints")
 	t.Logf("%d parquet objects, %d records exactly once", r.Files, r.Records)
 }
+
+// TestParquetRestoresAJSONSnapshot: a snapshot of the sink in format json
+// (an in-progress part with its checkpointed length) restored with format
+// parquet: the part is finished as it is, in json, and committed with the
+// next checkpoint; the records after the restore are in Parquet files.
+func TestParquetRestoresAJSONSnapshot(t *testing.T) {
+	mem := vfs.NewMem()
+	now := time.Now()
+	pol := policy{MaxPartSize: 1 << 40, RolloverInterval: time.Hour, InactivityInterval: time.Hour}
+	w1 := newWriter(mem, config{Dir: "/out", Parallelism: 1, Format: formatJSON, Policy: pol}, zerolog.Nop(), nil)
+	require.NoError(t, w1.Start())
+	require.NoError(t, w1.Write("", &runtime.Record{Value: []byte(`{"idx": 1}`)}, now))
+	snap, err := w1.PreCommit(1, now)
+	require.NoError(t, err)
+	require.Len(t, snap.InProgress, 1)
+	// Written after the checkpoint: cut off by the restore.
+	require.NoError(t, w1.Write("", &runtime.Record{Value: []byte(`{"idx": 2}`)}, now))
+	require.NoError(t, w1.FinishAll())
+	require.NoError(t, w1.Close())
+
+	w2 := newWriter(mem, config{Dir: "/out", Parallelism: 1, Format: formatParquet, Policy: pol,
+		Bulk: newBulkFormat([]column{{name: "idx", kind: colInt64}}, codecs["snappy"])}, zerolog.Nop(), nil)
+	require.NoError(t, w2.Restore(restored{InProgress: snap.InProgress, Counters: []counters{snap.Counters}}, now))
+	require.NoError(t, w2.Write("", &runtime.Record{Value: []byte(`{"idx": 2}`)}, now))
+	snap2, err := w2.PreCommit(2, now)
+	require.NoError(t, err)
+	require.Empty(t, snap2.InProgress)
+	require.Len(t, snap2.Pending, 2)
+	require.NoError(t, w2.Commit(2))
+	require.NoError(t, w2.Close())
+
+	files := finishedFiles(t, mem, "/out")
+	require.Equal(t, []string{"/out/part-0-0", "/out/part-0-1"}, files)
+	data, err := vfs.ReadFile(mem, files[0])
+	require.NoError(t, err)
+	require.Equal(t, `{"value":{"idx": 1},"key":null,"timestamp":null}`+"\n", string(data))
+	data, err = vfs.ReadFile(mem, files[1])
+	require.NoError(t, err)
+	require.Equal(t, [][]any{{int64(2)}}, readArrow(t, data).rows)
+}
