@@ -163,6 +163,9 @@ func newBulkFormat(cols []column, codec compress.Codec) *bulkFormat {
 		case colBool:
 			n = parquet.Leaf(parquet.BooleanType)
 		case colString, colJSON:
+			// json too: a STRING column holding the JSON text, which
+			// every reader shows as text (the JSON logical type reads as
+			// binary in Arrow and pandas).
 			n = parquet.String()
 		case colTimestamp:
 			n = parquet.Timestamp(parquet.Millisecond)
