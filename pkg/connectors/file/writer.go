@@ -286,7 +286,7 @@ func (w *writer) roll(p *partFile) error {
 		// The last row group and the footer: the file is complete.
 		err = p.bulk.finish()
 		p.size = p.bulk.out.n
-		if len(w.pqs) < w.cfg.MaxOpen {
+		if err == nil && len(w.pqs) < w.cfg.MaxOpen {
 			w.pqs = append(w.pqs, p.bulk.pw)
 		}
 		p.bulk = nil
