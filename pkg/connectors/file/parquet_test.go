@@ -385,6 +385,9 @@ func TestParquetCrashSweep(t *testing.T) {
 		require.True(t, r.OK() && r.Records == crashRecords, "%+v", r)
 		n := c.seenOps()
 		stride := max(n/40, 1)
+		if testing.Short() || raceEnabled {
+			stride = max(n/20, 1)
+		}
 		var points []int
 		for k := 1; k <= n+2; k += stride {
 			points = append(points, k)
