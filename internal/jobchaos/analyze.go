@@ -138,10 +138,10 @@ func Analyze(g *engine.Graph, file string, src []byte, cat api.Catalog) (*Job, e
 			}
 			if et := op.EventTime; et != nil {
 				if et.AdvanceWhenIdle {
-					j.finding(op, pos(fmt.Sprintf("operators[%d].eventTime.advanceWhenIdle", i)), "eventTime.advanceWhenIdle",
+					j.finding(op, pos, fmt.Sprintf("operators[%d].eventTime.advanceWhenIdle", i),
 						"its watermark follows the wall clock while its splits are idle, so which windows fire, and which records are late, depends on timing")
 				} else if et.Idle() > 0 {
-					j.finding(op, pos(fmt.Sprintf("operators[%d].eventTime.idleTimeout", i)), "eventTime.idleTimeout",
+					j.finding(op, pos, fmt.Sprintf("operators[%d].eventTime.idleTimeout", i),
 						"a split quiet for idleTimeout by the wall clock stops holding the watermark back, so which records are late depends on timing")
 				}
 			}
@@ -200,31 +200,31 @@ func (j *Job) operator(g *engine.Graph, v *engine.Vertex, i int, pos func(string
 	}
 	if op.Type == "window" {
 		if t, _ := optValue(op, "time").(string); t == "processing" {
-			j.finding(op, pos(fmt.Sprintf("operators[%d].time", i)), "time",
+			j.finding(op, pos, fmt.Sprintf("operators[%d].time", i),
 				"a processing-time window: which records fall in which window depends on when they arrive, and a restart replays them later")
 		}
 	}
 	for k, n := range op.Options {
 		if field := usesNow(n.Value()); field != "" {
-			j.finding(op, pos(fmt.Sprintf("operators[%d].%s", i, k)), k,
+			j.finding(op, pos, fmt.Sprintf("operators[%d].%s", i, k),
 				fmt.Sprintf("%s calls now(), the wall clock: a replayed record gets another value", k))
 		}
 	}
 	if (op.Type == "count" || op.Type == "reduce") && upstreamSubtasks(v) > 1 {
-		j.finding(op, pos(fmt.Sprintf("operators[%d].type", i)), "type",
+		j.finding(op, pos, fmt.Sprintf("operators[%d].type", i),
 			fmt.Sprintf("a %s emits a running result on every record, and its input comes from %d source subtasks whose records of one key interleave by timing: the intermediate results differ from run to run (run its sources with parallelism 1, or window it)", op.Type, upstreamSubtasks(v)))
 	}
 }
 
-func (j *Job) finding(op *api.OperatorSpec, p api.Pos, field, why string) {
-	j.Nondeterministic = append(j.Nondeterministic, Finding{Operator: op.UID, Type: op.Type, Why: why, pos: p, field: field})
+func (j *Job) finding(op *api.OperatorSpec, pos func(string) api.Pos, path, why string) {
+	j.Nondeterministic = append(j.Nondeterministic, Finding{Operator: op.UID, Type: op.Type, Why: why, pos: pos(path), field: path})
 }
 
 // NondeterministicError is the refusal naming every finding.
 func (j *Job) NondeterministicError() error {
 	var e api.SpecError
 	for _, f := range j.Nondeterministic {
-		e.Errors = append(e.Errors, api.FieldError{File: j.File, Pos: f.pos, Field: f.Operator + "." + f.field,
+		e.Errors = append(e.Errors, api.FieldError{File: j.File, Pos: f.pos, Field: f.field,
 			Msg: fmt.Sprintf("operator %s (%s) is not deterministic: %s; chaos compares two runs, which would differ without a fault (--allow-nondeterministic runs it anyway)", f.Operator, f.Type, f.Why)})
 	}
 	e.Sort()
