@@ -561,9 +561,10 @@ func (r *runner) submitReq(ctx context.Context, p *place, sp, reqID string) (str
 	// Submit retries a request whose answer was lost for some 3 s; a
 	// daemon that exited will not answer it: give up at once, and ask the
 	// next daemon with the same request id.
+	done := p.daemon.done
 	go func() {
 		select {
-		case <-p.daemon.done:
+		case <-done:
 			cancel()
 		case <-ctx.Done():
 		}
