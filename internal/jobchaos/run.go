@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flinkgo/flinkgo/internal/dev/consume"
 	"github.com/flinkgo/flinkgo/internal/dev/kafkabroker"
 	"github.com/flinkgo/flinkgo/internal/dev/topics"
 	"github.com/flinkgo/flinkgo/pkg/api"
@@ -131,6 +132,10 @@ func Run(ctx context.Context, j *Job, o Options) (*Report, error) {
 	rep.Faults = r.plan()
 	rep.Injected = len(rep.Faults)
 
+	before, err := r.inputEnds(ctx)
+	if err != nil {
+		return nil, err
+	}
 	base, err := r.prepare(ctx, "undisturbed")
 	if err != nil {
 		return nil, err
@@ -164,6 +169,19 @@ func Run(ctx context.Context, j *Job, o Options) (*Report, error) {
 	for _, f := range rep.Faults {
 		if f.Fired {
 			rep.Fired++
+		}
+	}
+	// Both runs read each Kafka topic to its end at their start: a topic
+	// written meanwhile gave them different input, and no comparison holds.
+	after, err := r.inputEnds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for t, ends := range before {
+		for p, end := range ends {
+			if after[t][p] != end {
+				return nil, fmt.Errorf("input topic %s grew while chaos ran (partition %d: end offset %d, then %d): the two runs read different records; run chaos when nothing writes the topics the job reads", t, p, end, after[t][p])
+			}
 		}
 	}
 	if rep.Undisturbed.WallMs > 0 {
@@ -201,6 +219,21 @@ func (r *runner) say(format string, args ...any) {
 	if r.o.Progress != nil {
 		fmt.Fprintf(r.o.Progress, format+"\n", args...)
 	}
+}
+
+// inputEnds lists the end offsets of every topic a Kafka source reads.
+func (r *runner) inputEnds(ctx context.Context) (map[string]map[int32]int64, error) {
+	out := map[string]map[int32]int64{}
+	for _, s := range r.j.Source {
+		for _, t := range s.Topics {
+			ends, err := consume.EndOffsets(ctx, s.Brokers, t, false)
+			if err != nil {
+				return nil, fmt.Errorf("source %s: %w", s.UID, err)
+			}
+			out[t] = ends
+		}
+	}
+	return out, nil
 }
 
 // prepare writes a run's spec and creates its Kafka output topics.
