@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,7 +76,12 @@ docs/testing-jobs.md#chaos.`,
 			if !cmd.Flags().Changed("seed") {
 				seed = uint64(time.Now().UnixNano())
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			// Ctrl-C ends the runs cleanly: the daemons are killed and the
+			// private directories removed (the daemons die with this process
+			// anyway, on Linux).
+			sigCtx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stopSignals()
+			ctx, cancel := context.WithTimeout(sigCtx, timeout)
 			defer cancel()
 			o := jobchaos.Options{Exe: exe, Kills: kills, StopRestores: stopRestores, Window: window, Seed: seed, Keep: keep}
 			if !g.json() {
@@ -83,7 +90,10 @@ docs/testing-jobs.md#chaos.`,
 			}
 			rep, err := jobchaos.Run(ctx, job, o)
 			if err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
+				switch {
+				case sigCtx.Err() != nil:
+					return api.Errorf(api.CodeFailed, "interrupted: the runs' daemons were killed and their directories removed")
+				case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 					return api.Errorf(api.CodeFailed, "chaos did not finish within --timeout %s", timeout)
 				}
 				return api.Errorf(api.CodeFailed, "%v", err)
