@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/produce"
+	"github.com/flinkgo/flinkgo/internal/dev/topics"
 )
 
 // chaosReport is the part of `flinkgo chaos -o json` the tests read.
@@ -106,6 +107,11 @@ operators:
 	assert.Positive(t, rep.Duplicated, "%+v", rep)
 	assert.Zero(t, rep.Lost, "an at-least-once sink loses nothing")
 	assert.Greater(t, rep.Sinks[0].Received, rep.Sinks[0].Compared)
+
+	// The runs' private topics are deleted; the input is as it was.
+	list, err := topics.List(context.Background(), []string{b.Addr()})
+	require.NoError(t, err)
+	assert.Equal(t, []topics.Info{{Name: "in", Partitions: 2}}, list)
 }
 
 // A job whose output depends on the wall clock is named, operator and

@@ -23,7 +23,7 @@ func newChaosCmd(g *globals) *cobra.Command {
 	var allowNondet, keep bool
 	cmd := &cobra.Command{
 		Use:   "chaos JOB.yaml --kills N [--stop-restore M] [--duration D] [--seed S]",
-		Short: "Prove a bounded job exactly-once: run it undisturbed and under kill -9s, compare the committed outputs; exit 1 if they differ",
+		Short: "Run a bounded job undisturbed and under kill -9s in a private daemon, compare the committed outputs; exit 1 if they differ",
 		Example: `  flinkgo chaos job.yaml --kills 5
   flinkgo chaos job.yaml --kills 10 --stop-restore 2 --seed 42 -o json`,
 		Long: `Run a bounded job twice in a private daemon (its own home and socket, this

@@ -75,6 +75,11 @@ func (r *runner) compare(ctx context.Context, base, dist *place) error {
 			return fmt.Errorf("sink %s, disturbed run: %w", s.UID, err)
 		}
 		diff(&sr, want, got)
+		if !r.o.Keep {
+			// Removed with the runs' directories and topics: not places
+			// to look at.
+			sr.Undisturbed.Dir, sr.Disturbed.Dir = "", ""
+		}
 		rep.Sinks = append(rep.Sinks, sr)
 		rep.Compared += sr.Compared
 		rep.Lost += sr.Lost

@@ -129,6 +129,9 @@ func Run(ctx context.Context, j *Job, o Options) (*Report, error) {
 	}
 	nonce := randomHex(4)
 	r := &runner{j: j, o: o, work: work, nonce: nonce, rep: rep}
+	if !o.Keep {
+		defer r.deleteTopics()
+	}
 	rep.Faults = r.plan()
 	rep.Injected = len(rep.Faults)
 
@@ -202,6 +205,23 @@ type runner struct {
 	start time.Time // the disturbed run's
 	// window is how long after a (re)start a fault may land.
 	window time.Duration
+	// created are the output topics the runs created, with their brokers.
+	created []createdTopic
+}
+
+type createdTopic struct {
+	brokers []string
+	name    string
+}
+
+// deleteTopics deletes the runs' output topics (best effort: a broker
+// gone by now keeps them, and the report names them).
+func (r *runner) deleteTopics() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, t := range r.created {
+		_ = topics.Delete(ctx, t.brokers, []string{t.name})
+	}
 }
 
 // place is one run's private home, spec and outputs.
@@ -265,6 +285,7 @@ func (r *runner) prepare(ctx context.Context, name string) (*place, error) {
 		if err := topics.Create(ctx, s.Brokers, []kafkabroker.Topic{{Name: p.outputs[s.UID].Topic, Partitions: parts}}); err != nil {
 			return nil, fmt.Errorf("sink %s: create the run's private output topic: %w", s.UID, err)
 		}
+		r.created = append(r.created, createdTopic{brokers: s.Brokers, name: p.outputs[s.UID].Topic})
 	}
 	if p.daemon, err = newChild(r.o.Exe, filepath.Join(dir, "home")); err != nil {
 		return nil, err
@@ -274,7 +295,9 @@ func (r *runner) prepare(ctx context.Context, name string) (*place, error) {
 	} else {
 		p.info = &r.rep.Disturbed
 	}
-	p.info.Dir = dir
+	if r.o.Keep {
+		p.info.Dir = dir
+	}
 	return p, nil
 }
 
