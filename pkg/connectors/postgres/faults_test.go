@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/internal/pgtest"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
+	"github.com/flinkgo/flinkgo/pkg/api"
 )
 
 // TestExactlyOnceThroughTaskFailures: a datagen → postgres job fails
@@ -93,4 +95,42 @@ operators:
 	assert.Zero(t, lost+dup, "lost %d, duplicated %d", lost, dup)
 	assert.Positive(t, j.Info().Restarts)
 	assert.Equal(t, []int64{0}, query(t, url, "SELECT count(*) FROM pg_prepared_xacts"))
+}
+
+// TestStopAndRestoreWithOrphan: a job stops with a savepoint; a new job
+// (another id, so another prefix) restores it at another parallelism,
+// commits what the savepoint names, takes over the first job's prefix
+// and rolls back a prepared transaction of that prefix the savepoint
+// does not name (as an attempt that crashed after the savepoint would
+// leave); every row is in the table once.
+func TestStopAndRestoreWithOrphan(t *testing.T) {
+	t.Parallel()
+	url := database(t)
+	exec(t, url, "CREATE TABLE t (idx bigint)")
+	const n = 6000
+	spec := func(par int) string {
+		return fmt.Sprintf(`
+name: pg-restore
+parallelism: %d
+checkpointing: {interval: 100ms}
+operators:
+  - {uid: gen, type: datagen, count: %d, rate: 6000}
+  - {uid: out, type: postgres, from: [gen], url: %q, table: t}
+`, par, n, url)
+	}
+	first := runtimetest.Start(t, spec(2), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	runtimetest.WaitUntil(t, waitFor, "rows committed", func() bool { return query(t, url, "SELECT count(*) FROM t")[0] > 1000 })
+	path, id, err := first.Stop(t.TempDir(), false)
+	require.NoError(t, err)
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, first, waitFor))
+	orphan := fmt.Sprintf("flinkgo-%s-out-1-%d", first.ID(), id+1)
+	exec(t, url, "BEGIN; INSERT INTO t VALUES (-1); PREPARE TRANSACTION '"+orphan+"'")
+	second := runtimetest.Start(t, spec(3), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
+	finished(t, second)
+	lost, dup := onceEach(t, url, "t", n)
+	assert.Zero(t, lost+dup, "lost %d, duplicated %d", lost, dup)
+	assert.EqualValues(t, 1, operator(t, second, "out").Metrics["transactionsRolledBack"])
+	assert.Equal(t, []int64{0}, query(t, url, "SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()"))
+	owner := query(t, url, "SELECT count(*) FROM flinkgo_sink_owners WHERE prefix = $1 AND owner->>'job' = $2", "flinkgo-"+first.ID()+"-out", second.ID())
+	assert.Equal(t, []int64{1}, owner, "the restore took the first job's prefix over")
 }
