@@ -143,7 +143,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		}
 		p, err := expr.CompileWith(c.Schema, src, expr.Any)
 		if err != nil {
-			c.Dec.ErrorAt(col.Path, "%v", err)
+			c.Dec.ErrorAt(col.Path, "%s: %v", src, err)
 			ok = false
 			continue
 		}

@@ -1,10 +1,14 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,10 +62,20 @@ type sink struct {
 	txnRows int64
 	pending []prepared
 	row     []any // scratch for the expressions' results
-	buf     []any // buffered rows, len(names) values each
-	nbuf    int
+	nbuf    int   // rows buffered
+	buf     []any // upsert: the buffered rows, len(names) values each
+	// append: the rows as a binary COPY stream (header first), sent by a
+	// goroutine of its own while Process fills the other buffer; inflight
+	// receives that send's outcome (nil: none in flight). While a send is
+	// in flight only it touches data, inTxn, txnRows and rows.
+	enc      []fieldEncoder
+	copyBuf  []byte
+	spare    []byte
+	inflight chan error
+	copySQL  string
 
-	rows, committed, recommitted, rolledBack, retries int64
+	rows                                        atomic.Int64 // also written by the sender
+	committed, recommitted, rolledBack, retries int64
 }
 
 var (
@@ -148,7 +162,13 @@ func (s *sink) open(c context.Context, restored []subtaskState) error {
 	for _, col := range s.cols {
 		s.names = append(s.names, col.name)
 		s.convs = append(s.convs, converterFor(tm, col.oid))
+		s.enc = append(s.enc, encoderFor(tm, col.oid))
 	}
+	quoted := make([]string, len(s.names))
+	for i, n := range s.names {
+		quoted[i] = pgx.Identifier{n}.Sanitize()
+	}
+	s.copySQL = fmt.Sprintf("COPY %s (%s) FROM STDIN BINARY", s.cfg.qualified(), strings.Join(quoted, ", "))
 	s.row = make([]any, len(s.cols))
 	if s.cfg.upsert {
 		if err := checkUniqueKey(c, s.data, s.cfg, oid); err != nil {
@@ -268,17 +288,32 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 	if err := s.ctx.Fault("postgres.write", s.ctx.UID(), s.ctx.Subtask()); err != nil {
 		return err
 	}
+	k := len(s.names)
 	for i := range b.Records {
 		r := &b.Records[i]
 		if err := s.exprs.Eval(r, s.row); err != nil {
 			return fmt.Errorf("postgres sink %q: %w", s.ctx.UID(), err)
 		}
-		for k, v := range s.row {
-			x, err := s.convs[k](v)
-			if err != nil {
-				return fmt.Errorf("postgres sink %q: column %s (%s): %w (record %s)", s.ctx.UID(), s.names[k], s.cols[k].typ, err, truncate(r.Value))
+		if !s.cfg.upsert && s.nbuf == 0 {
+			s.copyBuf = append(s.copyBuf[:0], copyHeader...)
+		}
+		at := len(s.copyBuf)
+		if !s.cfg.upsert {
+			s.copyBuf = binary.BigEndian.AppendUint16(s.copyBuf, uint16(k))
+		}
+		for c, v := range s.row {
+			x, err := s.convs[c](v)
+			if err == nil && !s.cfg.upsert {
+				s.copyBuf, err = s.enc[c](s.copyBuf, x)
 			}
-			s.buf = append(s.buf, x)
+			if err != nil {
+				s.copyBuf = s.copyBuf[:at]
+				s.buf = s.buf[:s.nbuf*k]
+				return fmt.Errorf("postgres sink %q: column %s (%s): %w (record %s)", s.ctx.UID(), s.names[c], s.cols[c].typ, err, truncate(r.Value))
+			}
+			if s.cfg.upsert {
+				s.buf = append(s.buf, x)
+			}
 		}
 		s.nbuf++
 		if s.nbuf >= s.cfg.batchSize {
@@ -290,42 +325,61 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 	return nil
 }
 
-// flush sends the buffered rows: into the open transaction (exactly-once,
-// opening it), or committed at once.
+// flush sends the buffered rows: upserts at once (committed), appends
+// in the background (into the open transaction, exactly-once, opening
+// it; else committed) after the send before it ended.
 func (s *sink) flush() error {
-	if s.nbuf == 0 {
+	if err := s.wait(); err != nil || s.nbuf == 0 {
+		return err
+	}
+	n := s.nbuf
+	if s.cfg.upsert {
+		k := len(s.names)
+		_, err := call(func(c context.Context) (struct{}, error) { return struct{}{}, s.sendUpserts(c, n, k) })
+		if err != nil {
+			return fmt.Errorf("postgres sink: write %d rows into %s: %w", n, s.cfg.display(), err)
+		}
+		s.rows.Add(int64(n))
+		clear(s.buf)
+		s.buf, s.nbuf = s.buf[:0], 0
 		return nil
 	}
-	n, k := s.nbuf, len(s.names)
+	buf := binary.BigEndian.AppendUint16(s.copyBuf, math.MaxUint16) // the trailer
+	s.inflight = make(chan error, 1)
+	go func() { s.inflight <- s.sendCopy(buf, n) }()
+	s.copyBuf, s.spare, s.nbuf = s.spare, buf, 0
+	return nil
+}
+
+// wait waits for the send in flight and returns its error.
+func (s *sink) wait() error {
+	if s.inflight == nil {
+		return nil
+	}
+	err := <-s.inflight
+	s.inflight = nil
+	return err
+}
+
+// sendCopy sends one binary COPY stream of n rows (on the sender's
+// goroutine).
+func (s *sink) sendCopy(buf []byte, n int) error {
 	_, err := call(func(c context.Context) (struct{}, error) {
-		if s.cfg.upsert {
-			return struct{}{}, s.sendUpserts(c, n, k)
-		}
 		if s.cfg.twoPhase && !s.inTxn {
 			if _, err := s.data.Exec(c, "BEGIN"); err != nil {
 				return struct{}{}, err
 			}
 			s.inTxn, s.txnRows = true, 0
 		}
-		src := pgx.CopyFromSlice(n, func(i int) ([]any, error) { return s.buf[i*k : (i+1)*k], nil })
-		_, err := s.data.CopyFrom(c, s.tableIdent(), s.names, src)
+		_, err := s.data.PgConn().CopyFrom(c, bytes.NewReader(buf), s.copySQL)
 		return struct{}{}, err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres sink: write %d rows into %s: %w", n, s.cfg.display(), err)
 	}
-	s.rows += int64(n)
+	s.rows.Add(int64(n))
 	s.txnRows += int64(n)
-	clear(s.buf)
-	s.buf, s.nbuf = s.buf[:0], 0
 	return nil
-}
-
-func (s *sink) tableIdent() pgx.Identifier {
-	if s.cfg.schema == "" {
-		return pgx.Identifier{s.cfg.table}
-	}
-	return pgx.Identifier{s.cfg.schema, s.cfg.table}
 }
 
 // sendUpserts sends n rows as one pipelined batch, one implicit
@@ -356,7 +410,11 @@ func (s *sink) sendUpserts(c context.Context, n, k int) error {
 // transaction under the checkpoint's gid; the snapshot names every
 // prepared transaction not yet committed.
 func (s *sink) SnapshotState(id int64) error {
-	if err := s.flush(); err != nil {
+	err := s.flush()
+	if werr := s.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
 	if s.cfg.twoPhase && s.inTxn {
@@ -411,6 +469,7 @@ func (s *sink) NotifyCheckpointAborted(id int64) {
 // Close rolls back the open transaction (its rows come again from the
 // replay) and leaves the prepared ones to the next commit or restore.
 func (s *sink) Close() error {
+	_ = s.wait() // the attempt ends: a failed send changes nothing now
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, c := range []*pgx.Conn{s.data, s.ctl} {
@@ -436,7 +495,7 @@ func (s *sink) publish() {
 	if m == nil {
 		return
 	}
-	m.Counter(counterRows).Store(s.rows)
+	m.Counter(counterRows).Store(s.rows.Load())
 	m.Counter(counterCommitted).Store(s.committed)
 	m.Counter(counterRecommitted).Store(s.recommitted)
 	m.Counter(counterRolledBack).Store(s.rolledBack)

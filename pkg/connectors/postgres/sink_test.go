@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/dev/pgserver"
-	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/pgtest"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 )
@@ -187,4 +186,32 @@ operators:
 	runtimetest.Cancel(t, waitFor, first)
 }
 
-var _ = engine.Job{}
+
+
+// Expression results reach columns of every common type: numbers into
+// integer, real and numeric columns, strings parsed as the column's text
+// form (uuid, numeric, date), milliseconds into timestamps, objects into
+// jsonb and text, nulls as NULL.
+func TestColumnTypes(t *testing.T) {
+	t.Parallel()
+	url := database(t)
+	exec(t, url, `CREATE TABLE typed (s smallint, i int, r real, ok boolean, n numeric, ns numeric, u uuid, d date,
+		ts timestamp, j json, txt text, nothing text, v varchar(10))`)
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: types
+operators:
+  - {uid: gen, type: datagen, count: 3}
+  - uid: out
+    type: postgres
+    from: [gen]
+    url: %q
+    table: typed
+    columns: {s: idx, i: "idx * 1000", r: "idx / 4", ok: "idx > 1", n: "idx / 8", ns: "'12.5'",
+      u: "'00000000-0000-0000-0000-00000000000' + string(idx)", d: "'2026-01-0' + string(idx)", ts: "idx * 86400000",
+      j: "{a: idx, b: [1, 2]}", txt: "{a: idx}", nothing: "nil", v: "'v' + string(idx)"}
+`, url), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+	finished(t, j)
+	assert.Equal(t, []int64{1}, query(t, url, `SELECT count(*) FROM typed WHERE s = 2 AND i = 2000 AND r = 0.5 AND ok AND n = 0.25
+		AND ns = 12.5 AND u = '00000000-0000-0000-0000-000000000002' AND d = '2026-01-02' AND ts = '1970-01-03 00:00:00'
+		AND j::jsonb = '{"a": 2, "b": [1, 2]}' AND txt::jsonb = '{"a": 2}' AND nothing IS NULL AND v = 'v2'`))
+}
