@@ -186,8 +186,6 @@ operators:
 	runtimetest.Cancel(t, waitFor, first)
 }
 
-
-
 // Expression results reach columns of every common type: numbers into
 // integer, real and numeric columns, strings parsed as the column's text
 // form (uuid, numeric, date), milliseconds into timestamps, objects into
