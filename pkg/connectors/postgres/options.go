@@ -15,16 +15,16 @@ import (
 
 // Defaults of the sink's options.
 const (
-	// DefaultBatchSize is how many rows the sink buffers before it sends
+	// defaultBatchSize is how many rows the sink buffers before it sends
 	// them (one COPY, or one pipelined batch of upserts).
-	DefaultBatchSize = 5000
-	// DefaultLockTimeout bounds how long a statement waits for a row lock
+	defaultBatchSize = 5000
+	// defaultLockTimeout bounds how long a statement waits for a row lock
 	// (Postgres's lock_timeout on the sink's sessions): a prepared
 	// transaction keeps its locks until it commits, and a write of the
 	// next checkpoint that waited for one would wait forever, since the
 	// commit runs on the same subtask. With the timeout it fails the job
 	// over with Postgres's reason instead.
-	DefaultLockTimeout = 30 * time.Second
+	defaultLockTimeout = 30 * time.Second
 	// maxPrefix keeps a gid (prefix-subtask-checkpoint) within Postgres's
 	// 200 bytes.
 	maxPrefix = 150
@@ -100,7 +100,7 @@ var prefixChars = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 func configure(c *runtime.ConfigContext) *runtime.Plan {
 	var o options
 	c.Decode(&o)
-	cfg := &config{url: o.URL, batchSize: DefaultBatchSize, lockTimeout: DefaultLockTimeout, prefix: o.TransactionPrefix}
+	cfg := &config{url: o.URL, batchSize: defaultBatchSize, lockTimeout: defaultLockTimeout, prefix: o.TransactionPrefix}
 	ok := true
 	bad := func(field, format string, args ...any) {
 		c.Errorf(field, format, args...)
