@@ -2,17 +2,20 @@ package postgres_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/fault"
 	"github.com/flinkgo/flinkgo/internal/pgtest"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/internal/scorecard"
 	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // TestExactlyOnceThroughTaskFailures: a datagen → postgres job fails
@@ -125,6 +128,15 @@ operators:
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, first, waitFor))
 	orphan := fmt.Sprintf("flinkgo-%s-out-1-%d", first.ID(), id+1)
 	exec(t, url, "BEGIN; INSERT INTO t VALUES (-1); PREPARE TRANSACTION '"+orphan+"'")
+	// A restore into another table is refused: the savepoint's prepared
+	// transactions write into t.
+	g, err := engine.Compile(runtimetest.Registry(t, testTypes), "moved.yaml", []byte(strings.Replace(spec(3), "table: t}", "table: t2}", 1)), engine.Defaults{})
+	require.NoError(t, err)
+	r, err := engine.LoadRestore(vfs.Default, path)
+	require.NoError(t, err)
+	plan := engine.PlanRestore(g, r, engine.RestoreOptions{})
+	require.Len(t, plan.Problems, 1)
+	assert.Contains(t, plan.Problems[0], `the snapshot's prepared transactions write into table "t"`)
 	second := runtimetest.Start(t, spec(3), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Restore: path})
 	finished(t, second)
 	lost, dup := onceEach(t, url, "t", n)
