@@ -106,7 +106,12 @@ func (s *sink) connect(ctx context.Context) (*pgx.Conn, error) {
 	pc.RuntimeParams["application_name"] = "flinkgo " + s.ctx.UID()
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("postgres sink: connect to %s: %w", s.cfg.where, err)
+		err = fmt.Errorf("postgres sink: connect to %s: %w", s.cfg.where, err)
+		switch sqlState(err) {
+		case "28P01", "28000", "3D000": // bad password, no such role or database: no restart cures them
+			err = runtime.SuppressRestarts(err)
+		}
+		return nil, err
 	}
 	return conn, nil
 }

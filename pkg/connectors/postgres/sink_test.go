@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -76,20 +78,25 @@ func TestRefusedAtOpen(t *testing.T) {
 	url := database(t)
 	exec(t, url, "CREATE TABLE t (idx bigint, name text)", "CREATE TABLE nokey (k int, idx bigint)")
 	for _, c := range []struct{ name, opts, want string }{
+		{"missing database", "table: t, url: " + strconv.Quote(url[:strings.LastIndex(url, "/")]+"/nodb"), `database "nodb" does not exist`},
 		{"missing table", "table: nope", `table nope does not exist in database 127.0.0.1:`},
 		{"missing column", "table: t, columns: {idx: idx, amount: idx}", `table t has no column "amount" (its columns: idx, name)`},
 		{"upsert without unique key", "table: nokey, mode: upsert, primaryKey: k, columns: {k: idx, idx: idx}",
 			"needs a primary key or unique constraint of nokey on exactly primaryKey (k)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			opts := c.opts
+			if !strings.Contains(opts, "url:") {
+				opts += ", url: " + strconv.Quote(url)
+			}
 			j := runtimetest.Start(t, fmt.Sprintf(`
 name: refused
 checkpointing: {interval: 1s}
 restartStrategy: {type: fixed-delay, attempts: 100, delay: 10ms}
 operators:
   - {uid: gen, type: datagen, count: 10}
-  - {uid: out, type: postgres, from: [gen], url: %q, %s}
-`, url, c.opts), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+  - {uid: out, type: postgres, from: [gen], %s}
+`, opts), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
 			msg := failed(t, j)
 			t.Log(msg)
 			assert.Contains(t, msg, c.want)
