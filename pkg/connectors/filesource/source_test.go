@@ -64,7 +64,7 @@ func jsonFiles(t testing.TB, fsys vfs.FS, dir string, n int) []string {
 
 // openSubtasks opens par subtasks of a file source of set, restored from
 // old (nil: a fresh start).
-func openSubtasks(t *testing.T, fsys vfs.FS, set *settings, par int, old []*state.Snapshot) []*source {
+func openSubtasks(t testing.TB, fsys vfs.FS, set *settings, par int, old []*state.Snapshot) []*source {
 	t.Helper()
 	out := make([]*source, par)
 	for i := range out {
