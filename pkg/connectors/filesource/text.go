@@ -119,10 +119,10 @@ func (r *lineReader) Read(b *runtime.Batch) error {
 		at := r.pos
 		r.pos.Offset += int64(n)
 		if r.format.json {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
 			if err := expr.CheckJSON(line); err != nil {
+				if len(bytes.TrimSpace(line)) == 0 {
+					continue // a blank line
+				}
 				r.pos.Records++
 				if r.format.policy.skip {
 					r.format.policy.skipped.Add(1)
