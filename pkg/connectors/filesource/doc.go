@@ -27,6 +27,9 @@
 // modified at least d ago. A file is read once: what is appended to it
 // later is not read.
 //
+// Fault point (engine.Env.Fire): filesource.poll (uid, subtask), before
+// each Poll reads.
+//
 // Formats plug in through the Format and Reader interfaces (format.go): a
 // Format opens a Reader on one file at a Position, and the Reader appends
 // records to batches and says where the next one starts.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,14 +104,37 @@ func requireSameLines(t *testing.T, want, got []string) {
 	require.Equal(t, want, got)
 }
 
-// The job fails three times while it reads (restored each time from its
-// latest checkpoint, with files finished, half read and not started) and
-// the exactly-once file sink holds every record once.
+// pollFaults fails the calls of one fault point: every every-th one,
+// times times in all.
+type pollFaults struct {
+	point                     string
+	every, times, seen, fired int64
+	mu                        sync.Mutex
+}
+
+func (h *pollFaults) Fire(point string, attrs ...any) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if point != h.point {
+		return nil
+	}
+	if h.seen++; h.seen%h.every == 0 && h.fired < h.times {
+		h.fired++
+		return fmt.Errorf("injected fault %d at %s %v", h.fired, point, attrs)
+	}
+	return nil
+}
+
+// The job fails five times while it reads, twice in the source's poll
+// ("filesource.poll") and three times downstream, restored each time from
+// its latest checkpoint (with files finished, half read and not started),
+// and the exactly-once file sink holds every record once.
 func TestExactlyOnceAcrossFailures(t *testing.T) {
 	t.Parallel()
 	in, out := t.TempDir(), t.TempDir()
 	want := jsonLines(t, in, 12, 2500)
 	name := runtimetest.UniqueName(t)
+	faults := &pollFaults{point: "filesource.poll", every: 40, times: 2}
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: file-eo
 parallelism: 3
@@ -121,10 +145,11 @@ operators:
   - {uid: slow, type: test-collect, from: [in], name: %s-slow, delay: 1ms}
   - {uid: fail, type: test-fail, from: [in], name: %s, every: 7000, times: 3}
   - {uid: out, type: file, from: [fail], path: %q, rolling: {maxPartSize: 64KiB}}
-`, in, name, name, out), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
+`, in, name, name, out), runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir(), Faults: faults})
 	defer runtimetest.Reset(name + "-slow")
 	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 60*time.Second), j.Info().Error)
 	require.Equal(t, int64(3), runtimetest.Fired(name))
+	require.Equal(t, int64(2), faults.fired)
 	t.Logf("restarts %d, checkpoints %d", j.Info().Restarts, j.LatestCheckpoint().ID)
 	requireSameLines(t, want, runtimetest.FinishedLines(t, out))
 }

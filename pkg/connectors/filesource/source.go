@@ -30,6 +30,7 @@ type source struct {
 	curFile listed
 	listed  bool      // bounded: the path was listed
 	next    time.Time // monitor: the next listing
+	faults  bool      // a fault hook is installed (tests)
 }
 
 var (
@@ -41,7 +42,7 @@ var (
 // Open restores the subtask's files: of every restored item (union
 // state), those of files this subtask owns at its parallelism.
 func (s *source) Open(ctx *runtime.Context) error {
-	s.ctx, s.fs = ctx, ctx.FS()
+	s.ctx, s.fs, s.faults = ctx, ctx.FS(), ctx.FaultsArmed()
 	s.done, s.resume, s.queued, s.seen = map[string]bool{}, map[string]Position{}, map[string]bool{}, map[string]listed{}
 	for _, it := range ctx.OperatorState().Get(filesList) {
 		st, err := decodeFileState(it)
@@ -162,6 +163,11 @@ func (s *source) finish() error {
 }
 
 func (s *source) Poll(b *runtime.Batch) error {
+	if s.faults {
+		if err := s.ctx.Fault("filesource.poll", s.ctx.UID(), s.ctx.Subtask()); err != nil {
+			return err
+		}
+	}
 	for len(b.Records) < cap(b.Records) {
 		if s.cur == nil {
 			if len(s.queue) == 0 {
