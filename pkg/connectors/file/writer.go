@@ -3,7 +3,6 @@ package file
 import (
 	"bufio"
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -121,11 +120,10 @@ func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 	}
 	n, err := w.enc.write(p.w, r)
 	p.size += int64(n)
-	var bad *recordError
-	if errors.As(err, &bad) {
-		return bad // nothing written: the writer goes on with the next record
-	}
 	if err != nil {
+		if bad, ok := err.(*recordError); ok {
+			return bad // nothing written: the writer goes on with the next record
+		}
 		return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
 	}
 	p.lastWrite = now
