@@ -30,7 +30,7 @@ func TestFileSourceKill9(t *testing.T) {
 		}
 		require.NoError(t, os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d.jsonl", f)), []byte(b.String()), 0o644))
 	}
-	e.extra = []string{"FLINKGO_FAULTS=filesource.poll:delay,every=1,times=1000000,delay=20ms"}
+	e.extra = []string{"FLINKGO_FAULTS=file.read:delay,every=1,times=1000000,delay=20ms"}
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
 	id := e.mustRun("run", e.writeSpec("fs.yaml", fmt.Sprintf(`

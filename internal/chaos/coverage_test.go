@@ -29,7 +29,7 @@ var elsewhere = []struct {
 	{"kafka.txn.commit", "pkg/connectors/kafka/txfaults_test.go", "TestExactlyOnceThroughTaskFailures"},
 	{"kafka.txn.committed", "pkg/connectors/kafka/txfaults_test.go", "TestExactlyOnceThroughTaskFailures"},
 	{"kafka.txn.recover", "pkg/connectors/kafka/txfaults_test.go", "TestExactlyOnceThroughTaskFailures"},
-	{"filesource.poll", "pkg/connectors/filesource/job_test.go", "TestExactlyOnceAcrossFailures"},
+	{"file.read", "pkg/connectors/filesource/job_test.go", "TestExactlyOnceAcrossFailures"},
 	{"nats.poll", "pkg/connectors/nats/queue_test.go", "TestQueueFaultsAtPollAndSnapshot"},
 	{"nats.snapshot", "pkg/connectors/nats/queue_test.go", "TestQueueFaultsAtPollAndSnapshot"},
 	{"nats.ack", "pkg/connectors/nats/queue_test.go", "TestQueueAckFailureAfterCheckpointCompleted"},

@@ -37,7 +37,7 @@ var Points = []Point{
 	{"kafka.txn.commit", "the exactly-once Kafka sink commits a pre-committed transaction (checkpoint complete)"},
 	{"kafka.txn.committed", "the exactly-once Kafka sink committed a checkpoint's transactions, before the notification returns"},
 	{"kafka.txn.recover", "the exactly-once Kafka sink re-commits restored transactions and fences its transactional ids"},
-	{"filesource.poll", "the file source hands a batch to the runtime"},
+	{"file.read", "the file source hands a batch to the runtime"},
 	{"nats.poll", "the NATS source hands a batch to the runtime"},
 	{"nats.snapshot", "the NATS source records its bookmark or pending acks"},
 	{"nats.ack", "the NATS queue source acknowledges messages"},

@@ -27,7 +27,7 @@
 // modified at least d ago. A file is read once: what is appended to it
 // later is not read.
 //
-// Fault point (engine.Env.Fire): filesource.poll (uid, subtask), before
+// Fault point (engine.Env.Fire): file.read (uid, subtask), before
 // each Poll reads.
 //
 // Formats plug in through the Format and Reader interfaces (format.go): a

@@ -126,7 +126,7 @@ func (h *pollFaults) Fire(point string, attrs ...any) error {
 }
 
 // The job fails five times while it reads, twice in the source's poll
-// ("filesource.poll") and three times downstream, restored each time from
+// ("file.read") and three times downstream, restored each time from
 // its latest checkpoint (with files finished, half read and not started),
 // and the exactly-once file sink holds every record once.
 func TestExactlyOnceAcrossFailures(t *testing.T) {
@@ -134,7 +134,7 @@ func TestExactlyOnceAcrossFailures(t *testing.T) {
 	in, out := t.TempDir(), t.TempDir()
 	want := jsonLines(t, in, 12, 2500)
 	name := runtimetest.UniqueName(t)
-	faults := &pollFaults{point: "filesource.poll", every: 40, times: 2}
+	faults := &pollFaults{point: "file.read", every: 40, times: 2}
 	j := runtimetest.Start(t, fmt.Sprintf(`
 name: file-eo
 parallelism: 3

@@ -164,7 +164,7 @@ func (s *source) finish() error {
 
 func (s *source) Poll(b *runtime.Batch) error {
 	if s.faults {
-		if err := s.ctx.Fault("filesource.poll", s.ctx.UID(), s.ctx.Subtask()); err != nil {
+		if err := s.ctx.Fault("file.read", s.ctx.UID(), s.ctx.Subtask()); err != nil {
 			return err
 		}
 	}
