@@ -63,11 +63,18 @@ func (m *Memory) Block(n int) []byte {
 }
 
 // Retire hands back a block the Reader reads no more; Values may still
-// point into it until the next recycle.
+// point into it until the next recycle. Only the latest few are kept for
+// reuse: where the engine never recycles (Values kept downstream), the
+// others are left to the garbage collector.
 func (m *Memory) Retire(b []byte) {
-	if b != nil {
-		m.retired = append(m.retired, b)
+	if b == nil {
+		return
 	}
+	if len(m.retired) == maxFreeBlocks {
+		copy(m.retired, m.retired[1:])
+		m.retired = m.retired[:maxFreeBlocks-1]
+	}
+	m.retired = append(m.retired, b)
 }
 
 // recycle makes every retired block and the arena's bytes reusable.

@@ -209,3 +209,18 @@ func TestSingleFileAndDecodeErrors(t *testing.T) {
 	s = openSubtasks(t, fsys, jsonSettings("/missing"), 1, nil)[0]
 	require.ErrorContains(t, s.Poll(runtime.NewBatch()), "path /missing does not exist")
 }
+
+// Without recycling (the engine keeps the Values), the memory keeps only a
+// few retired blocks; with it, blocks are reused.
+func TestMemoryKeepsFewBlocks(t *testing.T) {
+	var m Memory
+	for range 100 {
+		m.Retire(m.Block(4096))
+	}
+	require.Len(t, m.retired, maxFreeBlocks)
+	m.recycle()
+	require.Len(t, m.free, maxFreeBlocks)
+	b := m.Block(4096)
+	require.Len(t, m.free, maxFreeBlocks-1)
+	require.Len(t, b, 4096)
+}

@@ -45,14 +45,19 @@ func (t *textBuffer) fill() error {
 		t.mem.Retire(t.buf)
 		t.buf, t.start, t.end = nb, 0, tail
 	}
-	n, err := t.f.Read(t.buf[t.end:])
-	t.end += n
-	t.left -= int64(n)
-	if errors.Is(err, io.EOF) || n == 0 && err == nil {
-		t.eof = true
-		return nil
+	for range 100 { // a Read of 0 bytes and no error is retried, as bufio does
+		n, err := t.f.Read(t.buf[t.end:])
+		t.end += n
+		t.left -= int64(n)
+		if errors.Is(err, io.EOF) {
+			t.eof = true
+			return nil
+		}
+		if n > 0 || err != nil {
+			return err
+		}
 	}
-	return err
+	return io.ErrNoProgress
 }
 
 func (t *textBuffer) close() error {
