@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkgo/flinkgo/internal/s3test"
+	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 	"github.com/flinkgo/flinkgo/pkg/vfs/s3store"
 )
@@ -44,4 +46,11 @@ func TestS3ReadAndRestore(t *testing.T) {
 		got = append(got, v)
 	}
 	requireEachOnce(t, want, got...)
+
+	// A prefix without objects: empty under monitor, missing when bounded.
+	empty := "s3://" + bucket + "/none"
+	require.ErrorContains(t, openSubtasks(t, fsys, jsonSettings(empty), 1, nil)[0].Poll(runtime.NewBatch()), "does not exist")
+	mon := jsonSettings(empty)
+	mon.monitor = time.Hour
+	require.NoError(t, openSubtasks(t, fsys, mon, 1, nil)[0].Poll(runtime.NewBatch()))
 }

@@ -33,9 +33,13 @@ func owner(rel string, par int) int {
 
 // list returns the files below root (root itself when it is a file) that
 // subtask of par owns, in path order. A missing root is an error that no
-// restart fixes.
-func list(fsys vfs.FS, root string, subtask, par int) ([]listed, error) {
+// restart fixes, unless emptyOK: an object store has no empty
+// directories, so a monitored prefix without objects yet is empty.
+func list(fsys vfs.FS, root string, subtask, par int, emptyOK bool) ([]listed, error) {
 	fi, err := fsys.Stat(root)
+	if errors.Is(err, fs.ErrNotExist) && emptyOK && vfs.IsObject(root) {
+		return nil, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, runtime.SuppressRestarts(fmt.Errorf("path %s does not exist: give the file or directory to read", root))
 	}

@@ -77,7 +77,7 @@ func (s *source) path(rel string) string {
 // position go first, so the one being read at the checkpoint is finished
 // before others start (any order would be correct).
 func (s *source) scan(now time.Time) error {
-	files, err := list(s.fs, s.set.root, s.ctx.Subtask(), s.ctx.Parallelism())
+	files, err := list(s.fs, s.set.root, s.ctx.Subtask(), s.ctx.Parallelism(), s.set.monitor > 0)
 	if err != nil {
 		return err
 	}
