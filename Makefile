@@ -76,6 +76,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./pkg/runtime/window/
 	$(GO) test -run '^$$' -bench EventsVsJSON -benchtime 1x ./pkg/connectors/datagen/
 	$(GO) test -run '^$$' -bench 'FileVsDiscard|CommitCost|S3SinkVsLocalDisk' -benchtime 1x ./pkg/connectors/file/
+	$(GO) test -run '^$$' -bench SourceVsPlainLoop -benchtime 1x ./pkg/connectors/filesource/
 	$(GO) test -run '^$$' -bench QueueVsPlainClient -benchtime 1x ./pkg/connectors/nats/
 	$(GO) test -run '^$$' -bench SourceVsReaderLoop -benchtime 1x ./pkg/connectors/kafka/
 	$(GO) test -run '^$$' -bench SinkVsCopy -benchtime 1x ./pkg/connectors/postgres/

@@ -34,6 +34,7 @@ var elsewhere = []struct {
 	{"postgres.commit", "pkg/connectors/postgres/faults_test.go", "TestExactlyOnceThroughTaskFailures"},
 	{"postgres.committed", "pkg/connectors/postgres/faults_test.go", "TestExactlyOnceThroughTaskFailures"},
 	{"postgres.recover", "pkg/connectors/postgres/faults_test.go", "TestExactlyOnceThroughTaskFailures"},
+	{"file.read", "pkg/connectors/filesource/job_test.go", "TestExactlyOnceAcrossFailures"},
 	{"nats.poll", "pkg/connectors/nats/queue_test.go", "TestQueueFaultsAtPollAndSnapshot"},
 	{"nats.snapshot", "pkg/connectors/nats/queue_test.go", "TestQueueFaultsAtPollAndSnapshot"},
 	{"nats.ack", "pkg/connectors/nats/queue_test.go", "TestQueueAckFailureAfterCheckpointCompleted"},

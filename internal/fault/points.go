@@ -42,6 +42,7 @@ var Points = []Point{
 	{"postgres.commit", "the exactly-once postgres sink commits a checkpoint's prepared transactions (COMMIT PREPARED)"},
 	{"postgres.committed", "the postgres sink committed a checkpoint's transactions, before the notification returns"},
 	{"postgres.recover", "the postgres sink commits the restored prepared transactions and rolls back the orphans"},
+	{"file.read", "the file source hands a batch to the runtime"},
 	{"nats.poll", "the NATS source hands a batch to the runtime"},
 	{"nats.snapshot", "the NATS source records its bookmark or pending acks"},
 	{"nats.ack", "the NATS queue source acknowledges messages"},

@@ -15,8 +15,7 @@ const unsupportedDoc = "docs/unsupported.md"
 // words. docs/unsupported.md holds the same rows with more words
 // (TestUnsupportedTypesAreDocumented keeps the two in step).
 var unsupported = map[string]string{
-	"csv":       "reading CSV files is not built yet (a file source is planned); today put the lines on a Kafka topic and read them with type kafka",
-	"file":      "reading files is not built yet (a file source is planned); type file is the file sink",
+	"csv":       "CSV is a format, not a type: read CSV files with type file, format csv (docs/file-source.md); the file sink writes format csv too",
 	"http":      "there is no HTTP source; send the requests to a Kafka topic or a NATS subject and read that, or write a source in Go (docs/public-api.md)",
 	"parquet":   "Parquet is not built yet (planned); the file sink writes line or json",
 	"jdbc":      "there is no JDBC connector; for PostgreSQL use type postgres (docs/postgres.md), for other databases write a sink in Go (docs/public-api.md)",

@@ -6,6 +6,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	"github.com/flinkgo/flinkgo/pkg/connectors/discard"
 	"github.com/flinkgo/flinkgo/pkg/connectors/file"
+	"github.com/flinkgo/flinkgo/pkg/connectors/filesource"
 	"github.com/flinkgo/flinkgo/pkg/connectors/kafka"
 	"github.com/flinkgo/flinkgo/pkg/connectors/nats"
 	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
@@ -20,7 +21,7 @@ import (
 // Definitions returns the built-in operator types.
 func Definitions() []runtime.Definition {
 	var out []runtime.Definition
-	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(),
+	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(), filesource.Definitions(),
 		kafka.Definitions(), nats.Definitions(), nexmark.Definitions(), postgres.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions(),
 		join.Definitions()} {
 		out = append(out, defs...)

@@ -20,8 +20,15 @@ type options struct {
 	Rolling      rolling `yaml:"rolling"`
 	PartPrefix   *string `yaml:"partPrefix"` // default "part"
 	PartSuffix   string  `yaml:"partSuffix"` // default ""
-	Format       string  `yaml:"format"`     // line (default) or json
+	Format       string  `yaml:"format"`     // line (default), json or csv
 	MaxOpenFiles *int    `yaml:"maxOpenFiles"`
+
+	// Format csv: the members written, in order (required), the
+	// delimiter (default ","), and whether each part file starts with a
+	// header row (default true).
+	Columns   []string `yaml:"columns"`
+	Delimiter *string  `yaml:"delimiter"`
+	Header    *bool    `yaml:"header"`
 }
 
 // rolling is the rolling policy's options.
@@ -43,7 +50,8 @@ func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "file", Kind: api.KindSink,
 			Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
-				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json), maxOpenFiles",
+				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json|csv), maxOpenFiles; " +
+				"csv: columns (required), delimiter, header",
 			Configure: configure},
 	}
 }
@@ -57,6 +65,7 @@ type settings struct {
 	naming     naming
 	policy     policy
 	format     format
+	csv        csvOptions
 	maxOpen    int
 	bucketKind string
 }
@@ -78,6 +87,7 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 			return false, fmt.Sprintf("the snapshot's pending and in-progress part files are named relative to %s %q (a restore would fail or leave the output wrong)", name, was)
 		}}
 	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing, OutputPaths: []string{dir}, State: meaning,
+		OnError:     s.format == formatCSV, // a record that is not a JSON object
 		NewOperator: func() runtime.Operator { return &sink{set: s} }}
 }
 
@@ -140,9 +150,12 @@ func validate(c *runtime.ConfigContext, o *options) (*settings, bool) {
 	case "", "line":
 	case "json":
 		s.format = formatJSON
+	case "csv":
+		s.format = formatCSV
 	default:
-		bad("format", "must be line or json, got %q", o.Format)
+		bad("format", "must be line, json or csv, got %q", o.Format)
 	}
+	s.csv = validateCSV(c, o, s.format == formatCSV, bad)
 	if o.MaxOpenFiles != nil {
 		if *o.MaxOpenFiles < 1 {
 			bad("maxOpenFiles", "must be at least 1, got %d", *o.MaxOpenFiles)
@@ -217,4 +230,45 @@ func checkNamePart(s string, prefix bool) string {
 		return "is too long (at most 100 bytes)"
 	}
 	return ""
+}
+
+// validateCSV checks the options of format csv (refused with the others).
+func validateCSV(c *runtime.ConfigContext, o *options, csv bool, bad func(string, string, ...any)) csvOptions {
+	out := csvOptions{columns: o.Columns, delim: ',', header: true}
+	if !csv {
+		for _, f := range []string{"columns", "delimiter", "header"} {
+			if c.Has(f) {
+				bad(f, "applies to format csv only")
+			}
+		}
+		return out
+	}
+	if len(o.Columns) == 0 {
+		bad("columns", "format csv needs the columns to write, in order: the names of the records' JSON members, e.g. columns: [id, name, ts]")
+	}
+	seen := map[string]bool{}
+	for _, col := range o.Columns {
+		switch {
+		case col == "":
+			bad("columns", "a column name must not be empty")
+		case seen[col]:
+			bad("columns", "column %q is listed twice", col)
+		}
+		seen[col] = true
+	}
+	if o.Delimiter != nil {
+		d := *o.Delimiter
+		if len(d) != 1 || d[0] == '"' || d[0] == '\r' || d[0] == '\n' || d[0] >= 0x80 {
+			bad("delimiter", "must be one ASCII character other than a quote or a newline, e.g. \",\", \";\" or \"\\t\", got %q", d)
+		} else {
+			out.delim = d[0]
+		}
+	}
+	if o.Header != nil {
+		out.header = *o.Header
+	}
+	if c.Op != nil && c.Op.OnError == api.OnErrorSideOutput {
+		bad("onError", "a sink has no side output: use skip (count and log records that are not JSON objects) or fail")
+	}
+	return out
 }

@@ -38,7 +38,7 @@ func (s *sink) Open(ctx *runtime.Context) error {
 		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
 	cfg := config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
-		Policy: s.set.policy, Format: s.set.format, MaxOpen: s.set.maxOpen}
+		Policy: s.set.policy, Format: s.set.format, CSV: s.set.csv, MaxOpen: s.set.maxOpen}
 	restored, ok, err := getState(ctx.OperatorState())
 	if err != nil {
 		return err
@@ -81,7 +81,9 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 		id := s.bucketer.ID(nowMs)
 		for i := range recs {
 			if err := s.w.Write(id, &recs[i], now); err != nil {
-				return err
+				if err = s.recordError(b, i, err); err != nil {
+					return err
+				}
 			}
 		}
 		return s.w.Tick(now)
@@ -92,10 +94,23 @@ func (s *sink) Process(b *runtime.Batch, _ runtime.Output) error {
 			ts = nowMs // no event time: bucket by processing time
 		}
 		if err := s.w.Write(s.bucketer.ID(ts), &recs[i], now); err != nil {
-			return err
+			if err = s.recordError(b, i, err); err != nil {
+				return err
+			}
 		}
 	}
 	return s.w.Tick(now)
+}
+
+// recordError passes a record the format cannot write (a csv row of a
+// value that is not a JSON object) to the operator's onError; any other
+// error is the file's and fails the subtask.
+func (s *sink) recordError(b *runtime.Batch, i int, err error) error {
+	var bad *recordError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	return s.ctx.RecordError(b, i, nil, bad.err)
 }
 
 // SnapshotState pre-commits and stores the committables.

@@ -28,8 +28,9 @@ type config struct {
 	Naming      naming
 	Policy      policy
 	Format      format
-	MaxOpen     int // open in-progress files at most (default 64)
-	BufferSize  int // write buffer per open file (default 64 KiB)
+	CSV         csvOptions // format csv
+	MaxOpen     int        // open in-progress files at most (default 64)
+	BufferSize  int        // write buffer per open file (default 64 KiB)
 }
 
 // Defaults for Config.
@@ -97,7 +98,7 @@ func newWriter(fsys vfs.FS, cfg config, log zerolog.Logger, fire fireFunc) *writ
 		fire = func(string, ...any) error { return nil }
 	}
 	obj, _ := vfs.Objects(fsys, cfg.Dir)
-	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format},
+	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: newEncoder(cfg.CSV, cfg.Format),
 		suffix: randomSuffix, open: map[string]*partFile{}, carried: map[int]int64{}, dirty: map[string]bool{}, dirs: map[string]bool{}}
 }
 
@@ -120,6 +121,9 @@ func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 	n, err := w.enc.write(p.w, r)
 	p.size += int64(n)
 	if err != nil {
+		if bad, ok := err.(*recordError); ok {
+			return bad // nothing written: the writer goes on with the next record
+		}
 		return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
 	}
 	p.lastWrite = now
@@ -152,6 +156,10 @@ func (w *writer) partFor(bucket string, now time.Time) (*partFile, error) {
 		return nil, fmt.Errorf("create part file: %w", err)
 	}
 	p.f, p.w = f, w.buffer(f)
+	if h := w.enc.header; h != nil {
+		n, _ := p.w.Write(h) // a write error sticks in the buffer: the next write or flush reports it
+		p.size += int64(n)
+	}
 	w.dirty[bucket] = true
 	w.open[bucket] = p
 	w.last = p
