@@ -63,7 +63,7 @@ func TestParse(t *testing.T) {
 // is named in the code (point names are string literals passed to Fire or
 // to a connector's helper that calls it).
 func TestEveryCallSiteIsRegistered(t *testing.T) {
-	lit := regexp.MustCompile(`"((?:task|checkpoint|file|kafka|nats)\.[a-z][a-z.-]*)"`)
+	lit := regexp.MustCompile(`"((?:task|checkpoint|file|kafka|nats|postgres)\.[a-z][a-z.-]*)"`)
 	used := map[string]bool{}
 	root := "../.."
 	err := filepath.Walk(root, func(path string, fi os.FileInfo, err error) error {

@@ -15,12 +15,11 @@ const unsupportedDoc = "docs/unsupported.md"
 // words. docs/unsupported.md holds the same rows with more words
 // (TestUnsupportedTypesAreDocumented keeps the two in step).
 var unsupported = map[string]string{
-	"csv":       "reading CSV files is not built yet (a file source is planned); today put the lines on a Kafka topic and read them with type kafka",
-	"file":      "reading files is not built yet (a file source is planned); type file is the file sink",
+	"csv":       "CSV is a format, not a type: read CSV files with type file, format csv (docs/file-source.md); the file sink writes format csv too",
 	"http":      "there is no HTTP source; send the requests to a Kafka topic or a NATS subject and read that, or write a source in Go (docs/public-api.md)",
-	"parquet":   "Parquet is a format of the file sink, not an operator type: write type: file with format: parquet (docs/formats.md)",
-	"jdbc":      "there is no JDBC connector (a Postgres connector is planned); today write a sink in Go (docs/public-api.md)",
-	"postgres":  "Postgres is not built yet (planned); today write a sink in Go (docs/public-api.md)",
+	"parquet":   "Parquet is a format, not a type: the file sink writes it with type file, format parquet (docs/formats.md)",
+	"jdbc":      "there is no JDBC connector; for PostgreSQL use type postgres (docs/postgres.md), for other databases write a sink in Go (docs/public-api.md)",
+	"postgres":  "the PostgreSQL sink is type postgres (docs/postgres.md); a Postgres source (CDC) is not built yet",
 	"sql":       "SQL is not built yet (planned); today write the job as operators (map, filter, keyBy, window, reduce, joins)",
 	"lookup":    "there is no lookup join; read the table's changes as a stream and join them with a keyed process function in Go (docs/public-api.md)",
 	"topn":      "there is no top-N operator; today a keyed process function in Go (docs/public-api.md)",

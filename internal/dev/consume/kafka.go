@@ -197,3 +197,10 @@ func endOffsets(ctx context.Context, base []kgo.Opt, topic string, committed boo
 	}
 	return out, nil
 }
+
+// EndOffsets lists the partitions of topic with their end offsets (the
+// last stable offsets when committed): what a read of the topic to its
+// current end reads up to.
+func EndOffsets(ctx context.Context, brokers []string, topic string, committed bool) (map[int32]int64, error) {
+	return endOffsets(ctx, []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ClientID("flinkgo-dev-consume"), kgo.RetryTimeout(requestTimeout)}, topic, committed)
+}

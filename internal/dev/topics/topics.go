@@ -83,3 +83,22 @@ func client(brokers []string) (*kafka.Client, func()) {
 	var addr net.Addr = kafka.TCP(brokers...)
 	return &kafka.Client{Addr: addr, Transport: tr}, tr.CloseIdleConnections
 }
+
+// Delete deletes topics from brokers; a topic that does not exist is an
+// error naming it.
+func Delete(ctx context.Context, brokers []string, names []string) error {
+	cl, done := client(brokers)
+	defer done()
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	resp, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: names})
+	if err != nil {
+		return fmt.Errorf("delete topics %v on %v: %w", names, brokers, err)
+	}
+	for _, n := range names {
+		if err := resp.Errors[n]; err != nil {
+			return fmt.Errorf("delete topic %s: %w", n, err)
+		}
+	}
+	return nil
+}

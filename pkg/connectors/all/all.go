@@ -6,9 +6,11 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/datagen"
 	"github.com/flinkgo/flinkgo/pkg/connectors/discard"
 	"github.com/flinkgo/flinkgo/pkg/connectors/file"
+	"github.com/flinkgo/flinkgo/pkg/connectors/filesource"
 	"github.com/flinkgo/flinkgo/pkg/connectors/kafka"
 	"github.com/flinkgo/flinkgo/pkg/connectors/nats"
 	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
+	"github.com/flinkgo/flinkgo/pkg/connectors/postgres"
 	"github.com/flinkgo/flinkgo/pkg/connectors/print"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/join"
@@ -19,8 +21,8 @@ import (
 // Definitions returns the built-in operator types.
 func Definitions() []runtime.Definition {
 	var out []runtime.Definition
-	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(),
-		kafka.Definitions(), nats.Definitions(), nexmark.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions(),
+	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(), filesource.Definitions(),
+		kafka.Definitions(), nats.Definitions(), nexmark.Definitions(), postgres.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions(),
 		join.Definitions()} {
 		out = append(out, defs...)
 	}

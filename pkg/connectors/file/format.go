@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/flinkgo/flinkgo/pkg/connectors/internal/csvrow"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/jsonstring"
 )
@@ -22,6 +23,10 @@ const (
 	// (compacted onto one line) when it is valid JSON, else as a string;
 	// key is a string or null, timestamp Unix ms or null when unknown.
 	formatJSON
+	// formatCSV writes one CSV row per record, a JSON object, with the
+	// columns the sink names (package csvrow), each part file starting
+	// with the header row unless header is false.
+	formatCSV
 	// formatParquet writes each part as one Parquet file (parquet.go):
 	// the members of each record's JSON object are its columns.
 	formatParquet
@@ -33,6 +38,8 @@ func (f format) String() string {
 		return "line"
 	case formatJSON:
 		return "json"
+	case formatCSV:
+		return "csv"
 	case formatParquet:
 		return "parquet"
 	}
@@ -45,10 +52,39 @@ type encoder struct {
 	format  format
 	scratch []byte
 	compact bytes.Buffer
+	csv     *csvrow.Row // formatCSV
+	header  []byte      // formatCSV: the first bytes of every part file (nil: none)
+}
+
+// newEncoder returns the encoder of the sink's settings.
+func newEncoder(c csvOptions, f format) encoder {
+	e := encoder{format: f}
+	if f == formatCSV {
+		e.csv = csvrow.NewRow(c.columns, c.delim)
+		if c.header {
+			e.header = csvrow.Header(nil, c.columns, c.delim)
+		}
+	}
+	return e
+}
+
+// csvOptions are the settings of format csv.
+type csvOptions struct {
+	columns []string
+	delim   byte
+	header  bool
 }
 
 // write appends r to w and returns the number of bytes written.
 func (e *encoder) write(w *bufio.Writer, r *runtime.Record) (int, error) {
+	if e.format == formatCSV {
+		row, err := e.csv.Append(e.scratch[:0], r.Value)
+		e.scratch = row[:0]
+		if err != nil {
+			return 0, &recordError{err}
+		}
+		return w.Write(row)
+	}
 	if e.format == formatLine {
 		n, err := w.Write(r.Value)
 		if err != nil {
@@ -105,3 +141,10 @@ func (e *encoder) appendJSON(dst []byte, r *runtime.Record) []byte {
 	}
 	return append(dst, "}\n"...)
 }
+
+// recordError is an encoder's error about the record itself (not the
+// file): the sink reports it through the operator's onError.
+type recordError struct{ err error }
+
+func (e *recordError) Error() string { return e.err.Error() }
+func (e *recordError) Unwrap() error { return e.err }

@@ -23,12 +23,20 @@ type options struct {
 	Rolling      rolling `yaml:"rolling"`
 	PartPrefix   *string `yaml:"partPrefix"` // default "part"
 	PartSuffix   string  `yaml:"partSuffix"` // default ""
-	Format       string  `yaml:"format"`     // line (default), json or parquet
+	Format       string  `yaml:"format"`     // line (default), json, csv or parquet
 	MaxOpenFiles *int    `yaml:"maxOpenFiles"`
-	// Columns (format parquet) are the Parquet file's columns, in order;
-	// without them the columns are the source's schema.
-	Columns     []columnSpec `yaml:"columns"`
-	Compression string       `yaml:"compression"` // parquet: snappy (default), zstd, gzip or none
+
+	// Columns (formats csv and parquet), decoded by the format: csv
+	// takes the members written, in order (required): [id, name];
+	// parquet the Parquet file's columns, in order, each {name, type,
+	// nullable} (default: the source's schema).
+	Columns api.Node `yaml:"columns"`
+	// Format csv: the delimiter (default ","), and whether each part
+	// file starts with a header row (default true).
+	Delimiter *string `yaml:"delimiter"`
+	Header    *bool   `yaml:"header"`
+	// Format parquet: snappy (default), zstd, gzip or none.
+	Compression string `yaml:"compression"`
 }
 
 // rolling is the rolling policy's options.
@@ -50,7 +58,8 @@ func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "file", Kind: api.KindSink,
 			Doc: "exactly-once part files under path, made visible when checkpoints complete; bucket, bucketTime, timezone, " +
-				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json|parquet), maxOpenFiles; " +
+				"rolling {maxPartSize, rolloverInterval, inactivityInterval, onCheckpoint}, partPrefix, partSuffix, format (line|json|csv|parquet), maxOpenFiles; " +
+				"csv: columns (required), delimiter, header; " +
 				"parquet: columns [{name, type, nullable}] (default: the source's schema), compression (snappy|zstd|gzip|none)",
 			Configure: configure},
 	}
@@ -65,6 +74,7 @@ type settings struct {
 	naming     naming
 	policy     policy
 	format     format
+	csv        csvOptions
 	bulk       *bulkFormat // format parquet
 	maxOpen    int
 	bucketKind string
@@ -86,10 +96,11 @@ func configure(c *runtime.ConfigContext) *runtime.Plan {
 		Judge: func(name, was, now string) (bool, string) {
 			return false, fmt.Sprintf("the snapshot's pending and in-progress part files are named relative to %s %q (a restore would fail or leave the output wrong)", name, was)
 		}}
-	// Only format parquet can refuse a record (one that does not fit the
-	// columns), so only then does onError apply.
+	// Formats csv and parquet can refuse a record (not a JSON object, or
+	// not fitting the parquet columns), so only then does onError apply.
 	return &runtime.Plan{NeedsCheckpointing: needsCheckpointing, OutputPaths: []string{dir}, State: meaning,
-		OnError: s.format == formatParquet, NewOperator: func() runtime.Operator { return &sink{set: s} }}
+		OnError:     s.format == formatCSV || s.format == formatParquet,
+		NewOperator: func() runtime.Operator { return &sink{set: s} }}
 }
 
 // validate checks every option, reporting each problem at its line.
@@ -151,11 +162,14 @@ func validate(c *runtime.ConfigContext, o *options) (*settings, bool) {
 	case "", "line":
 	case "json":
 		s.format = formatJSON
+	case "csv":
+		s.format = formatCSV
 	case "parquet":
 		s.format = formatParquet
 	default:
-		bad("format", "must be line, json or parquet, got %q", o.Format)
+		bad("format", "must be line, json, csv or parquet, got %q", o.Format)
 	}
+	s.csv = validateCSV(c, o, s.format == formatCSV, bad)
 	validateParquet(c, o, s, bad)
 	if o.MaxOpenFiles != nil {
 		if *o.MaxOpenFiles < 1 {
@@ -238,11 +252,11 @@ func checkNamePart(s string, prefix bool) string {
 // (parquet.go explains why), whatever rolling.onCheckpoint says.
 func validateParquet(c *runtime.ConfigContext, o *options, s *settings, bad func(string, string, ...any)) {
 	if s.format != formatParquet {
-		if c.Has("columns") {
-			bad("columns", "applies to format: parquet only (format is %s)", s.format)
+		if c.Has("columns") && s.format != formatCSV {
+			bad("columns", "applies to formats csv and parquet only (format is %s)", s.format)
 		}
 		if c.Has("compression") {
-			bad("compression", "applies to format: parquet only (format is %s)", s.format)
+			bad("compression", "applies to format parquet only (format is %s)", s.format)
 		}
 		return
 	}
@@ -257,12 +271,16 @@ func validateParquet(c *runtime.ConfigContext, o *options, s *settings, bad func
 	var cols []column
 	switch {
 	case c.Has("columns"):
-		if len(o.Columns) == 0 {
+		specs, ok := parquetColumns(c, o.Columns, bad)
+		if !ok {
+			return
+		}
+		if len(specs) == 0 {
 			bad("columns", "must list at least one column: {name: id, type: int64}")
 			return
 		}
 		seen := map[string]int{}
-		for i, spec := range o.Columns {
+		for i, spec := range specs {
 			field := fmt.Sprintf("columns[%d]", i)
 			good := true
 			if msg := checkColumnName(spec.Name); msg != "" {
@@ -282,7 +300,7 @@ func validateParquet(c *runtime.ConfigContext, o *options, s *settings, bad func
 				cols = append(cols, column{name: spec.Name, kind: kind, nullable: spec.Nullable})
 			}
 		}
-		if len(cols) != len(o.Columns) {
+		if len(cols) != len(specs) {
 			return
 		}
 	case c.Schema != nil && len(c.Schema.Fields) > 0:
@@ -299,4 +317,69 @@ func validateParquet(c *runtime.ConfigContext, o *options, s *settings, bad func
 		return
 	}
 	s.bulk = newBulkFormat(cols, codec)
+}
+
+// parquetColumns decodes columns: for format parquet, a list of
+// {name, type, nullable}; a bare name (csv's form) lacks the type.
+func parquetColumns(c *runtime.ConfigContext, n api.Node, bad func(string, string, ...any)) ([]columnSpec, bool) {
+	list, isList := n.Value().([]any)
+	if !isList {
+		bad("columns", "format parquet needs a list of columns, each {name: id, type: int64} (types: %s)", columnTypeList)
+		return nil, false
+	}
+	ok := true
+	for i, v := range list {
+		if _, isMap := v.(map[string]any); !isMap {
+			bad(fmt.Sprintf("columns[%d]", i), "format parquet needs each column's name and type: {name: %v, type: int64} (types: %s)", v, columnTypeList)
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	var specs []columnSpec
+	before := len(c.Dec.Errors.Errors)
+	c.Dec.Decode(n, c.Path+".columns", &specs)
+	return specs, len(c.Dec.Errors.Errors) == before
+}
+
+// validateCSV checks the options of format csv (refused with the others).
+func validateCSV(c *runtime.ConfigContext, o *options, csv bool, bad func(string, string, ...any)) csvOptions {
+	out := csvOptions{delim: ',', header: true}
+	if !csv {
+		for _, f := range []string{"delimiter", "header"} {
+			if c.Has(f) {
+				bad(f, "applies to format csv only")
+			}
+		}
+		return out
+	}
+	if !o.Columns.IsZero() {
+		c.Dec.Decode(o.Columns, c.Path+".columns", &out.columns)
+	}
+	if len(out.columns) == 0 {
+		bad("columns", "format csv needs the columns to write, in order: the names of the records' JSON members, e.g. columns: [id, name, ts]")
+	}
+	seen := map[string]bool{}
+	for _, col := range out.columns {
+		switch {
+		case col == "":
+			bad("columns", "a column name must not be empty")
+		case seen[col]:
+			bad("columns", "column %q is listed twice", col)
+		}
+		seen[col] = true
+	}
+	if o.Delimiter != nil {
+		d := *o.Delimiter
+		if len(d) != 1 || d[0] == '"' || d[0] == '\r' || d[0] == '\n' || d[0] >= 0x80 {
+			bad("delimiter", "must be one ASCII character other than a quote or a newline, e.g. \",\", \";\" or \"\\t\", got %q", d)
+		} else {
+			out.delim = d[0]
+		}
+	}
+	if o.Header != nil {
+		out.header = *o.Header
+	}
+	return out
 }

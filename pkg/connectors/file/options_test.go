@@ -27,7 +27,7 @@ operators:
       onCheckPoint: true
     partPrefix: .hidden
     partSuffix: a/b
-    format: csv
+    format: xml
     maxOpenFiles: 0
 `), engine.Defaults{})
 	require.Error(t, err)
@@ -44,7 +44,7 @@ operators:
 		`job.yaml:16:7: operators[1].rolling.onCheckPoint: unknown field "onCheckPoint"; did you mean "onCheckpoint"?`,
 		"job.yaml:17:17: operators[1].partPrefix: must not start with '.'",
 		"job.yaml:18:17: operators[1].partSuffix: must not contain '/'",
-		`job.yaml:19:13: operators[1].format: must be line, json or parquet, got "csv"`,
+		`job.yaml:19:13: operators[1].format: must be line, json, csv or parquet, got "xml"`,
 		"job.yaml:20:19: operators[1].maxOpenFiles: must be at least 1, got 0",
 	} {
 		require.Contains(t, msg, want)

@@ -313,14 +313,6 @@ func (b *bulkPart) finish() error {
 	return b.pw.Close()
 }
 
-// badRecord is a record that does not fit the parquet schema: the sink
-// hands it to onError (runtime.Context.RecordError); nothing of it was
-// written.
-type badRecord struct{ err error }
-
-func (e *badRecord) Error() string { return e.err.Error() }
-func (e *badRecord) Unwrap() error { return e.err }
-
 // rowEncoder turns a record's JSON object into a parquet row. Not safe
 // for concurrent use; one per writer.
 type rowEncoder struct {
@@ -336,15 +328,15 @@ func newRowEncoder(f *bulkFormat) *rowEncoder {
 var errNotObject = errors.New("the record is not a JSON object: format parquet writes the members of a JSON object as columns")
 
 // encode returns the row of v, which refers to v's bytes: write it before
-// v changes. A record that does not fit is a *badRecord.
+// v changes. A record that does not fit is a *recordError.
 func (e *rowEncoder) encode(v []byte) (parquet.Row, error) {
 	if !json.Valid(v) {
-		return nil, &badRecord{errors.New("the record is not valid JSON: format parquet writes the members of a JSON object as columns")}
+		return nil, &recordError{errors.New("the record is not valid JSON: format parquet writes the members of a JSON object as columns")}
 	}
 	clear(e.set)
 	i := skipWS(v, 0)
 	if i >= len(v) || v[i] != '{' {
-		return nil, &badRecord{errNotObject}
+		return nil, &recordError{errNotObject}
 	}
 	i = skipWS(v, i+1)
 	for i < len(v) && v[i] != '}' {
@@ -359,7 +351,7 @@ func (e *rowEncoder) encode(v []byte) (parquet.Row, error) {
 		end := valueEnd(v, i)
 		if c, ok := e.f.index[string(key)]; ok {
 			if err := e.value(c, v[i:end]); err != nil {
-				return nil, &badRecord{err}
+				return nil, &recordError{err}
 			}
 			e.set[c] = true
 		}
@@ -374,7 +366,7 @@ func (e *rowEncoder) encode(v []byte) (parquet.Row, error) {
 		}
 		col := &e.f.cols[c]
 		if !col.nullable {
-			return nil, &badRecord{fmt.Errorf("the record has no member %q, and column %q (%s) is not nullable", col.name, col.name, col.kind)}
+			return nil, &recordError{fmt.Errorf("the record has no member %q, and column %q (%s) is not nullable", col.name, col.name, col.kind)}
 		}
 		e.row[c] = parquet.NullValue().Level(0, 0, c)
 	}

@@ -166,7 +166,7 @@ func TestParquetTypesReadBackByArrow(t *testing.T) {
 				break
 			}
 			err := w.Write("", &runtime.Record{Value: []byte(b)}, now)
-			var br *badRecord
+			var br *recordError
 			require.True(t, errors.As(err, &br), "%s: %v", b, err)
 			require.ErrorContains(t, err, msg, b)
 		}
@@ -255,6 +255,7 @@ operators:
       - {name: f, type: float}
   - {uid: noschema, type: file, from: [gen], path: /tmp/y, format: parquet}
   - {uid: notparquet, type: file, from: [gen], path: /tmp/z, columns: [{name: a, type: string}]}
+  - {uid: names, type: file, from: [gen], path: /tmp/w, format: parquet, columns: [id, name]}
 `), engine.Defaults{})
 	require.Error(t, err)
 	msg := err.Error()
@@ -267,7 +268,8 @@ operators:
 		`job.yaml:15:25: operators[1].columns[3].type: unknown column type "timestamp(us)"`,
 		`job.yaml:16:25: operators[1].columns[4].type: unknown column type "float"`,
 		`job.yaml:17:`, `operators[2].format: parquet needs the records' columns: declare them on the sink`,
-		`job.yaml:18:`, `operators[3].columns: applies to format: parquet only (format is line)`,
+		`job.yaml:18:`, `operators[3].columns: applies to formats csv and parquet only (format is line)`,
+		`job.yaml:19:`, `operators[4].columns[0]: format parquet needs each column's name and type: {name: id, type: int64}`,
 	} {
 		require.Contains(t, msg, want)
 	}

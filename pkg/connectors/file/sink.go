@@ -38,7 +38,7 @@ func (s *sink) Open(ctx *runtime.Context) error {
 		return ctx.Fault(point, append([]any{ctx.UID(), ctx.Subtask()}, attrs...)...)
 	}
 	cfg := config{Dir: s.set.dir, Subtask: ctx.Subtask(), Parallelism: ctx.Parallelism(), Naming: s.set.naming,
-		Policy: s.set.policy, Format: s.set.format, Bulk: s.set.bulk, MaxOpen: s.set.maxOpen}
+		Policy: s.set.policy, Format: s.set.format, CSV: s.set.csv, Bulk: s.set.bulk, MaxOpen: s.set.maxOpen}
 	restored, ok, err := getState(ctx.OperatorState())
 	if err != nil {
 		return err
@@ -114,10 +114,13 @@ func (s *sink) flushAndTick(now time.Time) error {
 	return s.w.Tick(now)
 }
 
-// recordError hands a record the writer refused (*badRecord) to onError;
-// any other error is the sink's and fails it.
+// recordError passes a record the format cannot write (a csv row of a
+// value that is not a JSON object; a record that does not fit the parquet
+// columns) to the operator's onError (fail, skip, or the errors side
+// output through out); any other error is the file's and fails the
+// subtask.
 func (s *sink) recordError(b *runtime.Batch, i int, out runtime.Output, err error) error {
-	var bad *badRecord
+	var bad *recordError
 	if !errors.As(err, &bad) {
 		return err
 	}

@@ -29,6 +29,7 @@ type config struct {
 	Naming      naming
 	Policy      policy
 	Format      format
+	CSV         csvOptions  // format csv
 	Bulk        *bulkFormat // the columns when Format is formatParquet
 	MaxOpen     int         // open in-progress files at most (default 64)
 	BufferSize  int         // write buffer per open file (default 64 KiB)
@@ -111,7 +112,7 @@ func newWriter(fsys vfs.FS, cfg config, log zerolog.Logger, fire fireFunc) *writ
 		rows = newRowEncoder(cfg.Bulk)
 	}
 	obj, _ := vfs.Objects(fsys, cfg.Dir)
-	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: encoder{format: cfg.Format}, rows: rows,
+	return &writer{fs: fsys, obj: obj, cfg: cfg, log: log, fire: fire, enc: newEncoder(cfg.CSV, cfg.Format), rows: rows,
 		suffix: randomSuffix, open: map[string]*partFile{}, carried: map[int]int64{}, dirty: map[string]bool{}, dirs: map[string]bool{}}
 }
 
@@ -124,7 +125,7 @@ func (w *writer) path(bucket, name string) string { return vfs.Join(w.dirPath(bu
 // Write appends r to the in-progress part of bucket (opening one when the
 // bucket has none) and rolls the part when it reached the size limit.
 // With format parquet a record that does not fit the columns is a
-// *badRecord error, after which the writer is still usable: nothing of
+// *recordError error, after which the writer is still usable: nothing of
 // the record was written.
 func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 	if w.rows != nil {
@@ -140,6 +141,9 @@ func (w *writer) Write(bucket string, r *runtime.Record, now time.Time) error {
 	n, err := w.enc.write(p.w, r)
 	p.size += int64(n)
 	if err != nil {
+		if bad, ok := err.(*recordError); ok {
+			return bad // nothing written: the writer goes on with the next record
+		}
 		return fmt.Errorf("write %s: %w", w.path(p.bucket, p.hidden), err)
 	}
 	p.lastWrite = now
@@ -221,6 +225,10 @@ func (w *writer) partFor(bucket string, now time.Time) (*partFile, error) {
 		return nil, fmt.Errorf("create part file: %w", err)
 	}
 	p.f, p.w = f, w.buffer(f)
+	if h := w.enc.header; h != nil {
+		n, _ := p.w.Write(h) // a write error sticks in the buffer: the next write or flush reports it
+		p.size += int64(n)
+	}
 	if w.rows != nil {
 		p.bulk = w.cfg.Bulk.newBulkPart(p.w, &w.pqs)
 	}

@@ -16,19 +16,39 @@ var ErrInvalidJSON = errors.New("value is not valid JSON")
 // or it holds a number beyond the range of a 64-bit float (1e400), which
 // is valid JSON syntax that no evaluation can read. Sources of format json
 // call it, so their onDecodeError sees both instead of an operator failing
-// downstream. Values without an exponent and shorter than 309 bytes hold
-// no such number: only json.Valid's scan is paid for them.
+// downstream. Values shorter than 309 bytes without an 'e' or 'E' right
+// after a digit (an exponent; member names such as "user" do not count)
+// hold no such number: only json.Valid's scan is paid for them.
 func CheckJSON(data []byte) error {
 	if !json.Valid(data) {
 		return ErrInvalidJSON
 	}
-	if len(data) < 309 && bytes.IndexAny(data, "eE") < 0 {
+	if len(data) < 309 && !mayHoldExponent(data) {
 		return nil
 	}
 	if err := checkNumbers(data); err != nil {
 		return fmt.Errorf("value cannot be read as JSON: %w", err)
 	}
 	return nil
+}
+
+// mayHoldExponent reports whether data has an 'e' or 'E' after a digit:
+// every exponent of a JSON number is one (a string holding "1e5" is a
+// false alarm, which only costs checkNumbers' scan).
+func mayHoldExponent(data []byte) bool {
+	for _, e := range []byte{'e', 'E'} {
+		for i := 0; ; {
+			k := bytes.IndexByte(data[i:], e)
+			if k < 0 {
+				break
+			}
+			i += k + 1
+			if i > 1 && data[i-2]-'0' <= 9 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkNumbers finds the first number of valid JSON data that a float64

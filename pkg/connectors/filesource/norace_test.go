@@ -1,0 +1,5 @@
+//go:build !race
+
+package filesource
+
+const raceEnabled = false
