@@ -15,7 +15,7 @@ import (
 // options of the file source, as written in a job spec.
 type options struct {
 	Path          string        `yaml:"path,required"` // a file or a directory, absolute or s3://
-	Format        string        `yaml:"format"`        // lines (default), json or csv
+	Format        string        `yaml:"format"`        // lines (default), json, csv or parquet
 	Monitor       *api.Duration `yaml:"monitor"`       // list the path again this often (omit: bounded)
 	OnDecodeError string        `yaml:"onDecodeError"` // fail (default) or skip
 
@@ -31,8 +31,8 @@ type options struct {
 func Definitions() []runtime.Definition {
 	return []runtime.Definition{
 		{Type: "file", Kind: api.KindSource,
-			Doc: "reads a file or every file below a directory (local or s3://) as lines, json (one value per line) or csv " +
-				"(rows as JSON objects: delimiter, header, columns, inferTypes); bounded, or monitor: 10s to read new files; " +
+			Doc: "reads a file or every file below a directory (local or s3://) as lines, json (one value per line), csv " +
+				"(rows as JSON objects: delimiter, header, columns, inferTypes) or parquet (rows as JSON objects); bounded, or monitor: 10s to read new files; " +
 				"onDecodeError (fail|skip); exactly-once positions in checkpoints",
 			Configure: configure},
 	}
@@ -106,8 +106,10 @@ func validate(c *runtime.ConfigContext, o *options) (*settings, bool) {
 	case "csv":
 		csv = true
 		s.format = validateCSV(o, policy, bad)
+	case "parquet":
+		s.format = parquetFormat{}
 	default:
-		bad("format", "must be lines, json or csv, got %q", o.Format)
+		bad("format", "must be lines, json, csv or parquet, got %q", o.Format)
 	}
 	if !csv {
 		for _, f := range []string{"delimiter", "header", "columns", "inferTypes"} {

@@ -32,7 +32,7 @@ operators:
 	t.Log(msg)
 	for _, want := range []string{
 		`job.yaml:5:11: operators[0].path: "data/in" is a relative path: write it absolute`,
-		`job.yaml:6:13: operators[0].format: must be lines, json or csv, got "xml"`,
+		`job.yaml:6:13: operators[0].format: must be lines, json, csv or parquet, got "xml"`,
 		`job.yaml:7:14: operators[0].monitor: must be more than 0`,
 		`job.yaml:8:20: operators[0].onDecodeError: must be fail or skip, got "ignore"`,
 		`job.yaml:9:16: operators[0].delimiter: applies to format csv only`,
