@@ -17,7 +17,7 @@ const unsupportedDoc = "docs/unsupported.md"
 var unsupported = map[string]string{
 	"csv":       "CSV is a format, not a type: read CSV files with type file, format csv (docs/file-source.md); the file sink writes format csv too",
 	"http":      "there is no HTTP source; send the requests to a Kafka topic or a NATS subject and read that, or write a source in Go (docs/public-api.md)",
-	"parquet":   "Parquet is a format, not a type: the file sink writes it with type file, format parquet (docs/formats.md)",
+	"parquet":   "Parquet is a format, not a type: type file with format parquet writes it (the file sink) and reads it (the file source): docs/formats.md",
 	"jdbc":      "there is no JDBC connector; for PostgreSQL use type postgres (docs/postgres.md), for other databases write a sink in Go (docs/public-api.md)",
 	"postgres":  "the PostgreSQL sink is type postgres (docs/postgres.md); a Postgres source (CDC) is not built yet",
 	"sql":       "SQL is not built yet (planned); today write the job as operators (map, filter, keyBy, window, reduce, joins)",
