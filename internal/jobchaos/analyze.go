@@ -133,8 +133,14 @@ func Analyze(g *engine.Graph, file string, src []byte, cat api.Catalog) (*Job, e
 				case "committed":
 					bad(i, "startingOffsets", "source %s (kafka) starts at its group's committed offsets, which the first run moves: chaos reads the topic from startingOffsets to its current end, use earliest (or a time)", op.UID)
 				}
+			case "file":
+				// Bounded, it reads the files there are, the same in both
+				// runs; monitored, what it reads depends on when files appear.
+				if opt("monitor") != nil {
+					bad(i, "monitor", "source %s (file) monitors its path: what it reads depends on when files appear; chaos compares two complete runs, drop monitor to read the files there are", op.UID)
+				}
 			default:
-				bad(i, "type", "source %s is of type %s, which chaos cannot replay the same way twice: it runs datagen (with count), nexmark (with events) and kafka sources (read to the topic's current end)", op.UID, op.Type)
+				bad(i, "type", "source %s is of type %s, which chaos cannot replay the same way twice: it runs datagen (with count), nexmark (with events), file (without monitor) and kafka sources (read to the topic's current end)", op.UID, op.Type)
 			}
 			if et := op.EventTime; et != nil {
 				if et.AdvanceWhenIdle {

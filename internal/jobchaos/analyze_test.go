@@ -35,11 +35,14 @@ operators:
   - {uid: nx, type: nexmark}
   - {uid: k, type: kafka, brokers: [127.0.0.1:9092], topic: t, startingOffsets: committed, groupId: g}
   - {uid: q, type: nats, url: "nats://127.0.0.1:4222", stream: s, mode: bookmark}
-  - {uid: out, type: file, from: [gen, nx, k, q], path: /tmp/x}
+  - {uid: dir, type: file, path: /tmp/in, format: lines, monitor: 10s}
+  - {uid: files, type: file, path: /tmp/in, format: lines}
+  - {uid: out, type: file, from: [gen, nx, k, q, dir, files], path: /tmp/x}
 `)
 	var se *api.SpecError
 	require.True(t, errors.As(err, &se), "%v", err)
-	require.Len(t, se.Errors, 4, "%v", err)
+	require.Len(t, se.Errors, 5, "%v", err)
+	assert.Contains(t, err.Error(), "source dir (file) monitors its path")
 	msg := err.Error()
 	assert.Contains(t, msg, "job.yaml:4:5: operators[0].count: source gen (datagen) is unbounded")
 	assert.Contains(t, msg, "source nx (nexmark) is unbounded")
