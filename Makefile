@@ -78,6 +78,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'FileVsDiscard|CommitCost|S3SinkVsLocalDisk|ParquetVsJSON' -benchtime 1x ./pkg/connectors/file/
 	$(GO) test -run '^$$' -bench SourceVsPlainLoop -benchtime 1x ./pkg/connectors/filesource/
 	$(GO) test -run '^$$' -bench QueueVsPlainClient -benchtime 1x ./pkg/connectors/nats/
+	$(GO) test -run '^$$' -bench CommitToSinkLatency -benchtime 1x ./pkg/connectors/postgrescdc/
 	$(GO) test -run '^$$' -bench SourceVsReaderLoop -benchtime 1x ./pkg/connectors/kafka/
 	$(GO) test -run '^$$' -bench SinkVsCopy -benchtime 1x ./pkg/connectors/postgres/
 	$(GO) test -run '^$$' -bench ReaderThroughput -benchtime 1x ./internal/dev/kafkabroker/

@@ -11,6 +11,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/nats"
 	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
 	"github.com/flinkgo/flinkgo/pkg/connectors/postgres"
+	"github.com/flinkgo/flinkgo/pkg/connectors/postgrescdc"
 	"github.com/flinkgo/flinkgo/pkg/connectors/print"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/runtime/join"
@@ -22,7 +23,7 @@ import (
 func Definitions() []runtime.Definition {
 	var out []runtime.Definition
 	for _, defs := range [][]runtime.Definition{datagen.Definitions(), discard.Definitions(), file.Definitions(), filesource.Definitions(),
-		kafka.Definitions(), nats.Definitions(), nexmark.Definitions(), postgres.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions(),
+		kafka.Definitions(), nats.Definitions(), nexmark.Definitions(), postgres.Definitions(), postgrescdc.Definitions(), print.Definitions(), transform.Definitions(), window.Definitions(),
 		join.Definitions()} {
 		out = append(out, defs...)
 	}
