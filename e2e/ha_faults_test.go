@@ -60,9 +60,14 @@ func haZombieOwnerCommitsNothing(t *testing.T) {
 	list := c.daemons[0].mustRun("list", "-o", "json")
 	for _, id := range ids {
 		require.Contains(t, list, id)
-		info, err := c.info(0, id) // the woken daemon forwards to the owner
-		require.NoError(t, err)
-		require.Equal(t, c.name(1), info.Owner, "the zombie lists the job under its new owner")
+		// The woken daemon forwards to the owner once it has a session
+		// again (on a loaded machine the new one can take seconds).
+		var info *api.JobInfo
+		require.Truef(t, waitFor(20*time.Second, func() bool {
+			var err error
+			info, err = c.info(0, id)
+			return err == nil && info.Owner == c.name(1)
+		}), "the zombie lists the job under its new owner: %+v", info)
 		require.Greater(t, checkpointID(info), after[id]-1)
 	}
 	local := c.daemons[0].run("info", ids[0])

@@ -53,7 +53,7 @@ operators:
     right: {from: r, key: user}
     %s
   - {uid: files, type: file, from: [j], path: %s, bucket: none, rolling: {onCheckpoint: true}}
-`, c.name, ls.Spec("l", 2, 700), rs.Spec("r", 2, 840), c.join, filepath.Join(e.home, "out-"+c.name))
+`, c.name, ls.Spec("l", 2, 300), rs.Spec("r", 2, 360), c.join, filepath.Join(e.home, "out-"+c.name))
 		ids[i] = e.mustRun("run", e.writeSpec(c.name+".yaml", spec))
 	}
 	for _, id := range ids {

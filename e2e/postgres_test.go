@@ -48,7 +48,7 @@ name: pg-kill
 parallelism: 2
 checkpointing: {interval: 200ms}
 operators:
-  - {uid: gen, type: datagen, count: %d, rate: 4000}
+  - {uid: gen, type: datagen, count: %d, rate: 1000}
   - {uid: out, type: postgres, from: [gen], url: %q, table: t}
 `, n, url)))
 	deadline := time.Now().Add(30 * time.Second)

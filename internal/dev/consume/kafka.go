@@ -136,11 +136,22 @@ func (r *reader) run(ctx context.Context, cl *kgo.Client) (int64, error) {
 		}
 		if progressed {
 			lastProgress = time.Now()
-		} else if !r.cfg.Follow && time.Since(lastProgress) > idleEnd {
+		} else if !r.cfg.Follow && time.Since(lastProgress) > r.idleEnd() {
 			break
 		}
 	}
 	return r.n, nil
+}
+
+// idleEnd is how long a read may go without progress before it ends:
+// idleEnd once a fetch returned records, requestTimeout before (the first
+// fetch also connects and loads metadata, which a loaded machine can hold
+// up for seconds; ending then would read nothing of a full topic).
+func (r *reader) idleEnd() time.Duration {
+	if len(r.next) == 0 {
+		return requestTimeout
+	}
+	return idleEnd
 }
 
 // endOffsets lists the partitions of topic with their end offsets (last

@@ -110,6 +110,9 @@ func TestStopAndRestoreWithOrphan(t *testing.T) {
 	t.Parallel()
 	url := database(t)
 	exec(t, url, "CREATE TABLE t (idx bigint)")
+	// 6,000 records at 2,000 a second: the stop comes after 1,000 rows
+	// are committed and well before the input ends, also on a loaded
+	// machine.
 	const n = 6000
 	spec := func(par int) string {
 		return fmt.Sprintf(`
@@ -117,7 +120,7 @@ name: pg-restore
 parallelism: %d
 checkpointing: {interval: 100ms}
 operators:
-  - {uid: gen, type: datagen, count: %d, rate: 6000}
+  - {uid: gen, type: datagen, count: %d, rate: 2000}
   - {uid: out, type: postgres, from: [gen], url: %q, table: t}
 `, par, n, url)
 	}

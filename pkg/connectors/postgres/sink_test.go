@@ -48,7 +48,15 @@ operators:
 		AND at = to_timestamp(42) AND doc = '{"idx": 42}'::jsonb`))
 	assert.Equal(t, []int64{0}, query(t, url, "SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()"), "every prepared transaction committed")
 	m := operator(t, j, "out").Metrics
-	assert.EqualValues(t, 5000, m["rowsWritten"])
+	if info := j.Info(); info.Restarts == 0 {
+		assert.EqualValues(t, 5000, m["rowsWritten"])
+	} else {
+		// rowsWritten counts rows sent, also those of transactions a
+		// failure rolled back and the replay sent again (a loaded
+		// machine can fail a subtask: the table above is what counts).
+		t.Logf("%d restarts (%s): %d rows sent for 5000 committed", info.Restarts, info.RootCause, m["rowsWritten"])
+		assert.GreaterOrEqual(t, m["rowsWritten"], int64(5000))
+	}
 	assert.Positive(t, m["transactionsCommitted"])
 	assert.Zero(t, m["pendingTransactions"])
 }
