@@ -42,7 +42,7 @@ scorecard: build
 
 # Longer fault sweeps and kill loops.
 chaos: build
-	FLINKGO_CHAOS=long $(GO) test -race -count=1 -timeout 60m ./internal/chaos/ ./e2e/
+	FLINKGO_CHAOS=long FLINKGO_E2E_RACE=1 $(GO) test -race -count=1 -timeout 60m ./internal/chaos/ ./e2e/
 
 # Fuzz the spec parser, the snapshot decoders, the connectors' state
 # decoders, the per-record JSON member scanner (against encoding/json, the

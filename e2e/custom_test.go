@@ -25,7 +25,7 @@ import (
 func TestCustomOperatorBinarySurvivesSavepointAndRescale(t *testing.T) {
 	parallel(t)
 	bin := filepath.Join(t.TempDir(), "flinkgo-custom")
-	build := exec.Command("go", "build", "-race", "-o", bin, "../examples/custom-operator")
+	build := exec.Command("go", append(buildArgs(), "-o", bin, "../examples/custom-operator")...)
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "build the example: %s", out)
 
