@@ -406,3 +406,20 @@ func BenchmarkNativeProjection(b *testing.B) {
 		})
 	}
 }
+
+// The native path checks the members it decodes, not the ones it skips
+// (records of a json source were checked whole, CheckJSON): a filter that
+// does not need a malformed member answers, one that reads it fails as
+// the VM does.
+func TestNativeChecksTheMembersItReads(t *testing.T) {
+	p, err := Compile(`event_type == 0 && state in ["OR", "ID", "CA"]`, Bool)
+	require.NoError(t, err)
+	require.NotNil(t, p.nat)
+	ok, err := p.EvalBool(&runtime.Record{Value: []byte(`{"state":A0,"event_type":1}`)})
+	require.NoError(t, err)
+	require.False(t, ok)
+	_, err = p.EvalBool(&runtime.Record{Value: []byte(`{"event_type":0,"state":A0}`)})
+	require.ErrorContains(t, err, "not a JSON object")
+	_, err = vmOnly(p).EvalBool(&runtime.Record{Value: []byte(`{"state":A0,"event_type":1}`)})
+	require.Error(t, err, "the VM decodes the whole record")
+}

@@ -52,19 +52,34 @@ func FuzzNativeAgreesWithTheVM(f *testing.F) {
 		for _, rec := range [][]byte{[]byte(bid), data, data} {
 			r := &runtime.Record{Value: rec, Key: []byte("k1"), Timestamp: 7}
 			what := p.Source() + " over " + string(rec)
+			// Over bytes that are not JSON the native path checks only
+			// the members it decodes (a member it skips may be malformed,
+			// as simdjson's on-demand reader allows; sources of format
+			// json check whole records, CheckJSON): where the VM fails
+			// there, the native path may answer instead.
+			lenient := func(werr, gerr error) bool { return werr != nil && gerr == nil && !json.Valid(rec) }
 			if pr.res == Bool {
 				got, gerr := p.EvalBool(r)
 				want, werr := vm.EvalBool(r)
+				if lenient(werr, gerr) {
+					continue
+				}
 				require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
 				require.Equal(t, want, got, what)
 				continue
 			}
 			got, gerr := p.Eval(r)
 			want, werr := vm.Eval(r)
+			if lenient(werr, gerr) {
+				continue
+			}
 			require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
 			require.True(t, werr != nil || sameValue(want, got), "%s: native %#v, VM %#v", what, got, want)
 			gb, gerr := p.AppendValue(nil, r)
 			wb, werr := vm.AppendValue(nil, r)
+			if lenient(werr, gerr) {
+				continue
+			}
 			require.Equal(t, werr != nil, gerr != nil, "%s: errors %v / %v", what, gerr, werr)
 			require.Equal(t, string(wb), string(gb), what)
 		}
