@@ -56,7 +56,7 @@ type parser struct {
 // bail unwinds the statement being parsed after an error.
 type bail struct{}
 
-func (p *parser) peek() token    { return p.toks[p.i] }
+func (p *parser) peek() token { return p.toks[p.i] }
 func (p *parser) peekAt(n int) token {
 	if p.i+n < len(p.toks) {
 		return p.toks[p.i+n]
