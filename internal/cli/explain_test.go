@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// validate and explain read a Flink SQL script (by its .sql extension):
+// valid, its plan printed as the spec run would submit; invalid, every
+// problem at the script's line:column, exit 3.
+func TestValidateAndExplainSQL(t *testing.T) {
+	t.Setenv("FLINKGO_HOME", t.TempDir())
+	q1 := filepath.Join("..", "..", "configs", "jobs", "nexmark-sql", "q1.sql")
+	r := run(t, "validate", q1)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, q1+": valid\n", r.stdout)
+
+	r = run(t, "explain", q1)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `{uid: "datagen", type: nexmark,`)
+	require.Contains(t, r.stdout, `expr: "{auction: auction, bidder: bidder, price: round((0.908 * price), 3), dateTime: dateTime, extra: extra}"`)
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.sql")
+	require.NoError(t, os.WriteFile(bad, []byte("CREATE TABLE s (a BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');\n"+
+		"CREATE TABLE o (a BIGINT) WITH ('connector' = 'blackhole');\n"+
+		"INSERT INTO o SELECT b FROM s;\n"+
+		"INSERT INTO o SELECT a FROM s JOIN t ON s.a = t.a;\n"), 0o600))
+	r = run(t, "validate", bad)
+	require.Equal(t, 3, r.code)
+	require.Contains(t, r.stderr, bad+":1:17: datagen makes records with one column, idx BIGINT")
+	require.Contains(t, r.stderr, bad+":3:22: unknown column b")
+	require.Contains(t, r.stderr, bad+":4:31: joins are not supported yet (JOIN)")
+	r = run(t, "explain", bad)
+	require.Equal(t, 3, r.code)
+
+	r = run(t, "explain", filepath.Join("..", "..", "configs", "jobs", "nexmark", "q1.yaml"))
+	require.Equal(t, 2, r.code, r.stderr)
+}
