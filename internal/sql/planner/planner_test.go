@@ -64,7 +64,7 @@ func TestPlan(t *testing.T) {
 		`{uid: "out.keyBy", type: keyBy, from: ["clicks"], expr: "user_id"}`,
 		`{uid: "out.window", type: window, from: ["out.keyBy"], window: {type: sliding, size: 300000ms, slide: 60000ms}, aggregate: {key0: "first(user_id)", agg1: "count()"}}`,
 		`{uid: "out.project", type: map, from: ["out.window"], expr: "{user_id: key0, n: agg1, wend: windowEnd}"}`,
-		`{uid: "out", type: file, from: ["out.project"], path: "/tmp/out", format: json}`,
+		`{uid: "out", type: file, from: ["out.project"], path: "/tmp/out"}`,
 		`{uid: "shown.where", type: filter, from: ["clicks"], expr: "((url startsWith \"https://\") && (user_id in [1, 2, 3]))"}`,
 		`{uid: "shown.project", type: map, from: ["shown.where"], expr: "{u: upper(url), cheap: ((price < 10) ? true : false)}"}`,
 		`{uid: "shown", type: print, from: ["shown.project"]}`,

@@ -329,8 +329,11 @@ func (pl *planner) connector(ct *parser.CreateTable) *connector {
 		if _, ok := opts["path"]; !ok {
 			pl.errorf(ct.P, "connector filesystem needs 'path'")
 		}
+		// Rows are JSON records already: the sink writes each as a line
+		// (its format json would wrap them in a {value, key, timestamp}
+		// envelope); the source reads JSON Lines.
+		c.sinkOpts = append([][2]string(nil), c.srcOpts...)
 		c.srcOpts = append(c.srcOpts, [2]string{"format", "json"})
-		c.sinkOpts = c.srcOpts
 	case "print":
 		c.sink, c.sinkType, c.sinkOpts = true, "print", c.srcOpts
 	case "blackhole":
