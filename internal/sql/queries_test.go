@@ -162,7 +162,10 @@ GROUP BY auction, window_start, window_end
 HAVING COUNT(*) >= 3;
 `
 	got := run(t, sqlSpec(t, script))
-	type agg struct{ n, top, total int64; bidders map[int64]bool }
+	type agg struct {
+		n, top, total int64
+		bidders       map[int64]bool
+	}
 	wins := map[[2]int64]*agg{}
 	for _, e := range bids(t) {
 		if e.Bid.Price <= 100 {
