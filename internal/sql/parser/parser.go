@@ -379,14 +379,37 @@ func (p *parser) statementSet() Stmt {
 		if p.peek().kind == tEOF {
 			p.unexpected("END")
 		}
-		if !p.peek().is("INSERT") {
-			p.fail(p.peek().pos, "a statement set holds INSERT INTO statements only, found %s", p.peek().describe())
+		if in := p.setInsert(); in != nil {
+			ss.Inserts = append(ss.Inserts, in)
 		}
-		ss.Inserts = append(ss.Inserts, p.insert().(*Insert))
-		p.expectOp(";")
 	}
 	p.next()
 	return ss
+}
+
+// setInsert reads one INSERT of a statement set and its ';'. After an
+// error it skips to the next ';' and returns nil, so the set's other
+// INSERTs are still read (and its END is not taken for a statement).
+func (p *parser) setInsert() (in *Insert) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bail); !ok {
+				panic(r)
+			}
+			for p.peek().kind != tEOF && !p.peek().is("END") {
+				if p.next().op(";") {
+					break
+				}
+			}
+			in = nil
+		}
+	}()
+	if !p.peek().is("INSERT") {
+		p.fail(p.peek().pos, "a statement set holds INSERT INTO statements only, found %s", p.peek().describe())
+	}
+	in = p.insert().(*Insert)
+	p.expectOp(";")
+	return in
 }
 
 // query reads a SELECT and refuses what follows it that is not supported.

@@ -205,6 +205,13 @@ func (pl *planner) insert(in *parser.Insert) {
 		pl.errorf(in.Query.P, "INSERT INTO %s: the query has %d columns, the table %d (%s)", in.Table, len(r.cols), len(phys), names(phys))
 		return
 	}
+	for i, c := range phys {
+		if !assignable(r.cols[i].t, c.t) {
+			pl.errorf(in.Query.Items[min(i, len(in.Query.Items)-1)].P, "INSERT INTO %s: column %s is %s, the query's column %d (%s) is %s: CAST it",
+				in.Table, c.name, kindName(c.t), i+1, r.cols[i].name, kindName(r.cols[i].t))
+			return
+		}
+	}
 	members := make([]string, len(phys))
 	for i, c := range phys {
 		members[i] = objectKey(c.name) + ": " + outputExpr(r.cols[i], c)
@@ -213,6 +220,31 @@ func (pl *planner) insert(in *parser.Insert) {
 	from = pl.add(op{uid: pl.uid(base + ".project"), typ: "map", from: []string{from},
 		opts: [][2]string{{"expr", quote("{" + strings.Join(members, ", ") + "}")}}, origin: in.P})
 	pl.add(op{uid: pl.uid(base), typ: t.conn.sinkType, from: []string{from}, opts: t.conn.sinkOpts, origin: in.P})
+}
+
+// assignable reports whether a value of type v may be written into a
+// column of type col without a CAST (Flink refuses text into a number
+// and the other way round).
+func assignable(v, col typ) bool {
+	if v.k == kAny || v.k == kNull || col.k == kAny {
+		return true
+	}
+	switch col.k {
+	case kString:
+		return v.k == kString
+	case kBool:
+		return v.k == kBool
+	case kTime:
+		return v.k == kTime || v.k == kInt
+	case kRow:
+		return false
+	}
+	return v.numeric()
+}
+
+func kindName(t typ) string {
+	return map[kind]string{kInt: "an integer", kFloat: "a DOUBLE", kDecimal: "a DECIMAL", kString: "text", kBool: "a BOOLEAN",
+		kTime: "a TIMESTAMP", kInterval: "an INTERVAL", kRow: "a ROW"}[t.k]
 }
 
 // outputExpr is a query column written into a sink column: a DECIMAL
