@@ -37,6 +37,16 @@ func TestValidateAndExplainSQL(t *testing.T) {
 	r = run(t, "explain", bad)
 	require.Equal(t, 3, r.code)
 
+	// A value only the connector judges: at the WITH option, by its name.
+	opt := filepath.Join(dir, "opt.sql")
+	require.NoError(t, os.WriteFile(opt, []byte("CREATE TABLE n (event_type INT, bid ROW<auction BIGINT>)\n"+
+		"  WITH ('connector' = 'nexmark', 'events.num' = '-5');\n"+
+		"CREATE TABLE o (a BIGINT) WITH ('connector' = 'blackhole');\n"+
+		"INSERT INTO o SELECT bid.auction FROM n;\n"), 0o600))
+	r = run(t, "validate", opt)
+	require.Equal(t, 3, r.code)
+	require.Contains(t, r.stderr, opt+":2:34: 'events.num': must be 0 or more, got -5 (in the generated spec: flinkgo explain "+opt+")")
+
 	r = run(t, "explain", filepath.Join("..", "..", "configs", "jobs", "nexmark", "q1.yaml"))
 	require.Equal(t, 2, r.code, r.stderr)
 }

@@ -66,6 +66,12 @@ func sqlPositions(se *api.SpecError, file string, p *planner.Plan) error {
 		if m := opIndex.FindStringSubmatch(e.Field); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(p.Origins) {
 				e.Pos = api.Pos{Line: p.Origins[i].Line, Column: p.Origins[i].Col}
+				// An option's value: at the WITH option, by its name.
+				opt, _, _ := strings.Cut(strings.TrimPrefix(e.Field[len(m[0]):], "."), ".")
+				if w, ok := p.With[i][opt]; ok {
+					e.Pos = api.Pos{Line: w.P.Line, Column: w.P.Col}
+					e.Field = "'" + w.Key + "'"
+				}
 			}
 		}
 		out.Errors = append(out.Errors, e)

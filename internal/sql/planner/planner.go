@@ -28,6 +28,9 @@ type Plan struct {
 	Spec string
 	// Origins[i] is where the statement that made operator i of Spec is.
 	Origins []parser.Pos
+	// With[i] maps operator i's options to the WITH options they came
+	// from, for errors about their values.
+	With []map[string]parser.Option
 }
 
 // Error is a planning problem at a place in the script.
@@ -51,7 +54,11 @@ func Compile(name, src string) (*Plan, error) {
 		})
 		return nil, pl.errs
 	}
-	return &Plan{Spec: pl.emit(), Origins: pl.origins()}, nil
+	p := &Plan{Spec: pl.emit(), Origins: pl.origins()}
+	for _, o := range pl.ops {
+		p.With = append(p.With, o.with)
+	}
+	return p, nil
 }
 
 type planner struct {
@@ -79,6 +86,7 @@ type op struct {
 	from     []string
 	opts     [][2]string
 	origin   parser.Pos
+	with     map[string]parser.Option
 }
 
 func (pl *planner) errorf(p parser.Pos, format string, a ...any) {
@@ -219,7 +227,7 @@ func (pl *planner) insert(in *parser.Insert) {
 	from := pl.where(r, base, in.P)
 	from = pl.add(op{uid: pl.uid(base + ".project"), typ: "map", from: []string{from},
 		opts: [][2]string{{"expr", quote("{" + strings.Join(members, ", ") + "}")}}, origin: in.P})
-	pl.add(op{uid: pl.uid(base), typ: t.conn.sinkType, from: []string{from}, opts: t.conn.sinkOpts, origin: in.P})
+	pl.add(op{uid: pl.uid(base), typ: t.conn.sinkType, from: []string{from}, opts: t.conn.sinkOpts, origin: in.P, with: t.conn.with})
 }
 
 // assignable reports whether a value of type v may be written into a
@@ -387,7 +395,7 @@ func (pl *planner) named(name string, p parser.Pos, base string, stmt parser.Pos
 		if !ok {
 			uid = pl.uid(name)
 			pl.sources[name] = uid
-			pl.add(op{uid: uid, typ: t.conn.sourceType, opts: t.sourceOpts(), origin: t.p})
+			pl.add(op{uid: uid, typ: t.conn.sourceType, opts: t.sourceOpts(), origin: t.p, with: t.conn.with})
 		}
 		return &rel{from: uid, tbl: t, cols: append([]column(nil), t.cols...), rowtime: t.rowtime}
 	}

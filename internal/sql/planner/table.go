@@ -33,6 +33,8 @@ type connector struct {
 	srcOpts, sinkOpts    [][2]string
 	// flatRows: ROW columns are the records' top-level members (nexmark).
 	flatRows bool
+	// with: flinkgo option → the WITH option it came from.
+	with map[string]parser.Option
 }
 
 func (t *table) sourceOpts() [][2]string {
@@ -234,7 +236,7 @@ func (pl *planner) connector(ct *parser.CreateTable) *connector {
 		pl.errorf(cn.P, "connector '%s' is not supported%s; the connectors are %s", cn.Value, closest(cn.Value, all), strings.Join(all, ", "))
 		return nil
 	}
-	c := &connector{name: cn.Value}
+	c := &connector{name: cn.Value, with: map[string]parser.Option{}}
 	var keys []string
 	for _, o := range ct.With {
 		keys = append(keys, o.Key)
@@ -257,6 +259,7 @@ func (pl *planner) connector(ct *parser.CreateTable) *connector {
 				v = o.Value
 			}
 			c.srcOpts = append(c.srcOpts, [2]string{to, v})
+			c.with[to] = o
 		}
 	}
 	format := func() {
