@@ -86,7 +86,9 @@ type scope struct {
 
 // grouping collects a window aggregation's keys and aggregates.
 type grouping struct {
-	in   *scope
+	// legacy: GROUP BY TUMBLE(…): TUMBLE_START(…) and the like resolve.
+	legacy bool
+	in     *scope
 	keys []groupKey
 	aggs []agg
 }
@@ -109,6 +111,11 @@ func (pl *planner) tr(e parser.Expr, sc *scope) (string, typ) {
 	if g := sc.grouped; g != nil {
 		if c, ok := e.(*parser.Call); ok && isAggregate(c.Name) {
 			return pl.aggregate(c, g)
+		}
+		if c, ok := e.(*parser.Call); ok && g.legacy {
+			if x, ok := groupWindowProperty(c.Name); ok {
+				return x, typ{k: kTime}
+			}
 		}
 		if !containsAggregate(e) {
 			mark := len(pl.errs)
@@ -415,6 +422,10 @@ func (pl *planner) call(e *parser.Call, sc *scope) (string, typ) {
 		pl.errorf(e.P, "aggregate %s outside a window aggregation: an unbounded aggregation (updating results) is not supported yet; aggregate over TABLE(TUMBLE(…)) or TABLE(HOP(…)) grouped by window_start, window_end", e.Name)
 		return "nil", typ{}
 	}
+	if _, ok := groupWindowProperty(e.Name); ok {
+		pl.errorf(e.P, "%s(…) is only defined in a query grouped by %s(…)", e.Name, e.Name[:strings.IndexByte(e.Name, '_')])
+		return "nil", typ{}
+	}
 	args := make([]string, len(e.Args))
 	types := make([]typ, len(e.Args))
 	for i, a := range e.Args {
@@ -470,6 +481,22 @@ func (pl *planner) call(e *parser.Call, sc *scope) (string, typ) {
 	sort.Strings(names)
 	pl.errorf(e.P, "function %s is not supported yet%s (supported: %s, and COUNT, SUM, AVG, MIN, MAX in window aggregations)", e.Name, closest(e.Name, names), strings.Join(names, ", "))
 	return "nil", typ{}
+}
+
+// groupWindowProperty is the window result member of TUMBLE_START(…),
+// HOP_END(…), SESSION_ROWTIME(…) and the like.
+func groupWindowProperty(name string) (string, bool) {
+	for _, w := range []string{"TUMBLE_", "HOP_", "SESSION_"} {
+		switch strings.TrimPrefix(name, w) {
+		case "START":
+			return "windowStart", strings.HasPrefix(name, w)
+		case "END":
+			return "windowEnd", strings.HasPrefix(name, w)
+		case "ROWTIME":
+			return "(windowEnd - 1)", strings.HasPrefix(name, w)
+		}
+	}
+	return "", false
 }
 
 func isAggregate(name string) bool {

@@ -188,9 +188,67 @@ type rel struct {
 }
 
 type windowTVF struct {
-	kind        string
-	size, slide int64 // ms
+	kind        string // TUMBLE, HOP, SESSION
+	size, slide int64  // ms; a session's gap is its size
 	p           parser.Pos
+	// legacy: GROUP BY TUMBLE(col, …) rather than a window TVF.
+	legacy bool
+}
+
+// groupWindow finds a legacy group window, GROUP BY TUMBLE(col, size),
+// HOP(col, slide, size) or SESSION(col, gap), among s's keys (nil: none,
+// or one that was reported).
+func (pl *planner) groupWindow(s *parser.Select, in *rel) *windowTVF {
+	var found *windowTVF
+	for _, e := range s.GroupBy {
+		c, ok := e.(*parser.Call)
+		if !ok {
+			continue
+		}
+		want := map[string]int{"TUMBLE": 2, "HOP": 3, "SESSION": 2}[c.Name]
+		if want == 0 {
+			continue
+		}
+		if found != nil {
+			pl.errorf(c.P, "a query has one group window")
+			return nil
+		}
+		if len(c.Args) != want {
+			pl.errorf(c.P, "%s takes the time attribute and %d interval(s)", c.Name, want-1)
+			return nil
+		}
+		id, ok := c.Args[0].(*parser.Ident)
+		if !ok || in.rowtime == "" || id.Parts[len(id.Parts)-1] != in.rowtime {
+			pl.errorf(c.Args[0].At(), "%s(…)'s first argument must be the time attribute of its input (%s)", c.Name, or(in.rowtime, "it has none: declare WATERMARK FOR a column"))
+			return nil
+		}
+		ms := make([]int64, 0, 2)
+		for _, a := range c.Args[1:] {
+			iv, ok := a.(*parser.Interval)
+			if !ok {
+				pl.errorf(a.At(), "%s needs INTERVAL literals (INTERVAL '10' SECOND)", c.Name)
+				return nil
+			}
+			v, err := intervalMillis(iv)
+			if err != nil || v == 0 {
+				pl.errorf(a.At(), "a window's size, slide and gap must be positive intervals")
+				return nil
+			}
+			ms = append(ms, v)
+		}
+		found = &windowTVF{kind: c.Name, size: ms[0], p: c.P, legacy: true}
+		if c.Name == "HOP" {
+			found.slide, found.size = ms[0], ms[1]
+		}
+	}
+	return found
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func (pl *planner) insert(in *parser.Insert) {
@@ -291,6 +349,13 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 		return nil
 	}
 	if in.window != nil {
+		return pl.windowAggregate(s, in, base, stmt)
+	}
+	if w := pl.groupWindow(s, in); w != nil {
+		// The legacy GROUP BY TUMBLE/HOP/SESSION(col, …): the window
+		// aggregation over it, TUMBLE_START(…) and the like its
+		// window_start and window_end.
+		in.window = w
 		return pl.windowAggregate(s, in, base, stmt)
 	}
 	if len(s.GroupBy) > 0 {
@@ -486,11 +551,14 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		return nil
 	}
 	inScope := &scope{cols: in.cols, alias: in.alias}
-	g := &grouping{in: inScope}
+	g := &grouping{in: inScope, legacy: in.window.legacy}
 	var keys []groupKey
 	seen := map[string]bool{}
 	for _, e := range s.GroupBy {
-		if id, ok := e.(*parser.Ident); ok {
+		if c, ok := e.(*parser.Call); ok && in.window.legacy && c.P == in.window.p {
+			continue
+		}
+		if id, ok := e.(*parser.Ident); ok && !in.window.legacy {
 			name := id.Parts[len(id.Parts)-1]
 			if name == "window_start" || name == "window_end" || name == "window_time" {
 				out := map[string]string{"window_start": "windowStart", "window_end": "windowEnd", "window_time": "(windowEnd - 1)"}[name]
@@ -506,7 +574,7 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		x, t := pl.tr(e, inScope)
 		keys = append(keys, groupKey{expr: x, t: t})
 	}
-	if !seen["window_start"] || !seen["window_end"] {
+	if !in.window.legacy && (!seen["window_start"] || !seen["window_end"]) {
 		pl.errorf(s.GroupBy[0].At(), "a window aggregation must GROUP BY both window_start and window_end")
 		return nil
 	}
@@ -546,8 +614,11 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 	}
 	win := in.window
 	spec := fmt.Sprintf("{type: tumbling, size: %dms}", win.size)
-	if win.kind == "HOP" {
+	switch win.kind {
+	case "HOP":
 		spec = fmt.Sprintf("{type: sliding, size: %dms, slide: %dms}", win.size, win.slide)
+	case "SESSION":
+		spec = fmt.Sprintf("{type: session, gap: %dms}", win.size)
 	}
 	aggs := make([]string, len(g.aggs))
 	for i, a := range g.aggs {
