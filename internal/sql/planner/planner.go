@@ -351,12 +351,16 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 	if in.window != nil {
 		return pl.windowAggregate(s, in, base, stmt)
 	}
+	mark := len(pl.errs)
 	if w := pl.groupWindow(s, in); w != nil {
 		// The legacy GROUP BY TUMBLE/HOP/SESSION(col, …): the window
 		// aggregation over it, TUMBLE_START(…) and the like its
 		// window_start and window_end.
 		in.window = w
 		return pl.windowAggregate(s, in, base, stmt)
+	}
+	if len(pl.errs) > mark {
+		return nil // a group window that was reported
 	}
 	if len(s.GroupBy) > 0 {
 		pl.errorf(s.GroupBy[0].At(), "GROUP BY without a window (an unbounded aggregation, updating results) is not supported yet: aggregate over TABLE(TUMBLE(…)) or TABLE(HOP(…)) and group by window_start, window_end")
