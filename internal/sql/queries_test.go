@@ -210,3 +210,30 @@ HAVING COUNT(*) >= 3;
 	require.NotEmpty(t, ref)
 	require.Equal(t, canon(ref), got)
 }
+
+// HOP with two keys (one an expression): the keys come back through the
+// window's aggregates, each window a record is in counts it.
+func TestSQLHopTwoKeys(t *testing.T) {
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE TABLE discard_sink (auction BIGINT, part BIGINT, wstart TIMESTAMP(3), num BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT auction, MOD(bidder, 3) AS part, window_start, COUNT(*)
+FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '1' SECOND, INTERVAL '3' SECOND))
+GROUP BY auction, MOD(bidder, 3), window_start, window_end;
+`
+	got := run(t, sqlSpec(t, script))
+	counts := map[[3]int64]int64{}
+	for _, e := range bids(t) {
+		last := e.DateTime - e.DateTime%1000
+		for start := last; start > e.DateTime-3000; start -= 1000 {
+			counts[[3]int64{e.Bid.Auction, e.Bid.Bidder % 3, start}]++
+		}
+	}
+	var ref []map[string]any
+	for k, n := range counts {
+		ref = append(ref, map[string]any{"auction": k[0], "part": k[1], "wstart": k[2], "num": n})
+	}
+	require.Equal(t, canon(ref), got)
+}
