@@ -89,8 +89,8 @@ type grouping struct {
 	// legacy: GROUP BY TUMBLE(…): TUMBLE_START(…) and the like resolve.
 	legacy bool
 	in     *scope
-	keys []groupKey
-	aggs []agg
+	keys   []groupKey
+	aggs   []agg
 }
 
 type groupKey struct {
