@@ -24,11 +24,11 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
 )
 
-// A small run: 6,000 events (5,520 bids) over 6 s of event time, at
+// A small run: 4,000 events (3,680 bids) over 5 s of event time, at
 // parallelism 2 so that keyed edges shuffle.
 const (
-	events    = 6_000
-	eventRate = 1_000
+	events    = 4_000
+	eventRate = 800
 )
 
 var (
