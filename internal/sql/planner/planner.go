@@ -138,8 +138,10 @@ func (pl *planner) script(s *parser.Script) {
 			inserts = append(inserts, st.Inserts...)
 		}
 	}
-	// Sink uids first: a query's operators are named after its sink, and
-	// the sink keeps the table's name whatever else the script holds.
+	// Tables and views first, then the INSERTs in order: a query's
+	// operators are named after its sink table (t.where, t.project, t),
+	// a source after its table, so the uids do not depend on where a
+	// statement stands.
 	for _, in := range inserts {
 		pl.insert(in)
 	}
