@@ -47,6 +47,16 @@ func TestValidateAndExplainSQL(t *testing.T) {
 	require.Equal(t, 3, r.code)
 	require.Contains(t, r.stderr, opt+":2:34: 'events.num': must be 0 or more, got -5 (in the generated spec: flinkgo explain "+opt+")")
 
+	// What the spec would say in YAML, the script's error says in SQL.
+	eo := filepath.Join(dir, "eo.sql")
+	require.NoError(t, os.WriteFile(eo, []byte("CREATE TABLE s (idx BIGINT) WITH ('connector' = 'datagen');\n"+
+		"CREATE TABLE k (idx BIGINT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:9092',\n"+
+		"  'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'x');\n"+
+		"INSERT INTO k SELECT idx FROM s;\n"), 0o600))
+	r = run(t, "validate", eo)
+	require.Equal(t, 3, r.code)
+	require.Contains(t, r.stderr, eo+":3:21: 'sink.delivery-guarantee': exactly-once commits its Kafka transactions when checkpoints complete; enable checkpointing (SET 'execution.checkpointing.interval' = '10s';)")
+
 	r = run(t, "explain", filepath.Join("..", "..", "configs", "jobs", "nexmark", "q1.yaml"))
 	require.Equal(t, 2, r.code, r.stderr)
 }

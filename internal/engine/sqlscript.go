@@ -55,19 +55,27 @@ func compileSQL(compile func(src []byte) (*Graph, error), file string, src []byt
 
 var opIndex = regexp.MustCompile(`^operators\[(\d+)\]`)
 
+// sqlAdvice says in SQL what a spec's errors advise in YAML.
+var sqlAdvice = strings.NewReplacer("(checkpointing: {interval: 10s})", "(SET 'execution.checkpointing.interval' = '10s';)")
+
 // sqlPositions moves the problems of a generated spec to the statements
 // that made its operators (the planner checks what it can; what is left,
 // such as an option value the connector refuses, is reported here).
 func sqlPositions(se *api.SpecError, file string, p *planner.Plan) error {
 	out := &api.SpecError{}
 	for _, e := range se.Errors {
-		e.Msg = fmt.Sprintf("%s (in the generated spec: flinkgo explain %s)", e.Msg, file)
+		e.Msg = fmt.Sprintf("%s (in the generated spec: flinkgo explain %s)", sqlAdvice.Replace(e.Msg), file)
 		e.File, e.Pos = file, api.Pos{Line: 1, Column: 1}
 		if m := opIndex.FindStringSubmatch(e.Field); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(p.Origins) {
 				e.Pos = api.Pos{Line: p.Origins[i].Line, Column: p.Origins[i].Col}
 				// An option's value: at the WITH option, by its name.
 				opt, _, _ := strings.Cut(strings.TrimPrefix(e.Field[len(m[0]):], "."), ".")
+				if opt == "" { // "operators[3]: deliveryGuarantee: …"
+					if o, rest, ok := strings.Cut(e.Msg, ": "); ok && p.With[i][o].Key != "" {
+						opt, e.Msg = o, rest
+					}
+				}
 				if w, ok := p.With[i][opt]; ok {
 					e.Pos = api.Pos{Line: w.P.Line, Column: w.P.Col}
 					e.Field = "'" + w.Key + "'"

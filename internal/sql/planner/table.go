@@ -303,6 +303,7 @@ func (pl *planner) connector(ct *parser.CreateTable) *connector {
 			}
 		}
 		common := [][2]string{{"brokers", "[" + strings.Join(brokers, ", ") + "]"}, {"format", "json"}}
+		c.with["brokers"] = b
 		topic := [][2]string{}
 		for _, o := range c.srcOpts {
 			if o[0] == "topic" {
@@ -316,6 +317,7 @@ func (pl *planner) connector(ct *parser.CreateTable) *connector {
 				pl.errorf(m.P, "'scan.startup.mode' = '%s' is not supported; earliest-offset, latest-offset and group-offsets are", m.Value)
 			}
 			src = append(src, [2]string{"startingOffsets", v})
+			c.with["startingOffsets"] = m
 		}
 		sink := append(append(append([][2]string(nil), common[:1]...), topic...), filterOpts(c.srcOpts, "transactionalIdPrefix")...)
 		if d, ok := opts["sink.delivery-guarantee"]; ok {
@@ -324,6 +326,7 @@ func (pl *planner) connector(ct *parser.CreateTable) *connector {
 				pl.errorf(d.P, "'sink.delivery-guarantee' = '%s': exactly-once, at-least-once or none", d.Value)
 			}
 			sink = append(sink, [2]string{"deliveryGuarantee", v})
+			c.with["deliveryGuarantee"] = d
 		}
 		c.srcOpts, c.sinkOpts = src, sink
 	case "filesystem":
