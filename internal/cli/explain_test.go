@@ -55,7 +55,7 @@ func TestValidateAndExplainSQL(t *testing.T) {
 		"INSERT INTO k SELECT idx FROM s;\n"), 0o600))
 	r = run(t, "validate", eo)
 	require.Equal(t, 3, r.code)
-	require.Contains(t, r.stderr, eo+":3:21: 'sink.delivery-guarantee': exactly-once commits its Kafka transactions when checkpoints complete; enable checkpointing (SET 'execution.checkpointing.interval' = '10s';)")
+	require.Contains(t, r.stderr, eo+":3:22: 'sink.delivery-guarantee': exactly-once commits its Kafka transactions when checkpoints complete; enable checkpointing (SET 'execution.checkpointing.interval' = '10s';)")
 
 	r = run(t, "explain", filepath.Join("..", "..", "configs", "jobs", "nexmark", "q1.yaml"))
 	require.Equal(t, 2, r.code, r.stderr)
