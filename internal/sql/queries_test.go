@@ -237,3 +237,35 @@ GROUP BY auction, MOD(bidder, 3), window_start, window_end;
 	}
 	require.Equal(t, canon(ref), got)
 }
+
+// A window over a window: window_time, selected in a view's aggregation,
+// is its results' time attribute, and a TUMBLE over the view cascades.
+func TestSQLCascadingWindows(t *testing.T) {
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE VIEW per_second AS
+SELECT auction, COUNT(*) AS num, window_time AS wt
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '1' SECOND))
+GROUP BY auction, window_start, window_end;
+CREATE TABLE discard_sink (wstart TIMESTAMP(3), top BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT window_start, MAX(num)
+FROM TABLE(TUMBLE(TABLE per_second, DESCRIPTOR(wt), INTERVAL '2' SECOND))
+GROUP BY window_start, window_end;
+`
+	got := run(t, sqlSpec(t, script))
+	perSecond := map[[2]int64]int64{}
+	for _, e := range bids(t) {
+		perSecond[[2]int64{e.Bid.Auction, e.DateTime - e.DateTime%1000}]++
+	}
+	top := map[int64]int64{}
+	for k, n := range perSecond {
+		w := k[1] - k[1]%2000
+		top[w] = max(top[w], n)
+	}
+	var ref []map[string]any
+	for w, n := range top {
+		ref = append(ref, map[string]any{"wstart": w, "top": n})
+	}
+	require.Equal(t, canon(ref), got)
+}

@@ -580,6 +580,11 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		x, t := pl.tr(e, inScope)
 		keys = append(keys, groupKey{expr: x, t: t})
 	}
+	if !in.window.legacy && !seen["window_time"] {
+		// window_time (window_end - 1 ms, the results' event time) may
+		// be selected without being grouped by, as in Flink.
+		g.keys = append(g.keys, groupKey{expr: "\x00window_time", t: typ{k: kTime}, out: "(windowEnd - 1)"})
+	}
 	if !in.window.legacy && (!seen["window_start"] || !seen["window_end"]) {
 		pl.errorf(s.GroupBy[0].At(), "a window aggregation must GROUP BY both window_start and window_end")
 		return nil
@@ -607,6 +612,14 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 	}
 	out := &rel{}
 	out.cols = pl.items(s.Items, sc, in, out)
+	for i, it := range s.Items {
+		// A selected window_time (or *_ROWTIME) is the result's time
+		// attribute: the window's results are stamped with it, so a
+		// window over them (a view) cascades.
+		if i < len(out.cols) && out.cols[i].expr == "(windowEnd - 1)" && it.Expr != nil {
+			out.rowtime = out.cols[i].name
+		}
+	}
 	var having string
 	if s.Having != nil {
 		having, _ = pl.tr(s.Having, sc)
