@@ -269,3 +269,19 @@ GROUP BY window_start, window_end;
 	}
 	require.Equal(t, canon(ref), got)
 }
+
+// The SESSION window table function (Flink 1.19's, PARTITION BY the key)
+// gives what q11's legacy GROUP BY SESSION(…) gives.
+func TestSQLSessionTVF(t *testing.T) {
+	script := sqlScript(t, "q11")
+	legacy := run(t, sqlSpec(t, script))
+	script = script[:strings.Index(script, "INSERT INTO discard_sink")] + `
+INSERT INTO discard_sink
+SELECT bidder, COUNT(*), window_start, window_end
+FROM TABLE(SESSION(TABLE bid PARTITION BY bidder, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+GROUP BY bidder, window_start, window_end;
+`
+	got := run(t, sqlSpec(t, script))
+	require.NotEmpty(t, legacy)
+	require.Equal(t, legacy, got)
+}

@@ -104,11 +104,14 @@ type TableName struct {
 	Alias string
 }
 
-// WindowTVF is TABLE(TUMBLE|HOP(TABLE t, DESCRIPTOR(col), intervals…)).
+// WindowTVF is TABLE(TUMBLE|HOP|SESSION(TABLE t [PARTITION BY …], DESCRIPTOR(col), intervals…)).
 type WindowTVF struct {
 	P          Pos
-	Kind       string // TUMBLE, HOP
+	Kind       string // TUMBLE, HOP, SESSION
 	Input      TableRef
+	// Partition: SESSION(TABLE t PARTITION BY cols, …).
+	Partition  []string
+	PartitionP []Pos
 	Descriptor string
 	DescP      Pos
 	Args       []Expr

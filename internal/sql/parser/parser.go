@@ -533,20 +533,33 @@ func (p *parser) fromItem() TableRef {
 
 // windowTVF reads TUMBLE(TABLE t, DESCRIPTOR(c), size) or HOP(…, slide, size).
 func (p *parser) windowTVF() *WindowTVF {
-	kw, pos := p.name("a window function (TUMBLE or HOP)")
+	kw, pos := p.name("a window function (TUMBLE, HOP or SESSION)")
 	kind := strings.ToUpper(kw)
 	switch kind {
-	case "TUMBLE", "HOP":
-	case "CUMULATE", "SESSION":
-		p.fail(pos, "the %s window function is not supported yet; TUMBLE and HOP are", kind)
+	case "TUMBLE", "HOP", "SESSION":
+	case "CUMULATE":
+		p.fail(pos, "the %s window function is not supported yet; TUMBLE, HOP and SESSION are", kind)
 	default:
-		p.fail(pos, "TABLE(%s(…)) is not supported; the window functions TUMBLE and HOP are", kw)
+		p.fail(pos, "TABLE(%s(…)) is not supported; the window functions TUMBLE, HOP and SESSION are", kw)
 	}
 	w := &WindowTVF{P: pos, Kind: kind}
 	p.expectOp("(")
 	if p.accept("TABLE") {
 		n, np := p.qualifiedName("a table name")
 		w.Input = &TableName{P: np, Name: n}
+		if kind == "SESSION" && p.peek().is("PARTITION") {
+			p.next()
+			p.expect("BY")
+			for {
+				c, cp := p.name("a partition column")
+				w.Partition = append(w.Partition, c)
+				w.PartitionP = append(w.PartitionP, cp)
+				if !p.peek().op(",") || p.peekAt(1).is("DESCRIPTOR") {
+					break
+				}
+				p.next()
+			}
+		}
 	} else if p.peek().op("(") {
 		w.Input = p.fromItem()
 	} else {

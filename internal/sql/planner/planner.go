@@ -195,6 +195,10 @@ type windowTVF struct {
 	p           parser.Pos
 	// legacy: GROUP BY TUMBLE(col, …) rather than a window TVF.
 	legacy bool
+	// partition: a SESSION TVF's PARTITION BY columns (its sessions are
+	// per key, so they must be the aggregation's keys).
+	partition  []string
+	partitionP parser.Pos
 }
 
 // groupWindow finds a legacy group window, GROUP BY TUMBLE(col, size),
@@ -244,6 +248,31 @@ func (pl *planner) groupWindow(s *parser.Select, in *rel) *windowTVF {
 		}
 	}
 	return found
+}
+
+// samePartition reports whether the group keys other than the window's
+// columns are exactly the columns partition names, in any order.
+func samePartition(partition []string, groupBy []parser.Expr) bool {
+	want := map[string]bool{}
+	for _, p := range partition {
+		want[p] = true
+	}
+	n := 0
+	for _, e := range groupBy {
+		id, ok := e.(*parser.Ident)
+		if !ok {
+			return false
+		}
+		name := id.Parts[len(id.Parts)-1]
+		if name == "window_start" || name == "window_end" || name == "window_time" {
+			continue
+		}
+		if !want[name] {
+			return false
+		}
+		n++
+	}
+	return n == len(want)
 }
 
 func or(a, b string) string {
@@ -516,7 +545,7 @@ func (pl *planner) window(w *parser.WindowTVF, base string, stmt parser.Pos) *re
 		pl.errorf(w.DescP, "DESCRIPTOR(%s): %s is not a time attribute of the window's input; %s", w.Descriptor, w.Descriptor, what)
 		return nil
 	}
-	want := map[string]int{"TUMBLE": 1, "HOP": 2}[w.Kind]
+	want := map[string]int{"TUMBLE": 1, "HOP": 2, "SESSION": 1}[w.Kind]
 	if len(w.Args) != want {
 		pl.errorf(w.P, "%s takes %d interval(s) after the DESCRIPTOR, got %d (an offset is not supported yet)", w.Kind, want, len(w.Args))
 		return nil
@@ -535,7 +564,10 @@ func (pl *planner) window(w *parser.WindowTVF, base string, stmt parser.Pos) *re
 		}
 		ms[i] = v
 	}
-	tvf := &windowTVF{kind: w.Kind, size: ms[0], p: w.P}
+	tvf := &windowTVF{kind: w.Kind, size: ms[0], p: w.P, partition: w.Partition}
+	if len(w.PartitionP) > 0 {
+		tvf.partitionP = w.PartitionP[0]
+	}
 	if w.Kind == "HOP" {
 		tvf.slide, tvf.size = ms[0], ms[1]
 	}
@@ -587,6 +619,11 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 	}
 	if !in.window.legacy && (!seen["window_start"] || !seen["window_end"]) {
 		pl.errorf(s.GroupBy[0].At(), "a window aggregation must GROUP BY both window_start and window_end")
+		return nil
+	}
+	if in.window.kind == "SESSION" && !in.window.legacy && !samePartition(in.window.partition, s.GroupBy) {
+		pl.errorf(in.window.p, "a SESSION window's PARTITION BY columns must be the aggregation's keys (GROUP BY %s, window_start, window_end): sessions are per key",
+			strings.Join(in.window.partition, ", "))
 		return nil
 	}
 	for i := range keys {
