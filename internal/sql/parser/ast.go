@@ -106,9 +106,9 @@ type TableName struct {
 
 // WindowTVF is TABLE(TUMBLE|HOP|SESSION(TABLE t [PARTITION BY …], DESCRIPTOR(col), intervals…)).
 type WindowTVF struct {
-	P          Pos
-	Kind       string // TUMBLE, HOP, SESSION
-	Input      TableRef
+	P     Pos
+	Kind  string // TUMBLE, HOP, SESSION
+	Input TableRef
 	// Partition: SESSION(TABLE t PARTITION BY cols, …).
 	Partition  []string
 	PartitionP []Pos
