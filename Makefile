@@ -64,6 +64,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzJSONFields -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
 	$(GO) test -run '^$$' -fuzz FuzzNativeAgreesWithTheVM -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
 	$(GO) test -run '^$$' -fuzz FuzzProject -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
+	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./internal/sql/planner/
 	$(GO) test -run '^$$' -fuzz FuzzFastScan -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
 	$(GO) test -run '^$$' -fuzz FuzzShapesChangeNothing -fuzztime $(FUZZTIME) ./pkg/runtime/expr/
 	$(GO) test -run '^$$' -fuzz FuzzAppend -fuzztime $(FUZZTIME) ./pkg/runtime/jsonstring/

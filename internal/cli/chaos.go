@@ -54,6 +54,10 @@ docs/testing-jobs.md#chaos.`,
 			if kills+stopRestores == 0 {
 				return api.Errorf(api.CodeUsage, "no faults: give --kills N (and/or --stop-restore M), for example --kills 5")
 			}
+			if engine.IsSQL(a[0]) {
+				// chaos rewrites the spec's sinks and sources; it reads YAML.
+				return api.Errorf(api.CodeUsage, "chaos reads a YAML spec, not a SQL script: write the script's plan to one (flinkgo explain %s > job.yaml) and run chaos on that", a[0])
+			}
 			src, err := readSpec(a[0])
 			if err != nil {
 				return err

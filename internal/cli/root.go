@@ -66,7 +66,7 @@ func NewRoot(reg *runtime.Registry) *cobra.Command {
 	})
 	root.AddCommand(newDaemonCmd(g), newRunCmd(g), newListCmd(g), newInfoCmd(g), newCancelCmd(g),
 		newSavepointCmd(g), newStopCmd(g), newCheckpointsCmd(g), newValidateCmd(g), newVersionCmd(g), newDevCmd(g),
-		newUICmd(g), newLogsCmd(g), newTestCmd(g), newChaosCmd(g))
+		newUICmd(g), newLogsCmd(g), newTestCmd(g), newChaosCmd(g), newExplainCmd(g))
 	return root
 }
 

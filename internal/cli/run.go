@@ -26,7 +26,8 @@ func newRunCmd(g *globals) *cobra.Command {
 		Short: "Submit a job; prints its id once it is RUNNING",
 		Example: `  flinkgo run configs/jobs/kafka-to-files.yaml
   flinkgo run -s ~/.flinkgo/savepoints/savepoint-3f2a1c-7-0a1b2c configs/jobs/kafka-to-files.yaml`,
-		Long: `Validate and submit a job. With -s it restores from a savepoint directory, its _metadata
+		Long: `Validate and submit a job: a YAML spec, or a Flink SQL script (JOB.sql, planned into a spec:
+docs/sql.md; flinkgo explain prints the plan). With -s it restores from a savepoint directory, its _metadata
 file, or a retained checkpoint chk-<n> directory; state is matched by operator uid.
 --dry-run prints the restore plan and exits 3 if the restore would fail.
 A restore is refused when the job changes what an operator's state means

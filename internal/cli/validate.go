@@ -16,7 +16,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 	var types bool
 	cmd := &cobra.Command{
 		Use:   "validate JOB.yaml...",
-		Short: "Check job specs (and their tests files, JOB_test.yaml) without a daemon; exit 3 with every problem, 0 when valid",
+		Short: "Check job specs and SQL scripts (and tests files, JOB_test.yaml) without a daemon; exit 3 with every problem, 0 when valid",
 		Example: `  flinkgo validate configs/jobs/*.yaml
   flinkgo validate --types`,
 		Args: func(cmd *cobra.Command, a []string) error {

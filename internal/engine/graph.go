@@ -89,8 +89,18 @@ type CompileOptions struct {
 	Substitute func(op *api.OperatorSpec, def runtime.Definition) runtime.Definition
 }
 
-// CompileWith is Compile with options.
+// CompileWith is Compile with options. A file named *.sql is a Flink SQL
+// script, planned into a spec first (IsSQL, docs/sql.md).
 func CompileWith(reg *runtime.Registry, file string, src []byte, defaults Defaults, o CompileOptions) (*Graph, error) {
+	if IsSQL(file) {
+		return compileSQL(func(spec []byte) (*Graph, error) {
+			return compileSpec(reg, file, spec, defaults, o)
+		}, file, src)
+	}
+	return compileSpec(reg, file, src, defaults, o)
+}
+
+func compileSpec(reg *runtime.Registry, file string, src []byte, defaults Defaults, o CompileOptions) (*Graph, error) {
 	p := api.ParseJob(file, src, reg)
 	g := &Graph{File: file, Source: src, Spec: &p.Spec, MaxParallelism: p.Spec.MaxParallelism, types: reg}
 	g.Checkpointing = api.ResolveCheckpointing(p.Spec.Checkpointing, defaults.Checkpointing)

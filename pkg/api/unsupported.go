@@ -20,7 +20,7 @@ var unsupported = map[string]string{
 	"parquet":   "Parquet is a format, not a type: type file with format parquet writes it (the file sink) and reads it (the file source): docs/formats.md",
 	"jdbc":      "there is no JDBC connector; for PostgreSQL use type postgres (docs/postgres.md), for other databases write a sink in Go (docs/public-api.md)",
 	"postgres":  "the PostgreSQL sink is type postgres (docs/postgres.md); a Postgres source (CDC) is not built yet",
-	"sql":       "SQL is not built yet (planned); today write the job as operators (map, filter, keyBy, window, reduce, joins)",
+	"sql":       "SQL is not an operator type: write the job as a Flink SQL script, job.sql, and run it with flinkgo run job.sql (docs/sql.md); or write it as operators (map, filter, keyBy, window, reduce, joins)",
 	"lookup":    "there is no lookup join; read the table's changes as a stream and join them with a keyed process function in Go (docs/public-api.md)",
 	"topn":      "there is no top-N operator; today a keyed process function in Go (docs/public-api.md)",
 	"cep":       "there is no CEP (pattern matching); today a keyed process function with state and timers in Go (docs/public-api.md)",

@@ -1,0 +1,287 @@
+// Package sql_test runs SQL scripts end to end in-process: planned, compiled
+// and run as ordinary jobs, their output compared with the hand-written
+// YAML spec of the same query and with references computed here.
+package sql_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/connectors/all"
+	"github.com/flinkgo/flinkgo/pkg/connectors/nexmark"
+)
+
+// A small run: 4,000 events (3,680 bids) over 5 s of event time, at
+// parallelism 2 so that keyed edges shuffle.
+const (
+	events    = 4_000
+	eventRate = 800
+)
+
+var (
+	jobParallelism = regexp.MustCompile(`(?m)^parallelism: 1$`)
+	discardSink    = regexp.MustCompile(`type: discard`)
+)
+
+// collecting makes spec's job parallelism 2 and its discard sink a collector.
+func collecting(t *testing.T, spec, name string) string {
+	t.Helper()
+	require.Regexp(t, jobParallelism, spec)
+	spec = jobParallelism.ReplaceAllString(spec, "parallelism: 2")
+	require.Regexp(t, discardSink, spec)
+	return discardSink.ReplaceAllString(spec, "type: test-collect, name: "+name)
+}
+
+func yamlSpec(t *testing.T, q string) string {
+	b, err := os.ReadFile(filepath.Join("..", "..", "configs", "jobs", "nexmark", q+".yaml"))
+	require.NoError(t, err)
+	s := string(b)
+	for old, repl := range map[string]string{"events: 10000000": fmt.Sprintf("events: %d", events),
+		"eventRate: 10000000": fmt.Sprintf("eventRate: %d", eventRate)} {
+		require.Contains(t, s, old)
+		s = strings.Replace(s, old, repl, 1)
+	}
+	return s
+}
+
+// sqlSpec plans script (the nexmark table's size and rate set for the
+// test) as flinkgo run job.sql plans it.
+func sqlSpec(t *testing.T, script string) string {
+	for old, repl := range map[string]string{"'events.num' = '10000000'": fmt.Sprintf("'events.num' = '%d'", events),
+		"'first-event.rate' = '10000000'": fmt.Sprintf("'first-event.rate' = '%d'", eventRate),
+		"'next-event.rate' = '10000000'":  fmt.Sprintf("'next-event.rate' = '%d'", eventRate)} {
+		require.Contains(t, script, old)
+		script = strings.Replace(script, old, repl, 1)
+	}
+	p, err := engine.PlanSQL("job.sql", []byte(script))
+	require.NoError(t, err)
+	return p.Spec
+}
+
+func sqlScript(t *testing.T, q string) string {
+	b, err := os.ReadFile(filepath.Join("..", "..", "configs", "jobs", "nexmark-sql", q+".sql"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// run runs spec to its end and returns its results, each as canonical
+// JSON (sorted keys, encoding/json's numbers), sorted.
+func run(t *testing.T, spec string) []string {
+	t.Helper()
+	name := runtimetest.UniqueName(t)
+	j := runtimetest.Start(t, collecting(t, spec, name), runtimetest.Options{Types: all.Definitions(), CheckpointsDir: t.TempDir()})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 2*time.Minute), j.Info().Error)
+	var out []string
+	for _, v := range runtimetest.Values(name) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(v), &m), v)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func canon(rows []map[string]any) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		b, _ := json.Marshal(r)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		b, _ = json.Marshal(m)
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func bids(t *testing.T) []nexmark.Event {
+	c := nexmark.DefaultConfig()
+	c.EventRate = eventRate
+	g, err := nexmark.New(c)
+	require.NoError(t, err)
+	var out []nexmark.Event
+	for i := int64(0); i < events; i++ {
+		if e := g.At(i); e.Kind == nexmark.KindBid {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// The Nexmark queries as the benchmark writes them in SQL give what the
+// hand-written YAML specs give, on the same events.
+func TestSQLQueries(t *testing.T) {
+	for _, q := range []string{"q0", "q1", "q2", "q11"} {
+		t.Run(q, func(t *testing.T) {
+			t.Parallel()
+			want := run(t, yamlSpec(t, q))
+			if q == "q11" {
+				want = q11Rows(t, want)
+			}
+			got := run(t, sqlSpec(t, sqlScript(t, q)))
+			require.NotEmpty(t, want)
+			require.Equal(t, len(want), len(got), "results")
+			require.Equal(t, want, got)
+			if q == "q2" { // and an independent reference
+				var ref []map[string]any
+				for _, e := range bids(t) {
+					if e.Bid.Auction%123 == 0 {
+						ref = append(ref, map[string]any{"auction": e.Bid.Auction, "price": e.Bid.Price})
+					}
+				}
+				require.Equal(t, canon(ref), got)
+			}
+		})
+	}
+}
+
+// q11Rows are the YAML q11's window results ({key, windowStart,
+// windowEnd, bid_count}) as the SQL's sink columns name them.
+func q11Rows(t *testing.T, rows []string) []string {
+	var out []map[string]any
+	for _, r := range rows {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r), &m))
+		bidder, err := strconv.ParseInt(m["key"].(string), 10, 64)
+		require.NoError(t, err)
+		out = append(out, map[string]any{"bidder": bidder, "bid_count": m["bid_count"], "starttime": m["windowStart"], "endtime": m["windowEnd"]})
+	}
+	return canon(out)
+}
+
+// A window aggregation in SQL (TUMBLE, GROUP BY key and window, COUNT,
+// MAX, SUM, AVG, COUNT DISTINCT, HAVING) equals the reference computed
+// here over the generator's bids.
+func TestSQLWindowAggregate(t *testing.T) {
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE TABLE discard_sink (auction BIGINT, wstart TIMESTAMP(3), wend TIMESTAMP(3), num BIGINT, top BIGINT, total BIGINT, bidders BIGINT, mean BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT auction, window_start, window_end, COUNT(*), MAX(price), SUM(price), COUNT(DISTINCT bidder), AVG(price)
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND))
+WHERE price > 100
+GROUP BY auction, window_start, window_end
+HAVING COUNT(*) >= 3;
+`
+	got := run(t, sqlSpec(t, script))
+	type agg struct {
+		n, top, total int64
+		bidders       map[int64]bool
+	}
+	wins := map[[2]int64]*agg{}
+	for _, e := range bids(t) {
+		if e.Bid.Price <= 100 {
+			continue
+		}
+		k := [2]int64{e.Bid.Auction, e.DateTime - e.DateTime%2000}
+		a := wins[k]
+		if a == nil {
+			a = &agg{bidders: map[int64]bool{}}
+			wins[k] = a
+		}
+		a.n++
+		a.top = max(a.top, e.Bid.Price)
+		a.total += e.Bid.Price
+		a.bidders[e.Bid.Bidder] = true
+	}
+	var ref []map[string]any
+	for k, a := range wins {
+		if a.n >= 3 {
+			ref = append(ref, map[string]any{"auction": k[0], "wstart": k[1], "wend": k[1] + 2000, "num": a.n,
+				"top": a.top, "total": a.total, "bidders": len(a.bidders), "mean": a.total / a.n})
+		}
+	}
+	require.NotEmpty(t, ref)
+	require.Equal(t, canon(ref), got)
+}
+
+// HOP with two keys (one an expression): the keys come back through the
+// window's aggregates, each window a record is in counts it.
+func TestSQLHopTwoKeys(t *testing.T) {
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE TABLE discard_sink (auction BIGINT, part BIGINT, wstart TIMESTAMP(3), num BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT auction, MOD(bidder, 3) AS part, window_start, COUNT(*)
+FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '1' SECOND, INTERVAL '3' SECOND))
+GROUP BY auction, MOD(bidder, 3), window_start, window_end;
+`
+	got := run(t, sqlSpec(t, script))
+	counts := map[[3]int64]int64{}
+	for _, e := range bids(t) {
+		last := e.DateTime - e.DateTime%1000
+		for start := last; start > e.DateTime-3000; start -= 1000 {
+			counts[[3]int64{e.Bid.Auction, e.Bid.Bidder % 3, start}]++
+		}
+	}
+	var ref []map[string]any
+	for k, n := range counts {
+		ref = append(ref, map[string]any{"auction": k[0], "part": k[1], "wstart": k[2], "num": n})
+	}
+	require.Equal(t, canon(ref), got)
+}
+
+// A window over a window: window_time, selected in a view's aggregation,
+// is its results' time attribute, and a TUMBLE over the view cascades.
+func TestSQLCascadingWindows(t *testing.T) {
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE VIEW per_second AS
+SELECT auction, COUNT(*) AS num, window_time AS wt
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '1' SECOND))
+GROUP BY auction, window_start, window_end;
+CREATE TABLE discard_sink (wstart TIMESTAMP(3), top BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT window_start, MAX(num)
+FROM TABLE(TUMBLE(TABLE per_second, DESCRIPTOR(wt), INTERVAL '2' SECOND))
+GROUP BY window_start, window_end;
+`
+	got := run(t, sqlSpec(t, script))
+	perSecond := map[[2]int64]int64{}
+	for _, e := range bids(t) {
+		perSecond[[2]int64{e.Bid.Auction, e.DateTime - e.DateTime%1000}]++
+	}
+	top := map[int64]int64{}
+	for k, n := range perSecond {
+		w := k[1] - k[1]%2000
+		top[w] = max(top[w], n)
+	}
+	var ref []map[string]any
+	for w, n := range top {
+		ref = append(ref, map[string]any{"wstart": w, "top": n})
+	}
+	require.Equal(t, canon(ref), got)
+}
+
+// The SESSION window table function (Flink 1.19's, PARTITION BY the key)
+// gives what q11's legacy GROUP BY SESSION(…) gives.
+func TestSQLSessionTVF(t *testing.T) {
+	script := sqlScript(t, "q11")
+	legacy := run(t, sqlSpec(t, script))
+	script = script[:strings.Index(script, "INSERT INTO discard_sink")] + `
+INSERT INTO discard_sink
+SELECT bidder, COUNT(*), window_start, window_end
+FROM TABLE(SESSION(TABLE bid PARTITION BY bidder, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+GROUP BY bidder, window_start, window_end;
+`
+	got := run(t, sqlSpec(t, script))
+	require.NotEmpty(t, legacy)
+	require.Equal(t, legacy, got)
+}
