@@ -29,6 +29,13 @@ type Store interface {
 	Close() error
 }
 
+// StoredDecoder is implemented by a codec that can read what it wrote
+// into a Store faster than Decode reads a snapshot's bytes, skipping
+// checks its writes and a restore's Decode made already.
+type StoredDecoder[T any] interface {
+	DecodeStored(b []byte) (T, error)
+}
+
 // NewKeyedBackendOn returns an empty backend for key groups rng whose
 // value state lives in store. Only value state can (map, list and timer
 // state are refused at declaration until they are built); the backend

@@ -75,7 +75,13 @@ func (s *Value[T]) getKV() (T, bool) {
 	if !ok {
 		return zero, false
 	}
-	v, err := s.codec.Decode(b)
+	var v T
+	var err error
+	if d, ok := s.codec.(StoredDecoder[T]); ok {
+		v, err = d.DecodeStored(b)
+	} else {
+		v, err = s.codec.Decode(b)
+	}
 	if err != nil { // restored values were checked: the store is damaged
 		storeFailed("decode", s.kv.name, err)
 	}

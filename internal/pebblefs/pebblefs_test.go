@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/flinkgo/flinkgo/pkg/internal/pebblefs"
+	"github.com/flinkgo/flinkgo/internal/pebblefs"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/flinkgo/flinkgo/pkg/internal/pebblefs"
+	"github.com/flinkgo/flinkgo/internal/pebblefs"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 

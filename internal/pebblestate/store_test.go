@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/flinkgo/flinkgo/pkg/internal/pebblestate"
+	"github.com/flinkgo/flinkgo/internal/pebblestate"
 	"github.com/flinkgo/flinkgo/pkg/state"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
