@@ -24,9 +24,9 @@ const pebbleBenchEnv = "FLINKGO_PEBBLE_BENCH"
 // binary again), and reports each one's peak RSS (VmHWM) and its ratio:
 // pebble's memory is its memtables and block cache, the heap's grows with
 // the keys (docs/state-backends.md). Keys: FLINKGO_PEBBLE_BENCH_KEYS,
-// default 3,000,000.
+// default 2,000,000.
 func BenchmarkPebbleVsHeap(b *testing.B) {
-	keys := 3_000_000
+	keys := 2_000_000
 	if v := os.Getenv("FLINKGO_PEBBLE_BENCH_KEYS"); v != "" {
 		keys, _ = strconv.Atoi(v)
 	}

@@ -32,7 +32,14 @@ type Store struct {
 }
 
 // batchBytes is how much a batch (writes, or a bulk load) holds before
-// it is committed.
+// it is committed. Pebble counts a batch's entries at their largest
+// skiplist node (~200 bytes for a small one), so 4 MiB of small entries
+// is more than half a memtable: pebble queues such a batch as a memtable
+// of its own and flushes it to a level 0 file, which is fast for a stream
+// of new keys (1 M keys: 3.0-3.7 s, against 15-32 s for batches of 4,096
+// entries applied to the memtable, same machine, interleaved). Beyond
+// ~2 M keys the compactions these files cause slow it down (3 M keys:
+// 88 s); tuning that is not done.
 const batchBytes = 4 << 20
 
 // memTableBytes is the size of a memtable (pebble's default is 4 MiB):
