@@ -19,6 +19,10 @@ import (
 // pebbleSpec counts and sums per key (a count and a reduce with a ttl,
 // the operators on pebble) over n records, failing times times.
 func pebbleSpec(name, backend string, par, n, times int) string {
+	every := 1000
+	if times == 0 { // test-fail reads times: 0 as its default
+		every = n + 1
+	}
 	return fmt.Sprintf(`
 name: pebble
 parallelism: %d
@@ -27,13 +31,13 @@ checkpointing: {interval: 20ms, externalized: retain-on-cancellation}
 restartStrategy: {type: fixed-delay, attempts: 5, delay: 10ms}
 operators:
   - {uid: gen, type: datagen, count: %d, rate: 20000}
-  - {uid: fail, type: test-fail, from: [gen], name: %s, every: 1000, times: %d, at: process}
+  - {uid: fail, type: test-fail, from: [gen], name: %s, every: %d, times: %d, at: process}
   - {uid: key, type: keyBy, from: [fail], expr: "idx %% 11"}
   - {uid: cnt, type: count, from: [key]}
   - {uid: out, type: test-collect, from: [cnt], name: %s, parallelism: 1}
   - {uid: sum, type: reduce, from: [key], init: '{"n": 0}', expr: '{"n": acc.n + 1}', ttl: 1h}
   - {uid: sums, type: test-collect, from: [sum], name: %s-sum, parallelism: 1}
-`, par, backend, n, name, times, name, name)
+`, par, backend, n, name, every, max(times, 1), name, name)
 }
 
 // reduceTotal is the greatest "n" the reduce emitted: each of the 11 keys
@@ -134,7 +138,7 @@ func TestPebbleSavepointMovesBetweenBackends(t *testing.T) {
 			j := runtimetest.Start(t, pebbleSpec(name, tc.from, tc.fromPar, 11000, 0), runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk"})
 			runtimetest.WaitUntil(t, 20*time.Second, "some records counted", func() bool { return len(runtimetest.Values(name)) > 2000 })
 			path, _, err := j.Stop("/sp", false)
-			require.NoError(t, err)
+			require.NoError(t, err, "last error: %s", j.Info().Error)
 			runtimetest.Wait(t, j, 10*time.Second)
 			j = runtimetest.Start(t, pebbleSpec(name, tc.to, tc.toPar, 11000, 0), runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk", Restore: path})
 			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
