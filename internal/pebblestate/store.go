@@ -190,12 +190,14 @@ func (s *Store) Close() error {
 	return err
 }
 
-// Remove closes the DB and deletes its directory.
+// Remove closes the DB and deletes its directory, and the job's directory
+// above it once no other subtask's DB is left there.
 func (s *Store) Remove() error {
 	err := s.Close()
 	if rerr := s.fs.RemoveAll(s.dir); err == nil {
 		err = rerr
 	}
+	_ = s.fs.Remove(filepath.Dir(s.dir)) // fails while another DB is there
 	return err
 }
 
