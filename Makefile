@@ -75,6 +75,7 @@ test-short:
 
 # Every figure the issues ask for, each against a baseline of the same run.
 bench: build
+	# ./internal/engine includes BenchmarkPebbleVsHeap (~25 s: heap vs pebble state, peak RSS)
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/engine/
 	$(GO) test -run '^$$' -bench DashboardCost -benchtime 1x ./internal/daemon/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./pkg/runtime/window/

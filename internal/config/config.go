@@ -47,6 +47,12 @@ type Config struct {
 	// GCHeapFloor is the daemon's garbage-collection heap floor in bytes
 	// (daemon.gc-heap-floor; 0: none).
 	GCHeapFloor int64
+	// StateBackend is the jobs' default state backend (state.backend.type:
+	// api.BackendHashMap or api.BackendPebble); a job's stateBackend wins.
+	StateBackend string
+	// PebbleLocalDir is where pebble jobs keep their working state
+	// (state.backend.pebble.localdir; default $FLINKGO_HOME/pebble).
+	PebbleLocalDir string
 	// Defaults of jobs' checkpointing and restart strategy; unset fields
 	// fall back to Flink's defaults (api.ResolveCheckpointing/Restart).
 	Checkpointing api.CheckpointSpec
@@ -91,7 +97,7 @@ func EnvName(key string) string {
 func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	c := &Config{Home: home, RestAddress: "127.0.0.1:8081", LogLevel: "info", ShutdownSavepointTimeout: 10 * time.Second,
 		IdleTimeout: time.Minute, Umask: 0o077, JobOutMaxSize: 16 << 20, S3: DefaultS3,
-		JobStoreMaxCapacity: 1000, SubmitRateLimit: 50,
+		JobStoreMaxCapacity: 1000, SubmitRateLimit: 50, StateBackend: api.BackendHashMap,
 		HA: HA{ClusterID: "default", LeaseTTL: 10 * time.Second}}
 	explicit := file != ""
 	if file == "" {
@@ -142,6 +148,9 @@ func Load(home, file string, flags map[string]*pflag.Flag) (*Config, error) {
 	errs.Errors = append(errs.Errors, c.HA.check(c, file, positions)...)
 	if c.CheckpointsDir == "" {
 		c.CheckpointsDir = filepath.Join(home, "checkpoints")
+	}
+	if c.PebbleLocalDir == "" {
+		c.PebbleLocalDir = filepath.Join(home, "pebble")
 	}
 	if c.SavepointsDir == "" {
 		// The one default of savepoint, stop and the shutdown savepoints.

@@ -72,6 +72,25 @@ var keys = append([]key{
 	}},
 	{"state.checkpoints.dir", "", "where checkpoints go (<dir>/<job-id>/chk-<n>), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/checkpoints", func(c *Config, v string) error { c.CheckpointsDir = storagePath(v); return nil }},
 	{"state.savepoints.dir", "", "default target directory of savepoints (savepoint and stop without a directory, the shutdown savepoints), a local directory or s3://bucket/prefix; default $FLINKGO_HOME/savepoints", func(c *Config, v string) error { c.SavepointsDir = storagePath(v); return nil }},
+	{"state.backend.type", "hashmap", "where jobs keep keyed state while they run, unless their spec's stateBackend says otherwise: hashmap (Go memory) or pebble (an LSM on local disk, for state larger than memory); checkpoints and savepoints are the same on both (docs/state-backends.md)", func(c *Config, v string) error {
+		t, err := api.StateBackendType(v)
+		c.StateBackend = t
+		return err
+	}},
+	{"state.backend.incremental", "false", "incremental checkpoints (only the state files changed since the last checkpoint are written); not built yet: true is refused", func(c *Config, v string) error {
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("must be true or false, got %q", v)
+		}
+		return api.IncrementalError(on)
+	}},
+	{"state.backend.pebble.localdir", "", "where pebble jobs keep their working state (one directory per subtask attempt, rebuilt from the checkpoint at every restore); a local directory; default $FLINKGO_HOME/pebble", func(c *Config, v string) error {
+		if vfs.IsObject(v) || !filepath.IsAbs(v) {
+			return fmt.Errorf("%q is not an absolute local path: pebble's working files must be on a local disk (checkpoints go to state.checkpoints.dir)", v)
+		}
+		c.PebbleLocalDir = filepath.Clean(v)
+		return nil
+	}},
 	listKey("security.allowed-paths", "directories the API may read or write for savepoint paths (-s, savepoint targets); empty: any absolute path", func(c *Config, paths []string) error {
 		c.AllowedPaths = nil
 		for _, p := range paths {

@@ -64,7 +64,7 @@ func newJobID() string {
 }
 
 func (d *Daemon) defaults() engine.Defaults {
-	return engine.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart}
+	return engine.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart, StateBackend: d.cfg.StateBackend}
 }
 
 // Submit validates a job, plans its restore, checks its output
@@ -212,7 +212,7 @@ func (d *Daemon) start(e *entry, g *engine.Graph, restore *engine.Restore, o eng
 	e.mu.Unlock()
 	o.ID, o.Graph, o.Restore = e.rec.ID, g, restore
 	o.Env = &engine.Env{FS: d.jobFS(e), Stdout: d.stdout, Faults: d.faults, AllowNonEmptyOutput: e.rec.AllowNonEmptyOutput,
-		JobEnded: d.jobEnded}
+		JobEnded: d.jobEnded, PebbleFS: d.fs, PebbleDir: d.cfg.PebbleLocalDir}
 	if e.out != nil {
 		o.Env.OutFile = e.out
 	}

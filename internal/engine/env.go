@@ -2,6 +2,8 @@ package engine
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/vfs"
@@ -25,6 +27,23 @@ type Env struct {
 	// none is); output directories of ended jobs that hold only their
 	// marker are free to take (runtime.OutputClaim.OwnerEnded).
 	JobEnded func(job string) bool
+	// PebbleFS and PebbleDir are where pebble jobs keep their working
+	// state (state.backend.pebble.localdir); nil and "": FS, and
+	// flinkgo-pebble under the temporary directory.
+	PebbleFS  vfs.FS
+	PebbleDir string
+}
+
+// pebble returns the file system and root of pebble jobs' working state.
+func (e *Env) pebble() (vfs.FS, string) {
+	fsys, dir := e.PebbleFS, e.PebbleDir
+	if fsys == nil {
+		fsys = e.FS
+	}
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "flinkgo-pebble")
+	}
+	return fsys, dir
 }
 
 // Fire consults the fault hook, if any.

@@ -9,6 +9,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/pebblestate"
+	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
 )
@@ -197,7 +199,16 @@ func (e *execution) restoreInto(t *subtask) error {
 		t.state = state.NewOperatorState()
 	}
 	if t.v.Plan.KeyedInput || t.v.Plan.GlobalKey {
-		kb := state.NewKeyedBackend(e.g.MaxParallelism, state.RangeForSubtask(e.g.MaxParallelism, t.v.Parallelism, t.index))
+		rng := state.RangeForSubtask(e.g.MaxParallelism, t.v.Parallelism, t.index)
+		kb := state.NewKeyedBackend(e.g.MaxParallelism, rng)
+		if e.g.StateBackend == api.BackendPebble {
+			fsys, root := e.env().pebble()
+			s, err := pebblestate.OpenSubtask(fsys, root, e.job.id, t.v.Op.UID, t.index, e.attempt)
+			if err != nil {
+				return fmt.Errorf("operator %s subtask %d: %w", t.v.Op.UID, t.index, err)
+			}
+			kb = state.NewKeyedBackendOn(e.g.MaxParallelism, rng, removing{s})
+		}
 		kb.Restore(old)
 		t.keyed = kb
 	}
@@ -352,3 +363,10 @@ func (e *execution) notify(kind ControlKind, id int64) {
 		t.signalWake()
 	}
 }
+
+// removing is a pebble store whose Close deletes its files: a subtask
+// attempt's DB is working memory, rebuilt from the checkpoint by the next
+// attempt (docs/state-backends.md).
+type removing struct{ *pebblestate.Store }
+
+func (r removing) Close() error { return r.Store.Remove() }

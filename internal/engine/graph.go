@@ -12,11 +12,13 @@ import (
 // Graph is a validated, configured job: operators in topological order with
 // their plans and edges. It is immutable and shared by every attempt.
 type Graph struct {
-	File           string
-	Source         []byte // spec text
-	Spec           *api.JobSpec
-	Checkpointing  api.CheckpointConfig
-	Restart        api.RestartConfig
+	File          string
+	Source        []byte // spec text
+	Spec          *api.JobSpec
+	Checkpointing api.CheckpointConfig
+	Restart       api.RestartConfig
+	// StateBackend is api.BackendHashMap or api.BackendPebble.
+	StateBackend   string
 	MaxParallelism int
 	Vertices       []*Vertex
 	// Bounded: every source ends by itself, so the job can FINISH.
@@ -64,6 +66,8 @@ type Input struct {
 type Defaults struct {
 	Checkpointing *api.CheckpointSpec
 	Restart       *api.RestartDefaults
+	// StateBackend is state.backend.type ("": hashmap).
+	StateBackend string
 }
 
 // Compile parses, validates and configures a job spec against the operator
@@ -111,6 +115,7 @@ func compileSpec(reg *runtime.Registry, file string, src []byte, defaults Defaul
 		g.Checkpointing.Interval = api.MinCheckpointInterval
 	}
 	g.Restart = api.ResolveRestart(p.Spec.RestartStrategy, defaults.Restart, g.Checkpointing.Enabled())
+	g.StateBackend = api.ResolveStateBackend(p.Spec.StateBackend, defaults.StateBackend)
 	g.build(reg, p, o.Substitute)
 	if err := p.Dec.Errors.Err(); err != nil {
 		return nil, err
@@ -208,6 +213,9 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob, substitute func(*
 		}
 		if v.Plan.KeyedInput && !keyed {
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
+		}
+		if (v.Plan.KeyedInput || v.Plan.GlobalKey || len(v.Plan.InputKeys) > 0) && !v.Def.PebbleState && g.StateBackend == api.BackendPebble {
+			c.Errorf("type", "%q: %s", v.Op.UID, api.PebbleUnsupported(v.Op.Type, reg.PebbleTypes()))
 		}
 		if v.Plan.GlobalKey && v.Parallelism != 1 {
 			c.Errorf("parallelism", "%q (type %s) without a keyBy sees the whole stream: its parallelism must be 1, got %d (or read from a keyBy)", v.Op.UID, v.Op.Type, v.Parallelism)

@@ -109,6 +109,13 @@ func (t *subtask) close() (err error) {
 			err = cerr
 		}
 	}()
+	defer func() { // after the operator: its Close may still read state
+		if t.keyed != nil {
+			if cerr := t.keyed.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
 	t.stopTime()
 	if t.src != nil {
 		return t.src.Close()

@@ -85,7 +85,10 @@ type Options struct {
 	SavepointsDir  string
 	Restore        string
 	Faults         runtime.FaultHook
-	Log            *zerolog.Logger // nil: no logging
+	// PebbleDir is where pebble jobs keep their DBs ("": the engine's
+	// default, on FS).
+	PebbleDir string
+	Log       *zerolog.Logger // nil: no logging
 	// Types are the operator types the spec may use besides this package's
 	// test types (Definitions).
 	Types []runtime.Definition
@@ -129,7 +132,7 @@ func Start(t testing.TB, spec string, o Options) *engine.Job {
 		log = *o.Log
 	}
 	return engine.StartJob(engine.JobOptions{ID: fmt.Sprintf("test%d", time.Now().UnixNano()), Graph: g,
-		Env: &engine.Env{FS: o.FS, Faults: o.Faults}, Log: log, CheckpointsDir: o.CheckpointsDir,
+		Env: &engine.Env{FS: o.FS, Faults: o.Faults, PebbleDir: o.PebbleDir}, Log: log, CheckpointsDir: o.CheckpointsDir,
 		SavepointsDir: o.SavepointsDir, Restore: restore})
 }
 

@@ -13,6 +13,9 @@ type JobSpec struct {
 	MaxParallelism  int             `yaml:"maxParallelism" json:"maxParallelism,omitempty"`
 	Checkpointing   *CheckpointSpec `yaml:"checkpointing" json:"checkpointing,omitempty"`
 	RestartStrategy *RestartSpec    `yaml:"restartStrategy" json:"restartStrategy,omitempty"`
+	// StateBackend picks where keyed state lives (state.backend.type
+	// over the daemon's default; docs/state-backends.md).
+	StateBackend *StateBackendSpec `yaml:"stateBackend" json:"stateBackend,omitempty"`
 	// WatermarkInterval is how often sources with event time send their
 	// watermark downstream (Flink's pipeline.auto-watermark-interval).
 	WatermarkInterval *Duration `yaml:"watermarkInterval" json:"watermarkInterval,omitempty"`

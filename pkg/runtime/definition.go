@@ -28,6 +28,11 @@ type Definition struct {
 	// The inputs are wired as if written in from, and Batch.Input numbers
 	// them in this order.
 	InputOptions []string
+	// PebbleState: the type's keyed state runs on the pebble state
+	// backend (it uses value state only, and Puts back what it changes);
+	// a keyed operator of another type is refused on a pebble job
+	// (docs/state-backends.md).
+	PebbleState bool
 }
 
 // Plan says how to instantiate a configured operator and how it is wired.

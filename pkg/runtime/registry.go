@@ -92,6 +92,22 @@ func (r *Registry) Lookup(typ string, hasInputs bool) (Definition, bool) {
 	return Definition{}, false
 }
 
+// PebbleTypes returns the types whose keyed state runs on the pebble
+// state backend, sorted.
+func (r *Registry) PebbleTypes() []string {
+	var out []string
+	for typ, defs := range r.defs {
+		for _, d := range defs {
+			if d.PebbleState {
+				out = append(out, typ)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Definitions returns every definition, by type then kind.
 func (r *Registry) Definitions() []Definition {
 	var out []Definition

@@ -20,6 +20,10 @@ type KeyedBackend struct {
 	raw            map[string]*rawTable // restored, not yet declared
 	restored       map[string]bool      // tables restored and declared since
 
+	// store, when set, holds the value tables (NewKeyedBackendOn).
+	store       Store
+	nextTableID uint16
+
 	curKey []byte
 	curKG  int    // index into group slices (key group - rng.Start)
 	keyGen uint64 // counts SetCurrentKey calls: handles cache per current key
@@ -147,6 +151,13 @@ type table interface {
 // fills it (rebuilding a big map is much cheaper without rehashing).
 type presizer interface{ presize(g, n int) }
 
+// groupLoader is implemented by tables that load a restored group
+// themselves when loads says so (a value table in a Store).
+type groupLoader interface {
+	loads() bool
+	loadGroup(g int, parts []rawGroup) error
+}
+
 // entry is one key/value of a restored table.
 type entry struct {
 	Key, Value []byte
@@ -230,12 +241,21 @@ func (b *KeyedBackend) declare(name string, k tableKind, t table) error {
 	if _, dup := b.tables[name]; dup {
 		return fmt.Errorf("keyed state %q declared twice", name)
 	}
+	if b.store != nil && k != kindValue {
+		return fmt.Errorf("keyed state %q: %s state is not on the pebble state backend yet (only value state is; docs/state-backends.md)", name, k)
+	}
 	if r, ok := b.raw[name]; ok {
 		if r.Kind != k {
 			return fmt.Errorf("keyed state %q was snapshotted as %s state but is declared as %s state", name, r.Kind, k)
 		}
 		for kg, gs := range r.Groups {
 			g := kg - b.rng.Start
+			if l, ok := t.(groupLoader); ok && l.loads() {
+				if err := l.loadGroup(g, gs); err != nil {
+					return fmt.Errorf("restore keyed state %q key group %d: %w", name, kg, err)
+				}
+				continue
+			}
 			if p, ok := t.(presizer); ok {
 				p.presize(g, r.groupCount(kg))
 			}

@@ -13,15 +13,21 @@ type Codec[T any] interface {
 // (KeyedBackend.SetCurrentKey), and is used from the subtask's goroutine.
 type Value[T any] struct {
 	b      *KeyedBackend
-	groups []map[string]T
+	groups []map[string]T // nil on a store
 	codec  Codec[T]
+	kv     *kvTable // nil: the maps
 }
 
 // NewValue declares (or returns the restored) value state name.
 func NewValue[T any](b *KeyedBackend, name string, codec Codec[T]) (*Value[T], error) {
-	s := &Value[T]{b: b, groups: make([]map[string]T, b.rng.Len()), codec: codec}
-	for i := range s.groups {
-		s.groups[i] = map[string]T{}
+	s := &Value[T]{b: b, codec: codec}
+	if b.store != nil {
+		s.kv = newKVTable(b, name)
+	} else {
+		s.groups = make([]map[string]T, b.rng.Len())
+		for i := range s.groups {
+			s.groups[i] = map[string]T{}
+		}
 	}
 	if err := b.declare(name, kindValue, s); err != nil {
 		return nil, err
@@ -29,14 +35,23 @@ func NewValue[T any](b *KeyedBackend, name string, codec Codec[T]) (*Value[T], e
 	return s, nil
 }
 
-// Get returns the value of the current key.
+// Get returns the value of the current key. On a store it is a decoded
+// copy: Put it back after changing it.
 func (s *Value[T]) Get() (T, bool) {
+	if s.kv != nil {
+		return s.getKV()
+	}
 	v, ok := s.groups[s.b.curKG][string(s.b.curKey)]
 	return v, ok
 }
 
 // Put sets the value of the current key.
 func (s *Value[T]) Put(v T) {
+	if s.kv != nil {
+		s.kv.val = s.codec.Append(s.kv.val[:0], v)
+		s.kv.put(s.kv.val)
+		return
+	}
 	g := s.groups[s.b.curKG]
 	if _, ok := g[string(s.b.curKey)]; ok {
 		g[string(s.b.curKey)] = v // no key allocation on update
@@ -46,13 +61,42 @@ func (s *Value[T]) Put(v T) {
 }
 
 // Delete removes the current key's value.
-func (s *Value[T]) Delete() { delete(s.groups[s.b.curKG], string(s.b.curKey)) }
+func (s *Value[T]) Delete() {
+	if s.kv != nil {
+		s.kv.delete()
+		return
+	}
+	delete(s.groups[s.b.curKG], string(s.b.curKey))
+}
+
+func (s *Value[T]) getKV() (T, bool) {
+	var zero T
+	b, ok := s.kv.get()
+	if !ok {
+		return zero, false
+	}
+	var v T
+	var err error
+	if d, ok := s.codec.(StoredDecoder[T]); ok {
+		v, err = d.DecodeStored(b)
+	} else {
+		v, err = s.codec.Decode(b)
+	}
+	if err != nil { // restored values were checked: the store is damaged
+		storeFailed("decode", s.kv.name, err)
+	}
+	return v, true
+}
 
 // DeleteWhere removes every key's value for which drop returns true and
 // returns how many it removed. It visits all the backend's keys of this
 // state, whatever the current key (which it leaves as it is); drop may
-// change the value it is given in place.
+// change the value it is given in place (on a store the changed value is
+// written back).
 func (s *Value[T]) DeleteWhere(drop func(v T) bool) int {
+	if s.kv != nil {
+		return s.deleteWhereKV(drop)
+	}
 	n := 0
 	for _, g := range s.groups {
 		for k, v := range g {
@@ -69,15 +113,55 @@ func (s *Value[T]) DeleteWhere(drop func(v T) bool) int {
 // KeyedBackend.SetCurrentKey).
 func (s *Value[T]) SetKey(key []byte) { s.b.SetCurrentKey(key) }
 
+func (s *Value[T]) deleteWhereKV(drop func(v T) bool) int {
+	n := 0
+	t := s.kv
+	t.known = 0 // existence of the current key may change
+	for g := range t.counts {
+		err := t.scanGroup(g, func(sk, _, b []byte) error {
+			v, err := s.codec.Decode(b)
+			if err != nil {
+				return err
+			}
+			if drop(v) {
+				n++
+				t.counts[g]--
+				return t.b.store.Delete(sk)
+			}
+			t.val = s.codec.Append(t.val[:0], v)
+			if string(t.val) != string(b) {
+				return t.b.store.Set(sk, t.val)
+			}
+			return nil
+		})
+		if err != nil {
+			storeFailed("delete where", t.name, err)
+		}
+	}
+	return n
+}
+
 func (s *Value[T]) kind() tableKind { return kindValue }
 
+func (s *Value[T]) loads() bool { return s.kv != nil }
+
+func (s *Value[T]) loadGroup(g int, parts []rawGroup) error {
+	return s.kv.restoreGroup(g, parts, func(b []byte) error {
+		_, err := s.codec.Decode(b)
+		return err
+	})
+}
+
 func (s *Value[T]) presize(g, n int) {
-	if len(s.groups[g]) == 0 {
+	if s.kv == nil && len(s.groups[g]) == 0 {
 		s.groups[g] = make(map[string]T, n)
 	}
 }
 
 func (s *Value[T]) numKeys() int {
+	if s.kv != nil {
+		return s.kv.numKeys()
+	}
 	n := 0
 	for _, g := range s.groups {
 		n += len(g)
@@ -85,9 +169,18 @@ func (s *Value[T]) numKeys() int {
 	return n
 }
 
-func (s *Value[T]) groupLen(g int) int { return len(s.groups[g]) }
+func (s *Value[T]) groupLen(g int) int {
+	if s.kv != nil {
+		return s.kv.counts[g]
+	}
+	return len(s.groups[g])
+}
 
 func (s *Value[T]) encodeGroup(g int, e *encoder) {
+	if s.kv != nil {
+		s.kv.encodeGroup(g, e)
+		return
+	}
 	for k, v := range s.groups[g] {
 		e.str(k)
 		e.lenPrefixed(func(dst []byte) []byte { return s.codec.Append(dst, v) })

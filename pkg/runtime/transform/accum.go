@@ -100,6 +100,26 @@ func (accumCodec) Decode(b []byte) (*accum, error) {
 	return a, a.keepJSON(raw)
 }
 
+// DecodeStored reads an accumulator this codec wrote into a state store
+// (state.StoredDecoder): its JSON was checked when it was restored or
+// built, so it is not parsed again on every read.
+func (accumCodec) DecodeStored(b []byte) (*accum, error) {
+	if len(b) > 0 && (b[0] == legacyTS || startsJSON(b[0])) {
+		return decodeLegacyAccum(b)
+	}
+	d := state.NewDecoder("reduce accumulator", b, accumVersion)
+	a := &accum{}
+	if d.Bool() {
+		a.ts, a.hasTS = d.Varint(), true
+	}
+	raw := d.Bytes()
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	a.json = append(a.json, raw...)
+	return a, nil
+}
+
 // decodeLegacyAccum reads the forms written before the version byte.
 func decodeLegacyAccum(b []byte) (*accum, error) {
 	a := &accum{}

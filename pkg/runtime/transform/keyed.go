@@ -14,9 +14,9 @@ import (
 )
 
 var keyedDefs = []runtime.Definition{
-	{Type: "count", Kind: api.KindOperator,
+	{Type: "count", Kind: api.KindOperator, PebbleState: true,
 		Doc: `counts records per key (after keyBy), emitting {"key": k, "count": n} on every update`, Configure: configureCount},
-	{Type: "reduce", Kind: api.KindOperator,
+	{Type: "reduce", Kind: api.KindOperator, PebbleState: true,
 		Doc: "combines records per key (after keyBy): expr over acc and the record's fields; optional init; optional ttl (event time) forgets a key's acc", Configure: configureReduce},
 }
 
@@ -173,12 +173,12 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 			v = o.arena.Keep(dst, v)
 			if !ok {
 				a = &accum{}
-				o.acc.Put(a)
 			}
 			a.setJSON(v, o.fold.Places())
 			if o.ttl > 0 {
 				a.seen(r.Timestamp)
 			}
+			o.acc.Put(a) // on pebble Get gave a copy: put it back
 			if out != nil {
 				r.Value = v
 				out.Emit(*r)
@@ -212,7 +212,6 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	}
 	if !ok {
 		a = &accum{}
-		o.acc.Put(a)
 	}
 	if o.fold != nil && expr.ExactJSON(acc) {
 		a.setJSON(v, nil) // an object: v is its JSON
@@ -222,6 +221,7 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	if o.ttl > 0 {
 		a.seen(r.Timestamp)
 	}
+	o.acc.Put(a) // on pebble Get gave a copy: put it back
 	if out != nil {
 		r.Value = v
 		out.Emit(*r)

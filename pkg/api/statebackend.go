@@ -1,0 +1,86 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+)
+
+// State backends (Flink's state.backend.type): where a job's keyed state
+// lives while it runs. Checkpoints and savepoints are the same on both
+// (docs/state-backends.md).
+const (
+	// BackendHashMap keeps keyed state in Go maps (the default).
+	BackendHashMap = "hashmap"
+	// BackendPebble keeps keyed state in a pebble LSM on local disk.
+	BackendPebble = "pebble"
+)
+
+// StateBackendSpec is a job's stateBackend block.
+type StateBackendSpec struct {
+	Type string `yaml:"type" json:"type,omitempty"`
+	// Incremental asks for incremental checkpoints, which are not built
+	// yet: true is refused.
+	Incremental *bool `yaml:"incremental" json:"incremental,omitempty"`
+}
+
+// StateBackendType reads a backend name in any of Flink's spellings
+// (hashmap, HASHMAP, heap, pebble) and returns ours, or an error that says
+// what to write instead: rocksdb is Flink's disk backend, flinkgo's is
+// pebble.
+func StateBackendType(v string) (string, error) {
+	norm := strings.ToLower(strings.TrimSpace(v))
+	switch norm {
+	case BackendHashMap, "heap", "memory", "filesystem":
+		return BackendHashMap, nil
+	case BackendPebble:
+		return BackendPebble, nil
+	case "rocksdb", "embedded-rocksdb", "embeddedrocksdb":
+		return "", fmt.Errorf("%q is not available: flinkgo's on-disk state backend is pebble (an LSM like RocksDB, in Go); write type: pebble", v)
+	}
+	return "", fmt.Errorf("unknown state backend %q: use hashmap (state in memory, the default) or pebble (state on local disk)", v)
+}
+
+// IncrementalError says why incremental checkpoints cannot be asked for
+// yet (nil when they are not asked for).
+func IncrementalError(on bool) error {
+	if !on {
+		return nil
+	}
+	return fmt.Errorf("incremental checkpoints are not built yet: every checkpoint writes the whole state (docs/state-backends.md); set it to false or remove it")
+}
+
+// ValidateStateBackendSpec records every problem of s (at path) on d and
+// puts its type in our spelling.
+func ValidateStateBackendSpec(d *Decoder, path string, s *StateBackendSpec) {
+	if s.Type != "" {
+		t, err := StateBackendType(s.Type)
+		if err != nil {
+			d.ErrorAt(joinPath(path, "type"), "%v", err)
+		} else {
+			s.Type = t
+		}
+	}
+	if s.Incremental != nil {
+		if err := IncrementalError(*s.Incremental); err != nil {
+			d.ErrorAt(joinPath(path, "incremental"), "%v", err)
+		}
+	}
+}
+
+// ResolveStateBackend is the job's backend over the daemon's default over
+// hashmap. Both arguments are validated.
+func ResolveStateBackend(job *StateBackendSpec, daemon string) string {
+	if job != nil && job.Type != "" {
+		return job.Type
+	}
+	if daemon != "" {
+		return daemon
+	}
+	return BackendHashMap
+}
+
+// PebbleUnsupported is the error for a keyed operator of type typ on a
+// pebble job when only the types in supported keep their state there.
+func PebbleUnsupported(typ string, supported []string) string {
+	return fmt.Sprintf("operator type %q keeps its keyed state in memory only: on the pebble state backend only %s run yet; run this job with stateBackend: {type: hashmap}", typ, strings.Join(supported, ", "))
+}

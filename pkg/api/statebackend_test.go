@@ -1,0 +1,69 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStateBackendType(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"hashmap", BackendHashMap, ""},
+		{"HASHMAP", BackendHashMap, ""},
+		{" heap ", BackendHashMap, ""},
+		{"pebble", BackendPebble, ""},
+		{"Pebble", BackendPebble, ""},
+		{"rocksdb", "", "flinkgo's on-disk state backend is pebble"},
+		{"ROCKSDB", "", "write type: pebble"},
+		{"", "", `unknown state backend ""`},
+		{"leveldb", "", "use hashmap (state in memory, the default) or pebble"},
+	} {
+		got, err := StateBackendType(tc.in)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func TestIncrementalRefusedUntilBuilt(t *testing.T) {
+	require.NoError(t, IncrementalError(false))
+	require.ErrorContains(t, IncrementalError(true), "not built yet")
+}
+
+func TestResolveStateBackend(t *testing.T) {
+	for _, tc := range []struct {
+		job    *StateBackendSpec
+		daemon string
+		want   string
+	}{
+		{nil, "", BackendHashMap},
+		{nil, BackendPebble, BackendPebble},
+		{&StateBackendSpec{}, BackendPebble, BackendPebble},
+		{&StateBackendSpec{Type: BackendHashMap}, BackendPebble, BackendHashMap},
+		{&StateBackendSpec{Type: BackendPebble}, "", BackendPebble},
+	} {
+		assert.Equal(t, tc.want, ResolveStateBackend(tc.job, tc.daemon))
+	}
+}
+
+func TestValidateStateBackendSpecNormalizes(t *testing.T) {
+	d := NewDecoder("job.yaml")
+	off := false
+	s := &StateBackendSpec{Type: "PEBBLE", Incremental: &off}
+	ValidateStateBackendSpec(d, "stateBackend", s)
+	require.NoError(t, d.Errors.Err())
+	assert.Equal(t, BackendPebble, s.Type)
+}
+
+func TestPebbleUnsupportedNamesTheWayOut(t *testing.T) {
+	msg := PebbleUnsupported("window", []string{"count", "reduce"})
+	assert.Contains(t, msg, `"window"`)
+	assert.Contains(t, msg, "count, reduce")
+	assert.Contains(t, msg, "stateBackend: {type: hashmap}")
+}
