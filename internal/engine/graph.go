@@ -115,7 +115,7 @@ func compileSpec(reg *runtime.Registry, file string, src []byte, defaults Defaul
 		g.Checkpointing.Interval = api.MinCheckpointInterval
 	}
 	g.Restart = api.ResolveRestart(p.Spec.RestartStrategy, defaults.Restart, g.Checkpointing.Enabled())
-	g.StateBackend = api.ResolveStateBackend(p.Spec.StateBackend, defaults.StateBackend)
+	g.StateBackend = resolveStateBackend(p.Spec.StateBackend, defaults.StateBackend)
 	g.build(reg, p, o.Substitute)
 	if err := p.Dec.Errors.Err(); err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (g *Graph) build(reg *runtime.Registry, p *api.ParsedJob, substitute func(*
 			c.Errorf("", "%q (type %s) keeps state per key and must read from a keyBy operator", v.Op.UID, v.Op.Type)
 		}
 		if (v.Plan.KeyedInput || v.Plan.GlobalKey || len(v.Plan.InputKeys) > 0) && !v.Def.PebbleState && g.StateBackend == api.BackendPebble {
-			c.Errorf("type", "%q: %s", v.Op.UID, api.PebbleUnsupported(v.Op.Type, reg.PebbleTypes()))
+			c.Errorf("type", "%q: %s", v.Op.UID, pebbleUnsupported(v.Op.Type, reg.PebbleTypes()))
 		}
 		if v.Plan.GlobalKey && v.Parallelism != 1 {
 			c.Errorf("parallelism", "%q (type %s) without a keyBy sees the whole stream: its parallelism must be 1, got %d (or read from a keyBy)", v.Op.UID, v.Op.Type, v.Parallelism)

@@ -148,7 +148,7 @@ func (p *ParsedJob) validate(cat Catalog) {
 		ValidateRestartSpec(d, "restartStrategy", s.RestartStrategy)
 	}
 	if s.StateBackend != nil {
-		ValidateStateBackendSpec(d, "stateBackend", s.StateBackend)
+		validateStateBackendSpec(d, "stateBackend", s.StateBackend)
 	}
 	if s.WatermarkInterval != nil && s.WatermarkInterval.D() <= 0 {
 		d.ErrorAt("watermarkInterval", "must be more than 0, got %s", s.WatermarkInterval)

@@ -49,9 +49,9 @@ func IncrementalError(on bool) error {
 	return fmt.Errorf("incremental checkpoints are not built yet: every checkpoint writes the whole state (docs/state-backends.md); set it to false or remove it")
 }
 
-// ValidateStateBackendSpec records every problem of s (at path) on d and
+// validateStateBackendSpec records every problem of s (at path) on d and
 // puts its type in our spelling.
-func ValidateStateBackendSpec(d *Decoder, path string, s *StateBackendSpec) {
+func validateStateBackendSpec(d *Decoder, path string, s *StateBackendSpec) {
 	if s.Type != "" {
 		t, err := StateBackendType(s.Type)
 		if err != nil {
@@ -65,22 +65,4 @@ func ValidateStateBackendSpec(d *Decoder, path string, s *StateBackendSpec) {
 			d.ErrorAt(joinPath(path, "incremental"), "%v", err)
 		}
 	}
-}
-
-// ResolveStateBackend is the job's backend over the daemon's default over
-// hashmap. Both arguments are validated.
-func ResolveStateBackend(job *StateBackendSpec, daemon string) string {
-	if job != nil && job.Type != "" {
-		return job.Type
-	}
-	if daemon != "" {
-		return daemon
-	}
-	return BackendHashMap
-}
-
-// PebbleUnsupported is the error for a keyed operator of type typ on a
-// pebble job when only the types in supported keep their state there.
-func PebbleUnsupported(typ string, supported []string) string {
-	return fmt.Sprintf("operator type %q keeps its keyed state in memory only: on the pebble state backend only %s run yet; run this job with stateBackend: {type: hashmap}", typ, strings.Join(supported, ", "))
 }

@@ -36,34 +36,11 @@ func TestIncrementalRefusedUntilBuilt(t *testing.T) {
 	require.ErrorContains(t, IncrementalError(true), "not built yet")
 }
 
-func TestResolveStateBackend(t *testing.T) {
-	for _, tc := range []struct {
-		job    *StateBackendSpec
-		daemon string
-		want   string
-	}{
-		{nil, "", BackendHashMap},
-		{nil, BackendPebble, BackendPebble},
-		{&StateBackendSpec{}, BackendPebble, BackendPebble},
-		{&StateBackendSpec{Type: BackendHashMap}, BackendPebble, BackendHashMap},
-		{&StateBackendSpec{Type: BackendPebble}, "", BackendPebble},
-	} {
-		assert.Equal(t, tc.want, ResolveStateBackend(tc.job, tc.daemon))
-	}
-}
-
 func TestValidateStateBackendSpecNormalizes(t *testing.T) {
 	d := NewDecoder("job.yaml")
 	off := false
 	s := &StateBackendSpec{Type: "PEBBLE", Incremental: &off}
-	ValidateStateBackendSpec(d, "stateBackend", s)
+	validateStateBackendSpec(d, "stateBackend", s)
 	require.NoError(t, d.Errors.Err())
 	assert.Equal(t, BackendPebble, s.Type)
-}
-
-func TestPebbleUnsupportedNamesTheWayOut(t *testing.T) {
-	msg := PebbleUnsupported("window", []string{"count", "reduce"})
-	assert.Contains(t, msg, `"window"`)
-	assert.Contains(t, msg, "count, reduce")
-	assert.Contains(t, msg, "stateBackend: {type: hashmap}")
 }
