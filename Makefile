@@ -27,24 +27,20 @@ check:
 # (t.Parallel). The fault tests' figures are printed at the end. The
 # fuzz targets are `make fuzz`, which .ci/run runs after this.
 TEST_PARALLEL ?= 3
-# TEST_P packages at once: on 2 cores the suite used 1.6 of them with go
-# test's default of 2 (kafka's and nats' tests wait on brokers and timers
-# more than they compute).
-TEST_P ?= 3
-# The slowest packages first (a quiet run of 638 s: e2e 306 s, chaos 118,
-# nexmark 112, kafka 109, window 58, file 57, engine 47), so that none of
-# them starts last and runs alone; ./... adds the rest once each.
-TEST_PKGS = ./e2e ./internal/chaos ./pkg/connectors/nexmark ./pkg/connectors/kafka ./pkg/runtime/window \
-	./pkg/connectors/file ./internal/engine ./pkg/runtime/join ./...
+# The slowest packages first (a full run of 944 s under load: e2e 383 s,
+# chaos 271, nexmark 239, window 135, engine 123), so that none of them
+# starts last and runs alone on one core; ./... adds the rest once each.
+TEST_PKGS = ./e2e ./internal/chaos ./pkg/connectors/nexmark ./pkg/runtime/window ./internal/engine \
+	./pkg/connectors/file ./pkg/runtime/join ./pkg/connectors/kafka ./...
 test: build
 	@dir=$$(mktemp -d); start=$$(date +%s); \
-	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 14m $(TEST_PKGS) || { rm -rf $$dir; exit 1; }; \
+	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 14m $(TEST_PKGS) || { rm -rf $$dir; exit 1; }; \
 	$(GO) run ./scripts/scorecard -dir $$dir -by "make test" -wall $$(( $$(date +%s) - start ))s || true; rm -rf $$dir
 
 # Run the suite and write the fault tests' figures into the README.
 scorecard: build
 	@dir=$$(mktemp -d); start=$$(date +%s); \
-	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 14m $(TEST_PKGS) || { rm -rf $$dir; exit 1; }; \
+	FLINKGO_SCORECARD_DIR=$$dir $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 14m $(TEST_PKGS) || { rm -rf $$dir; exit 1; }; \
 	$(GO) run ./scripts/scorecard -dir $$dir -readme README.md -wall $$(( $$(date +%s) - start ))s; rm -rf $$dir
 
 # Longer fault sweeps and kill loops.
