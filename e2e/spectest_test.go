@@ -21,9 +21,11 @@ func TestFlinkgoTestOnTheShippedExamples(t *testing.T) {
 	e := newEnv(t)
 	files, err := filepath.Glob("../configs/jobs/*_test.yaml")
 	require.NoError(t, err)
-	nexmark, err := filepath.Glob("../configs/jobs/nexmark/*_test.yaml")
-	require.NoError(t, err)
-	files = append(files, nexmark...)
+	for _, dir := range []string{"nexmark", "nexmark-sql"} {
+		more, err := filepath.Glob("../configs/jobs/" + dir + "/*_test.yaml")
+		require.NoError(t, err)
+		files = append(files, more...)
+	}
 	require.GreaterOrEqual(t, len(files), 10)
 
 	r := e.run(append([]string{"test", "-o", "json"}, files...)...)

@@ -70,7 +70,7 @@ func loadSuites(g *globals, args []string, testsFile string) ([]*spectest.Suite,
 	seen := map[pair]bool{}
 	for _, arg := range args {
 		p := pair{spec: arg, tests: testsFile}
-		if spec, ok := spectest.SpecFileFor(arg); ok && testsFile == "" {
+		if spec, ok := spectest.SpecFileFor(arg, spectest.FileExists); ok && testsFile == "" {
 			p = pair{spec: spec, tests: arg}
 		} else if p.tests == "" {
 			p.tests = spectest.TestsFileFor(arg)

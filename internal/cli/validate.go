@@ -82,7 +82,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 // the spec as flinkgo test reads them, so `validate configs/jobs/*.yaml`
 // checks both.
 func compileOrLoadTests(g *globals, file string, src []byte) error {
-	if specFile, ok := spectest.SpecFileFor(file); ok {
+	if specFile, ok := spectest.SpecFileFor(file, spectest.FileExists); ok {
 		if spec, err := os.ReadFile(specFile); err == nil {
 			_, err := spectest.Load(g.types, g.defaults(), specFile, spec, file, src)
 			return err

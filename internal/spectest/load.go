@@ -9,6 +9,7 @@ package spectest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -27,11 +28,21 @@ func TestsFileFor(spec string) string {
 	return strings.TrimSuffix(spec, ext) + "_test.yaml"
 }
 
+// FileExists is SpecFileFor's exists on the local disk.
+func FileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
 // SpecFileFor is the job spec a tests file beside it tests (job_test.yaml:
-// job.yaml), and whether the name is a tests file's.
-func SpecFileFor(tests string) (string, bool) {
+// job.yaml, or job.sql when exists says only the SQL script is there),
+// and whether the name is a tests file's.
+func SpecFileFor(tests string, exists func(string) bool) (string, bool) {
 	for _, ext := range []string{".yaml", ".yml"} {
 		if base, ok := strings.CutSuffix(tests, "_test"+ext); ok {
+			if !exists(base+".yaml") && exists(base+".sql") {
+				return base + ".sql", true
+			}
 			return base + ".yaml", true
 		}
 	}

@@ -322,11 +322,13 @@ func TestBadSpecOrSyntaxRefused(t *testing.T) {
 func TestShippedExamples(t *testing.T) {
 	files, err := filepath.Glob("../../configs/jobs/*_test.yaml")
 	require.NoError(t, err)
-	more, _ := filepath.Glob("../../configs/jobs/nexmark/*_test.yaml")
-	files = append(files, more...)
+	for _, dir := range []string{"nexmark", "nexmark-sql"} {
+		more, _ := filepath.Glob("../../configs/jobs/" + dir + "/*_test.yaml")
+		files = append(files, more...)
+	}
 	require.NotEmpty(t, files)
 	for _, tests := range files {
-		spec, _ := spectest.SpecFileFor(tests)
+		spec, _ := spectest.SpecFileFor(tests, spectest.FileExists)
 		specSrc, err := os.ReadFile(spec)
 		require.NoError(t, err)
 		testsSrc, err := os.ReadFile(tests)
@@ -342,11 +344,19 @@ func TestShippedExamples(t *testing.T) {
 func TestFileNames(t *testing.T) {
 	assert.Equal(t, "a/job_test.yaml", spectest.TestsFileFor("a/job.yaml"))
 	assert.Equal(t, "job_test.yaml", spectest.TestsFileFor("job.yml"))
-	spec, ok := spectest.SpecFileFor("a/job_test.yaml")
+	none := func(string) bool { return false }
+	spec, ok := spectest.SpecFileFor("a/job_test.yaml", none)
 	assert.True(t, ok)
 	assert.Equal(t, "a/job.yaml", spec)
-	_, ok = spectest.SpecFileFor("a/job.yaml")
+	_, ok = spectest.SpecFileFor("a/job.yaml", none)
 	assert.False(t, ok)
+	// A SQL script's tests: job.sql when no job.yaml is beside them.
+	sqlOnly := func(f string) bool { return f == "a/job.sql" }
+	spec, _ = spectest.SpecFileFor("a/job_test.yaml", sqlOnly)
+	assert.Equal(t, "a/job.sql", spec)
+	both := func(f string) bool { return f == "a/job.sql" || f == "a/job.yaml" }
+	spec, _ = spectest.SpecFileFor("a/job_test.yaml", both)
+	assert.Equal(t, "a/job.yaml", spec)
 	assert.False(t, strings.HasSuffix(spectest.TestsFileFor("x.yaml"), ".yaml.yaml"))
 }
 
