@@ -424,3 +424,42 @@ tests:
 	r := run(t, s)["a record the map cannot divide is a dead letter"]
 	assert.True(t, r.Passed, spectest.Explain(r, ""))
 }
+
+// A SQL script is tested as the spec it plans into: its tables are the
+// uids; a wrong expectation fails with the differing row, and a tests
+// file naming a column-less uid is refused at its line.
+func TestSQLScript(t *testing.T) {
+	const script = `CREATE TABLE src (idx BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE out (idx BIGINT, twice BIGINT) WITH ('connector' = 'print');
+INSERT INTO out SELECT idx, idx * 2 AS twice FROM src WHERE idx > 1;
+`
+	tests := `tests:
+  - name: right
+    inputs:
+      src: [{value: {idx: 1}}, {value: {idx: 2}}, {value: {idx: 3}}]
+    expect:
+      out: [{idx: 2, twice: 4}, {idx: 3, twice: 6}]
+  - name: wrong
+    inputs:
+      src: [{value: {idx: 2}}]
+    expect:
+      out: [{idx: 2, twice: 5}]
+`
+	s, err := spectest.Load(registry, engine.Defaults{}, "job.sql", []byte(script), "job_test.yaml", []byte(tests))
+	require.NoError(t, err)
+	res := map[string]spectest.Result{}
+	for _, r := range s.Run(context.Background(), spectest.Options{}) {
+		res[r.Name] = r
+	}
+	assert.True(t, res["right"].Passed, spectest.Explain(res["right"], ""))
+	require.False(t, res["wrong"].Passed)
+	assert.Contains(t, spectest.Explain(res["wrong"], ""), `"twice":4`)
+
+	_, err = spectest.Load(registry, engine.Defaults{}, "job.sql", []byte(script), "job_test.yaml", []byte(`tests:
+  - name: no such table
+    inputs:
+      bids: [{value: {idx: 1}}]
+`))
+	require.ErrorContains(t, err, "job_test.yaml:4:")
+	require.ErrorContains(t, err, "bids")
+}
