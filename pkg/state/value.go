@@ -45,6 +45,12 @@ func (s *Value[T]) Get() (T, bool) {
 	return v, ok
 }
 
+// Copies reports whether Get returns a decoded copy (a store keeps the
+// state): a value changed in place must then be Put back. On the heap Get
+// returns the stored value itself, and putting it back is a wasted map
+// write per record.
+func (s *Value[T]) Copies() bool { return s.kv != nil }
+
 // Put sets the value of the current key.
 func (s *Value[T]) Put(v T) {
 	if s.kv != nil {

@@ -178,7 +178,9 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 			if o.ttl > 0 {
 				a.seen(r.Timestamp)
 			}
-			o.acc.Put(a) // on pebble Get gave a copy: put it back
+			if !ok || o.acc.Copies() {
+				o.acc.Put(a)
+			}
 			if out != nil {
 				r.Value = v
 				out.Emit(*r)
@@ -221,7 +223,9 @@ func (o *reduceOp) reduce(r *runtime.Record, out runtime.Output) error {
 	if o.ttl > 0 {
 		a.seen(r.Timestamp)
 	}
-	o.acc.Put(a) // on pebble Get gave a copy: put it back
+	if !ok || o.acc.Copies() {
+		o.acc.Put(a)
+	}
 	if out != nil {
 		r.Value = v
 		out.Emit(*r)
