@@ -188,11 +188,20 @@ func (b *browser) saveShot(name, what string, shot chromedp.Action[[]byte]) {
 }
 
 // waitTrue polls a JavaScript expression until it is true.
+// A poll started while a navigation replaces the page's JavaScript
+// context ("Cannot find context with specified id") polls again in the
+// new one, as a user would keep looking.
 func (b *browser) waitTrue(what, expr string) {
 	b.t.Helper()
 	poll := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
 	b.do(what, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := poll(ctx, t)
+		var err error
+		for range 4 {
+			if _, err = poll(ctx, t); err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		return chromedp.Void{}, err
 	})
 }
