@@ -15,11 +15,14 @@ build:
 # of the real binary (./e2e) and the fault sweeps of ./internal/chaos.
 # Under 2 minutes on 2 cores. Most of these packages wait on brokers,
 # servers and timers rather than compute, so CHECK_P (4) of them run at
-# once instead of go test's default of one per core.
+# once instead of go test's default of one per core, and within a package
+# CHECK_PARALLEL (4) tests marked t.Parallel (kafka's outage and restart
+# tests, which wait on timeouts with brokers of their own).
 CHECK_P ?= 4
+CHECK_PARALLEL ?= 4
 CHECK_PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/internal/chaos$$')
 check:
-	$(GO) test -short -count=1 -p $(CHECK_P) -timeout 5m $(CHECK_PKGS)
+	$(GO) test -short -count=1 -p $(CHECK_P) -parallel $(CHECK_PARALLEL) -timeout 5m $(CHECK_PKGS)
 
 # The whole suite: unit, connector, end-to-end (real binary) and fault
 # tests, with the race detector; ≤ 10 minutes on 2 cores. The end-to-end

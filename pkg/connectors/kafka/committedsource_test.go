@@ -140,6 +140,7 @@ operators:
 // franz-go reader shows a problem and partitionsNotFetching, then fails the
 // job over after retryTimeout, as the kafka-go fetchers do.
 func TestReadCommittedFailsAfterRetryTimeout(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	b := startCluster(t, "in:1")
 	produceIdx(t, b.Addr(), "in", 1, 10)
 	name := runtimetest.UniqueName(t)

@@ -39,6 +39,7 @@ operators:
 // idleTimeout lets it drop out. Partitions 0-2 receive a record each 20 ms
 // (100 ms of event time apart); partition 3 none.
 func TestIdlePartitionHoldsWindowsUnlessIdleTimeout(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	b := startBroker(t, "in:4")
 	stop := make(chan struct{})
 	done := make(chan struct{})

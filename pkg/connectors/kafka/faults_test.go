@@ -70,6 +70,7 @@ func waitCounts(t testing.TB, name string, n int) {
 // info, and goes on when one appears; with a short retryTimeout it fails
 // and the restart strategy retries.
 func TestBrokerUnreachableAtStart(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	for _, short := range []bool{false, true} {
 		addr := freeAddr(t)
 		name := runtimetest.UniqueName(t)
@@ -121,6 +122,7 @@ func runCountingOnData(t *testing.T, spec func(addr, name string) string) (dir, 
 // address and data; the source reconnects (within retryTimeout) without a
 // restart: no loss, no duplicate.
 func TestBrokerRestartMidRun(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	dir, addr, name, b, j := runCountingOnData(t, func(a, n string) string { return countingJob(a, n, "") })
 
 	require.NoError(t, b.Close())
@@ -141,6 +143,7 @@ func TestBrokerRestartMidRun(t *testing.T) {
 // retryTimeout; restarts fail until the broker is back; the job then
 // resumes from its latest checkpoint: exact counts, no gap.
 func TestBrokerGoneBeyondRetryTimeout(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	dir, addr, name, b, j := runCountingOnData(t, func(a, n string) string { return countingJob(a, n, ", retryTimeout: 200ms") })
 
 	require.NoError(t, b.Close())
@@ -167,6 +170,7 @@ func outageJob(addr, name string) string {
 // instead of failing at once; when the broker is back the job resumes
 // from its latest checkpoint: exact counts, no gap.
 func TestBrokerOutageLongerThanRetryTimeout(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	start := time.Now()
 	dir, addr, name, b, j := runCountingOnData(t, func(a, n string) string { return outageJob(a, n) })
 
@@ -195,6 +199,7 @@ func TestBrokerOutageLongerThanRetryTimeout(t *testing.T) {
 // is FAILED with the last error (a restart's connect) and keeps the root
 // cause: the first failure of the streak, the source that could not fetch.
 func TestOutageRootCauseKept(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	b := startBroker(t, "in:1")
 	addr := b.Addr()
 	produceIdx(t, addr, "in", 1, 100)

@@ -124,6 +124,7 @@ func (c *brokerCrasher) hit(req kmsg.Request) bool {
 // and the restore must not write the committed part again (a replay from
 // the checkpoint before did). The cases run in parallel (own brokers).
 func TestExactlyOnceThroughBrokerCrashAtEachStep(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	start := time.Now()
 	steps := []crashStep{crashAtAdd, crashAtProduce, crashAtEnd, crashAfterEnd}
 	sinks := []int{1, 2}

@@ -82,6 +82,7 @@ func lostAndDuplicated(got []int64, from, to int64) (lost, dup int64) {
 // whole cluster restarts on its data (open transactions survive it); the
 // job goes on or fails over; no record is lost or duplicated.
 func TestExactlyOnceThroughBrokerRestart(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	start := time.Now()
 	dir := t.TempDir()
 	b, err := kafkabroker.Start(kafkabroker.Config{Listen: "127.0.0.1:0", Nodes: 3, DataDir: dir,

@@ -88,6 +88,7 @@ func TestExactlyOnceSinkCopiesEveryRecordOnce(t *testing.T) {
 // checkpoints complete and nothing is committed; records then make only
 // non-empty transactions.
 func TestExactlyOnceSinkNeverCommitsEmptyTransactions(t *testing.T) {
+	t.Parallel() // waits on timeouts and restarts with its own broker
 	b := startCluster(t, "in:1", "out:1")
 	spec := strings.Replace(eoJob(b.Addr(), "in", "out", ""), ", bounded: latest", "", 1)
 	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, CheckpointsDir: t.TempDir()})
