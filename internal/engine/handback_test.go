@@ -115,3 +115,56 @@ func TestSourceValuesHandedBackAcrossGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// A filter hands on a batch whose records it keeps, moved to its front, as
+// it is (runtime.BatchForwarder) when it keeps at least half of them, and
+// emits them one by one otherwise; at a record it cannot evaluate (every
+// 97th is not JSON) it emits those kept before it and goes on one by one.
+// Either way its reader gets the records kept, in order, and the dead
+// letters.
+func TestFilterForwardsKeptRecordsInOrder(t *testing.T) {
+	const count, bad = 20000, 97
+	for _, c := range []struct {
+		name string
+		keep func(i int) bool
+		expr string
+	}{
+		{"most kept", func(i int) bool { return i%3 != 0 }, "idx % 3 != 0"},
+		{"few kept", func(i int) bool { return i%10 == 0 }, "idx % 10 == 0"},
+	} {
+		for _, chaining := range []string{"false", "true"} {
+			t.Run(c.name+" chaining "+chaining, func(t *testing.T) {
+				src := runtime.Definition{Type: "test-review", Kind: api.KindSource, Doc: "test only",
+					Configure: func(cc *runtime.ConfigContext) *runtime.Plan {
+						cc.Decode(&struct{}{})
+						return &runtime.Plan{Bounded: true, NewSource: func() runtime.Source {
+							return &reviewSource{count: count, bad: bad}
+						}}
+					}}
+				name := runtimetest.UniqueName(t)
+				spec := fmt.Sprintf(`name: forward
+chaining: %s
+operators:
+  - {uid: src, type: test-review}
+  - {uid: f, type: filter, from: [src], expr: "%s", onError: sideOutput}
+  - {uid: out, type: test-collect, from: [f], name: %s}
+  - {uid: dead, type: test-collect, from: [f.errors], name: %s-dead}
+`, chaining, c.expr, name, name)
+				j := runtimetest.Start(t, spec, runtimetest.Options{Types: slices.Concat(testTypes, []runtime.Definition{src})})
+				require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+				var want []string
+				dead := 0
+				for i := range count {
+					switch {
+					case i%bad == bad-1:
+						dead++
+					case c.keep(i):
+						want = append(want, reviewRecord(i, bad))
+					}
+				}
+				require.Equal(t, want, runtimetest.Values(name), "in order")
+				require.Len(t, runtimetest.Values(name+"-dead"), dead)
+			})
+		}
+	}
+}

@@ -137,6 +137,9 @@ type output struct {
 	done    <-chan struct{}
 	err     error
 	pending int64 // records emitted since the last publish
+	// forwarded is the last batch ForwardBatch took over: the subtask
+	// must not release it (handleEvent).
+	forwarded *runtime.Batch
 	// sentBatches counts the batches pushed into readers' gates (read by
 	// a source recycling its Values off the chain, handback.go).
 	sentBatches atomic.Int64
@@ -184,6 +187,31 @@ func (o *output) Emit(r runtime.Record) {
 		return
 	}
 	o.emit(o.main, r)
+}
+
+// ForwardBatch hands b on as it is when the main output is one reader's,
+// nothing is buffered for it (records keep their order), its records need
+// no rewriting, and b is at least half full (a filter keeping few records
+// buffers them instead, as it would without this: fewer, fuller batches).
+func (o *output) ForwardBatch(b *runtime.Batch) bool {
+	e := o.direct
+	if e == nil || e.rewrite || e.bufs[0] != nil || cap(b.Records) != runtime.DefaultBatchSize || 2*len(b.Records) < cap(b.Records) {
+		return false
+	}
+	o.pending += int64(len(b.Records))
+	o.forwarded = b
+	e.bufs[0] = b
+	o.send(e, 0)
+	return true
+}
+
+// tookOver reports whether ForwardBatch took b over, and forgets it.
+func (o *output) tookOver(b *runtime.Batch) bool {
+	if o.forwarded != b {
+		return false
+	}
+	o.forwarded = nil
+	return true
 }
 
 // EmitTo sends r on side output tag (nowhere when nothing reads it).

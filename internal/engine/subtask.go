@@ -434,9 +434,11 @@ func (t *subtask) handleEvent(ev Event, ch int) (done bool, err error) {
 			out = nil
 		}
 		perr := t.op.Process(ev.Batch, out)
-		if t.handsBack {
+		switch {
+		case t.out.tookOver(ev.Batch): // forwarded as it is (runtime.BatchForwarder)
+		case t.handsBack:
 			releaseHandedBack(ev.Batch)
-		} else {
+		default:
 			releaseBatch(ev.Batch)
 		}
 		if perr != nil {

@@ -88,7 +88,51 @@ func (f *filterOp) Open(ctx *runtime.Context) error { f.ctx = ctx; return nil }
 func (f *filterOp) Close() error                    { return nil }
 
 func (f *filterOp) Process(b *runtime.Batch, out runtime.Output) error {
+	if fw, ok := out.(runtime.BatchForwarder); ok {
+		return f.forward(b, out, fw)
+	}
+	return f.emit(b, 0, out)
+}
+
+// forward moves the records kept to the front of b, in order, and hands
+// b on whole when the output takes it (runtime.BatchForwarder), else
+// emits them. At a record whose evaluation fails it emits those kept so
+// far and goes on one by one (the error's handling may emit too: a dead
+// letter, after the records before it).
+func (f *filterOp) forward(b *runtime.Batch, out runtime.Output, fw runtime.BatchForwarder) error {
+	kept, n := 0, len(b.Records)
 	for i := range b.Records {
+		ok, err := f.prog.EvalBool(&b.Records[i])
+		if err != nil {
+			for _, r := range b.Records[:kept] {
+				out.Emit(r)
+			}
+			return f.emit(b, i, out)
+		}
+		if ok {
+			if kept != i {
+				b.Records[kept] = b.Records[i]
+			}
+			kept++
+		}
+	}
+	if kept == 0 {
+		return nil
+	}
+	b.Records = b.Records[:kept]
+	if fw.ForwardBatch(b) {
+		return nil
+	}
+	for _, r := range b.Records {
+		out.Emit(r)
+	}
+	b.Records = b.Records[:n] // whole again: the engine clears it all for the pool
+	return nil
+}
+
+// emit evaluates the records of b from index from and emits those kept.
+func (f *filterOp) emit(b *runtime.Batch, from int, out runtime.Output) error {
+	for i := from; i < len(b.Records); i++ {
 		ok, err := f.prog.EvalBool(&b.Records[i])
 		if err != nil {
 			if err := f.ctx.RecordError(b, i, out, err); err != nil {
