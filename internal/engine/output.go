@@ -190,12 +190,11 @@ func (o *output) Emit(r runtime.Record) {
 }
 
 // ForwardBatch hands b on as it is when the main output is one reader's,
-// nothing is buffered for it (records keep their order), its records need
-// no rewriting, and b is at least half full (a filter keeping few records
-// buffers them instead, as it would without this: fewer, fuller batches).
+// nothing is buffered for it (records keep their order), and its records
+// need no rewriting.
 func (o *output) ForwardBatch(b *runtime.Batch) bool {
 	e := o.direct
-	if e == nil || e.rewrite || e.bufs[0] != nil || cap(b.Records) != runtime.DefaultBatchSize || 2*len(b.Records) < cap(b.Records) {
+	if e == nil || e.rewrite || e.bufs[0] != nil || cap(b.Records) != runtime.DefaultBatchSize || len(b.Records) == 0 {
 		return false
 	}
 	o.pending += int64(len(b.Records))

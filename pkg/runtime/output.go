@@ -26,7 +26,9 @@ type Output interface {
 // as Emit would one by one, and reports whether it took b over: then b is
 // the Output's, and neither the operator nor the engine touches it again.
 // When it returns false nothing was emitted (the Output buffers records
-// of its own, or b holds too few to travel alone): Emit them. It saves
+// of its own, or rewrites them): Emit them. Handing on a batch holding
+// few records makes more, emptier batches downstream: an operator keeping
+// few buffers them with Emit instead (a filter: fewer than half). It saves
 // copying each record into an output batch, which is a write to a cache
 // line the next reader's core then fetches (a record is 64 bytes).
 type BatchForwarder interface {
