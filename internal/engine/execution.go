@@ -107,6 +107,7 @@ func newExecution(j *Job, attempt int, restore *Restore) (*execution, error) {
 	}
 	e.chainTasks(byVertex)
 	e.wire(byVertex)
+	e.wireHandBack(byVertex)
 	return e, nil
 }
 

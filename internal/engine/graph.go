@@ -50,6 +50,10 @@ type Vertex struct {
 	// valuesUnread: the records sent to this vertex go without their
 	// Values (planValueReuse, valuesUnread).
 	valuesUnread bool
+	// handBack: a source's readers, in order, that count the batches
+	// they are done with, so that it may recycle its Values off the
+	// chain (handback.go); nil: none.
+	handBack []*Vertex
 }
 
 // Input is an edge into a vertex.
@@ -122,6 +126,7 @@ func compileSpec(reg *runtime.Registry, file string, src []byte, defaults Defaul
 	}
 	g.chain()
 	g.planUnreadValues()
+	g.planHandBack()
 	return g, nil
 }
 

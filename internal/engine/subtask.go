@@ -42,6 +42,17 @@ type subtask struct {
 	opened   bool // a chain member's operator opened (its head closes it)
 	finished bool // a chain member handled its last event
 
+	// Value reuse off the chain (handback.go): handTo is the next subtask
+	// of a source's hand-back path (nil: none, or the last); handsBack
+	// marks its readers. handUnits counts the source's Polls or the
+	// reader's input batches; handedBack publishes how many of a reader's
+	// input batches nothing reads any more.
+	handTo     *subtask
+	handsBack  bool
+	handUnits  int64
+	handQ      handQueue
+	handedBack atomic.Int64
+
 	dataEnded   []bool // channel delivered end of data
 	dataEndedN  int
 	endOfData   bool  // this subtask sent end of data downstream
@@ -142,6 +153,12 @@ func (t *subtask) runSource() (err error) {
 	// and nothing of it is pending in an output buffer; what left the
 	// chain was copied (planValueReuse).
 	recyclers := t.recyclers()
+	// handBack: or, off the chain, once its readers are done with what
+	// it sent them (handback.go).
+	var handBack runtime.PollRecycler
+	if t.handTo != nil {
+		handBack = t.src.(runtime.PollRecycler)
+	}
 	for {
 		for {
 			it, ok := t.gate.TryNext()
@@ -170,6 +187,11 @@ func (t *subtask) runSource() (err error) {
 		}
 		if t.exec.cancelled() {
 			return ErrCanceled
+		}
+		if handBack != nil {
+			if n := t.pollsHandedBack(); n > 0 {
+				handBack.RecycleValuesUpTo(n)
+			}
 		}
 		b := newBatch()
 		perr := t.poll(b)
@@ -202,6 +224,9 @@ func (t *subtask) runSource() (err error) {
 		}
 		if err := t.out.Err(); err != nil {
 			return err
+		}
+		if handBack != nil {
+			t.polled()
 		}
 		if err := t.sourceWatermark(time.Now()); err != nil {
 			return err
@@ -354,6 +379,9 @@ func (t *subtask) runOperator() (err error) {
 			if err := t.out.Flush(); err != nil {
 				return err
 			}
+			if t.handsBack {
+				t.handsBackFlushed()
+			}
 			wake, err := t.processingTimers(time.Now())
 			if err != nil {
 				return err
@@ -406,9 +434,18 @@ func (t *subtask) handleEvent(ev Event, ch int) (done bool, err error) {
 			out = nil
 		}
 		perr := t.op.Process(ev.Batch, out)
-		releaseBatch(ev.Batch)
+		switch {
+		case t.out.tookOver(ev.Batch): // forwarded as it is (runtime.BatchForwarder)
+		case t.handsBack:
+			releaseHandedBack(ev.Batch)
+		default:
+			releaseBatch(ev.Batch)
+		}
 		if perr != nil {
 			return false, perr
+		}
+		if t.handsBack {
+			t.batchDone()
 		}
 		return false, t.out.Err()
 	case EventBarrier:

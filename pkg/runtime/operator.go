@@ -45,6 +45,20 @@ type ValueRecycler interface {
 	RecycleValues()
 }
 
+// PollRecycler is a Source that can also reuse the bytes of the Values of
+// its earlier Polls while those of later ones are still read: the engine
+// calls RecycleValuesUpTo(polls) when no Value emitted by its first polls
+// calls of Poll (every call since Open, counted from 1) is read any more;
+// the next Poll may overwrite them. The engine uses it where a batch's
+// reader runs on another goroutine (a job that does not chain) and tells
+// the source what that reader is done with (internal/engine/handback.go),
+// under the rule of ValueRecycler: only when every operator that sees the
+// Values keeps none past its Process call (Plan.InputValues).
+type PollRecycler interface {
+	ValueRecycler
+	RecycleValuesUpTo(polls int64)
+}
+
 // ErrEndOfInput is returned by Poll when a bounded source has no more data.
 var ErrEndOfInput = errors.New("end of input")
 

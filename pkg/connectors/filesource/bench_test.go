@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkgo/flinkgo/internal/engine"
 	"github.com/flinkgo/flinkgo/internal/runtimetest"
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
@@ -126,24 +128,43 @@ func sourcePass(b *testing.B, dir string, f Format) int {
 	}
 }
 
-// jobRate runs file source → discard as a bounded job and returns
-// records/s from submit to FINISHED.
-func jobRate(b *testing.B, dir, format string) float64 {
+// jobRate runs a bounded job as a user writes it, file source → discard
+// (the SQL planner's blackhole), or with filter, file source → a filter
+// keeping every record → discard, reps times, and returns records/s from
+// submit to FINISHED. The job's defaults hold: no chaining, so each
+// operator runs on its own goroutine and every batch crosses a channel.
+func jobRate(b *testing.B, dir, format string, filter bool, reps int) float64 {
+	ops := fmt.Sprintf("  - {uid: in, type: file, path: %q, format: %s}\n", dir, format)
+	from := "in"
+	if filter {
+		ops += "  - {uid: keep, type: filter, from: [in], expr: \"true\"}\n"
+		from = "keep"
+	}
+	spec := "name: file-source-bench\noperators:\n" + ops + fmt.Sprintf("  - {uid: out, type: discard, from: [%s]}\n", from)
 	start := time.Now()
-	j := runtimetest.Start(b, fmt.Sprintf(`
-name: file-source-bench
-operators:
-  - {uid: in, type: file, path: %q, format: %s}
-  - {uid: out, type: discard, from: [in]}
-`, dir, format), runtimetest.Options{Types: testTypes})
-	require.Equal(b, api.StateFinished, runtimetest.Wait(b, j, 5*time.Minute), j.Info().Error)
-	return float64(benchFiles*benchLines) / time.Since(start).Seconds()
+	for range reps {
+		j := runtimetest.Start(b, spec, runtimetest.Options{Types: testTypes})
+		require.Equal(b, api.StateFinished, runtimetest.Wait(b, j, 5*time.Minute), j.Info().Error)
+		require.Equal(b, int64(benchFiles*benchLines), recordsIn(j, "out"))
+	}
+	return float64(reps*benchFiles*benchLines) / time.Since(start).Seconds()
+}
+
+// recordsIn is how many records operator uid's subtasks took in.
+func recordsIn(j *engine.Job, uid string) int64 {
+	for _, o := range j.Info().Operators {
+		if o.UID == uid {
+			return o.RecordsIn
+		}
+	}
+	return -1
 }
 
 // BenchmarkSourceVsPlainLoop compares the file source with a plain Go loop
 // reading the same files (1 M records of ~70 bytes, 8 files, in the page
-// cache), in the same run, best of three alternating: the source's Poll
-// loop alone, and a bounded job file → discard from submit to FINISHED.
+// cache), in the same run, interleaved: the source's Poll loop alone, and
+// bounded jobs as a user writes them (jobRate) from submit to FINISHED:
+// file → discard, and file → filter → discard.
 // Run it with: go test -run '^$' -bench SourceVsPlainLoop -benchtime 1x ./pkg/connectors/filesource/
 func BenchmarkSourceVsPlainLoop(b *testing.B) {
 	if raceEnabled {
@@ -155,26 +176,35 @@ func BenchmarkSourceVsPlainLoop(b *testing.B) {
 		format, dir, plain string
 		f                  Format
 		reps               int // passes per measurement of the loops: ~0.3 s each
+		jobReps            int // jobs per measurement of a job
 	}{
-		{"lines", jsonDir, "bufio.Scanner", &lineFormat{policy: policy}, 20},
-		{"json", jsonDir, "bufio.Scanner + json.Valid", &lineFormat{json: true, policy: policy}, 1},
-		{"csv", csvDir, "encoding/csv (ReuseRecord, no JSON built)", &csvFormat{delim: ',', header: true, infer: true, policy: policy}, 1},
+		{"lines", jsonDir, "bufio.Scanner", &lineFormat{policy: policy}, 20, 4},
+		{"json", jsonDir, "bufio.Scanner + json.Valid", &lineFormat{json: true, policy: policy}, 1, 1},
+		{"csv", csvDir, "encoding/csv (ReuseRecord, no JSON built)", &csvFormat{delim: ',', header: true, infer: true, policy: policy}, 1, 1},
 	} {
 		// Interleaved rounds; the ratio of each round, and their median
 		// (the machine is shared: a round is compared within itself).
-		var plain, srcRatio, jobRatio []float64
-		var src, job float64
+		// Each measurement starts after a collection, so none pays for
+		// the garbage of the one before.
+		var plain, jobs, filters, srcRatio, jobRatio, filterRatio []float64
 		for range 5 {
+			goruntime.GC()
 			p := plainLoop(b, c.dir, c.format, c.reps)
-			sr, jr := sourceLoop(b, c.dir, c.f, c.reps), jobRate(b, c.dir, c.format)
-			plain = append(plain, p)
-			srcRatio, jobRatio = append(srcRatio, sr/p), append(jobRatio, jr/p)
-			src, job = max(src, sr), max(job, jr)
+			goruntime.GC()
+			sr := sourceLoop(b, c.dir, c.f, c.reps)
+			goruntime.GC()
+			jr := jobRate(b, c.dir, c.format, false, c.jobReps)
+			goruntime.GC()
+			fr := jobRate(b, c.dir, c.format, true, c.jobReps)
+			plain, jobs, filters = append(plain, p), append(jobs, jr), append(filters, fr)
+			srcRatio, jobRatio, filterRatio = append(srcRatio, sr/p), append(jobRatio, jr/p), append(filterRatio, fr/p)
 		}
-		b.Logf("format %-5s plain loop (%s) best %5.2f M records/s; source Poll loop best %5.2f M/s, ratio median %.2f (%.2f–%.2f); "+
-			"job file→discard best %5.2f M/s, ratio median %.2f (%.2f–%.2f)",
-			c.format, c.plain, slices.Max(plain)/1e6, src/1e6, median(srcRatio), slices.Min(srcRatio), slices.Max(srcRatio),
-			job/1e6, median(jobRatio), slices.Min(jobRatio), slices.Max(jobRatio))
+		b.Logf("format %-5s plain loop (%s) median %5.2f M records/s; ratios to it, median of 5 rounds (range): "+
+			"source Poll loop %.2f (%.2f–%.2f), job file→discard %.2f (%.2f–%.2f), job file→filter→discard %.2f (%.2f–%.2f); "+
+			"jobs' medians %.2f and %.2f M records/s",
+			c.format, c.plain, median(plain)/1e6, median(srcRatio), slices.Min(srcRatio), slices.Max(srcRatio),
+			median(jobRatio), slices.Min(jobRatio), slices.Max(jobRatio),
+			median(filterRatio), slices.Min(filterRatio), slices.Max(filterRatio), median(jobs)/1e6, median(filters)/1e6)
 	}
 }
 

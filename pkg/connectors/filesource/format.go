@@ -47,8 +47,16 @@ type Reader interface {
 // (runtime.ValueRecycler).
 type Memory struct {
 	Arena   runtime.Arena
-	retired [][]byte // blocks done with, possibly still referenced
-	free    [][]byte // blocks no Value points into
+	retired []retiredBlock // blocks done with, possibly still referenced
+	free    [][]byte       // blocks no Value points into
+	poll    int64          // the source's Poll under way (see Retire)
+}
+
+// retiredBlock is a block and the Poll it was retired in: Values of that
+// Poll and earlier ones may point into it, none of later ones.
+type retiredBlock struct {
+	b    []byte
+	poll int64
 }
 
 // Block returns a block of n bytes at least.
@@ -74,19 +82,30 @@ func (m *Memory) Retire(b []byte) {
 		copy(m.retired, m.retired[1:])
 		m.retired = m.retired[:maxFreeBlocks-1]
 	}
-	m.retired = append(m.retired, b)
+	m.retired = append(m.retired, retiredBlock{b: b, poll: m.poll})
 }
 
 // recycle makes every retired block and the arena's bytes reusable.
 func (m *Memory) recycle() {
-	m.free = append(m.free, m.retired...)
-	clear(m.retired)
-	m.retired = m.retired[:0]
+	m.recycleUpTo(m.poll)
+	m.Arena.Rewind()
+}
+
+// recycleUpTo makes the retired blocks no Value of a Poll after poll
+// points into reusable (the arena's bytes are not: it has no such order).
+func (m *Memory) recycleUpTo(poll int64) {
+	i := 0
+	for i < len(m.retired) && m.retired[i].poll <= poll {
+		m.free = append(m.free, m.retired[i].b)
+		i++
+	}
+	n := copy(m.retired, m.retired[i:])
+	clear(m.retired[n:])
+	m.retired = m.retired[:n]
 	if len(m.free) > maxFreeBlocks {
 		clear(m.free[:len(m.free)-maxFreeBlocks])
 		m.free = append(m.free[:0], m.free[len(m.free)-maxFreeBlocks:]...)
 	}
-	m.Arena.Rewind()
 }
 
 // maxFreeBlocks bounds the blocks kept for reuse.

@@ -227,3 +227,34 @@ operators:
 	require.GreaterOrEqual(t, runtimetest.Fired(name), int64(1), "failures injected")
 	requireSameLines(t, want, runtimetest.FinishedLines(t, out))
 }
+
+// A job as users write it (no chaining) has its readers hand the source's
+// blocks back while it runs, and the source reads the next files into
+// them: every line arrives intact, in order, through a filter to a slow
+// sink that lags behind the source. The files are small, so each fits a
+// block of its own, and a block comes back within a few batches.
+func TestHandedBackBlocksKeepEveryRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var want []string
+	for f := range 200 {
+		var sb strings.Builder
+		for i := range 100 {
+			line := fmt.Sprintf(`{"f":%d,"i":%d,"pad":"%s"}`, f, i, strings.Repeat("x", (f+i)%5))
+			sb.WriteString(line + "\n")
+			want = append(want, line)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.jsonl", f)), []byte(sb.String()), 0o644))
+	}
+	name := runtimetest.UniqueName(t)
+	defer runtimetest.Reset(name)
+	j := runtimetest.Start(t, fmt.Sprintf(`
+name: handback
+operators:
+  - {uid: in, type: file, path: %q, format: lines}
+  - {uid: all, type: filter, from: [in], expr: "true"}
+  - {uid: out, type: test-collect, from: [all], name: %s, delay: 100us}
+`, dir, name), runtimetest.Options{Types: testTypes})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
+	require.Equal(t, want, runtimetest.Values(name))
+}

@@ -35,7 +35,7 @@ type source struct {
 
 var (
 	_ runtime.Source         = (*source)(nil)
-	_ runtime.ValueRecycler  = (*source)(nil)
+	_ runtime.PollRecycler   = (*source)(nil)
 	_ runtime.StateDescriber = (*source)(nil)
 )
 
@@ -163,6 +163,7 @@ func (s *source) finish() error {
 }
 
 func (s *source) Poll(b *runtime.Batch) error {
+	s.mem.poll++
 	if s.faults {
 		if err := s.ctx.Fault("file.read", s.ctx.UID(), s.ctx.Subtask()); err != nil {
 			return err
@@ -254,6 +255,10 @@ func (s *source) SnapshotState(int64) error {
 
 // RecycleValues lets the readers reuse the memory of the Values emitted.
 func (s *source) RecycleValues() { s.mem.recycle() }
+
+// RecycleValuesUpTo lets the readers reuse the blocks read into by the
+// first polls Polls.
+func (s *source) RecycleValuesUpTo(polls int64) { s.mem.recycleUpTo(polls) }
 
 // DescribeState summarises the position for savepoint inspect.
 func (s *source) DescribeState() map[string]any {

@@ -224,3 +224,22 @@ func TestMemoryKeepsFewBlocks(t *testing.T) {
 	require.Len(t, m.free, maxFreeBlocks-1)
 	require.Len(t, b, 4096)
 }
+
+// Off the chain the engine hands back the Values of the first Polls only
+// (runtime.PollRecycler): a block retired during a later Poll may hold
+// Values still read, and is not reused until that Poll is handed back.
+func TestMemoryReusesBlocksOfHandedBackPolls(t *testing.T) {
+	var m Memory
+	m.poll = 1
+	first := m.Block(4096)
+	m.Retire(first)
+	m.poll = 2
+	second := m.Block(4096)
+	m.Retire(second)
+	m.recycleUpTo(1)
+	require.Len(t, m.free, 1)
+	require.Same(t, &first[0], &m.Block(4096)[0], "the block of Poll 1 is reused")
+	require.Len(t, m.retired, 1, "the block of Poll 2 is not")
+	m.recycleUpTo(2)
+	require.Same(t, &second[0], &m.Block(4096)[0])
+}

@@ -88,7 +88,73 @@ func (f *filterOp) Open(ctx *runtime.Context) error { f.ctx = ctx; return nil }
 func (f *filterOp) Close() error                    { return nil }
 
 func (f *filterOp) Process(b *runtime.Batch, out runtime.Output) error {
+	if fw, ok := out.(runtime.BatchForwarder); ok {
+		return f.forward(b, out, fw)
+	}
+	return f.emit(b, 0, out)
+}
+
+// forward evaluates every record of b first. When it keeps at least half
+// of them it moves those to the front of b, in order, and hands b on whole
+// if the output takes it (runtime.BatchForwarder); with fewer it emits
+// them one by one, to be buffered with the next ones in fuller batches
+// (as many writes as moving them would be). At a record whose evaluation
+// fails it emits those kept before it and goes on one by one (the
+// error's handling may emit too: a dead letter, after the records before).
+func (f *filterOp) forward(b *runtime.Batch, out runtime.Output, fw runtime.BatchForwarder) error {
+	n := len(b.Records)
+	var keep [runtime.DefaultBatchSize / 64]uint64
+	if n > len(keep)*64 {
+		return f.emit(b, 0, out)
+	}
+	kept := 0
 	for i := range b.Records {
+		ok, err := f.prog.EvalBool(&b.Records[i])
+		if err != nil {
+			emitKept(b, &keep, i, out)
+			return f.emit(b, i, out)
+		}
+		if ok {
+			keep[i/64] |= 1 << (i % 64)
+			kept++
+		}
+	}
+	if kept == 0 || 2*kept < n {
+		emitKept(b, &keep, n, out)
+		return nil
+	}
+	if kept < n {
+		j := 0
+		for i := range n {
+			if keep[i/64]&(1<<(i%64)) != 0 {
+				b.Records[j] = b.Records[i]
+				j++
+			}
+		}
+		b.Records = b.Records[:kept]
+	}
+	if fw.ForwardBatch(b) {
+		return nil
+	}
+	for _, r := range b.Records {
+		out.Emit(r)
+	}
+	b.Records = b.Records[:n] // whole again: the engine clears it all for the pool
+	return nil
+}
+
+// emitKept emits the records of b before index end whose bit is set in keep.
+func emitKept(b *runtime.Batch, keep *[runtime.DefaultBatchSize / 64]uint64, end int, out runtime.Output) {
+	for i := range end {
+		if keep[i/64]&(1<<(i%64)) != 0 {
+			out.Emit(b.Records[i])
+		}
+	}
+}
+
+// emit evaluates the records of b from index from and emits those kept.
+func (f *filterOp) emit(b *runtime.Batch, from int, out runtime.Output) error {
+	for i := from; i < len(b.Records); i++ {
 		ok, err := f.prog.EvalBool(&b.Records[i])
 		if err != nil {
 			if err := f.ctx.RecordError(b, i, out, err); err != nil {
