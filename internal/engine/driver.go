@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -268,6 +269,8 @@ func (d *driver) abort(a checkpoint.Abort) {
 func (d *driver) discard(id int64) {
 	dir := checkpoint.CheckpointDir(d.j.opts.CheckpointsDir, d.j.id, id)
 	d.j.markDiscarded(id)
+	sweep := d.j.graph.StateBackend == api.BackendPebble
+	keepFrom := d.sweepKeepFrom()
 	d.j.wg.Add(1)
 	go func() {
 		defer d.j.wg.Done()
@@ -277,8 +280,36 @@ func (d *driver) discard(id int64) {
 		}
 		if err := checkpoint.Dispose(d.fsys(), dir); err != nil {
 			d.j.log.Warn().Err(err).Int64("checkpoint_id", id).Msg("could not discard subsumed checkpoint")
+			return
+		}
+		if !sweep {
+			return
+		}
+		// The shared files of incremental checkpoints no complete one
+		// lists any more (checkpoint.SharedGarbage).
+		deleted, err := checkpoint.SweepShared(d.fsys(), d.j.opts.CheckpointsDir, d.j.id, keepFrom)
+		if err != nil {
+			d.j.log.Warn().Err(err).Msg("could not sweep the shared files of incremental checkpoints")
+		}
+		if len(deleted) > 0 {
+			d.j.log.Debug().Int("files", len(deleted)).Int64("keep_from", keepFrom).Msg("swept shared files")
 		}
 	}()
+}
+
+// sweepKeepFrom is the lowest checkpoint id whose uploads a sweep keeps
+// whether a complete checkpoint lists them or not: the oldest checkpoint
+// in progress, and none newer than the newest retained (see the
+// argument in incremental.go).
+func (d *driver) sweepKeepFrom() int64 {
+	from := d.coord.NextID()
+	for _, id := range d.coord.Pending() {
+		from = min(from, id)
+	}
+	if r := d.coord.Retained(); len(r) > 0 {
+		from = min(from, slices.Max(r)+1)
+	}
+	return from
 }
 
 func (d *driver) answer(ref int64, r reply) {

@@ -104,6 +104,21 @@ func PlanRestore(g *Graph, r *Restore, o RestoreOptions) *api.RestorePlan {
 	return p
 }
 
+// incrementalProblem is why op's state, in an incremental checkpoint's
+// pebble DBs, cannot be restored into v ("" when it can): a DB is opened
+// as it is, so only on pebble and at the parallelism that wrote it. (A
+// rescale from it would open each old DB and copy the key groups in range;
+// not built: a savepoint is canonical and rescales.)
+func incrementalProblem(g *Graph, m *checkpoint.Metadata, op *checkpoint.OperatorState, v *Vertex) string {
+	if !slices.ContainsFunc(op.Subtasks, func(h checkpoint.Handle) bool { return h.DB != nil }) {
+		return ""
+	}
+	if v.Parallelism == op.Parallelism && g.StateBackend == api.BackendPebble && m.MaxParallelism == g.MaxParallelism {
+		return ""
+	}
+	return fmt.Sprintf("has its keyed state in the pebble DB files of an incremental checkpoint, which restore on the pebble backend at parallelism %d only (the job has %s at parallelism %d): restore it as it was taken, then take a savepoint (`flinkgo savepoint JOB`, canonical: any backend, any parallelism) and restore that", op.Parallelism, g.StateBackend, v.Parallelism)
+}
+
 // matched is an operator of the snapshot the job has, with each of its
 // problems (their join is its Problem).
 type matched struct {
@@ -127,6 +142,9 @@ func matchOperator(g, old *Graph, m *checkpoint.Metadata, op *checkpoint.Operato
 		var pr []string
 		pr, notes = judgeMeaning(op.UID, changes)
 		ms.problems = append(ms.problems, pr...)
+	}
+	if pr := incrementalProblem(g, m, op, v); pr != "" {
+		ms.problems = append(ms.problems, pr)
 	}
 	if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
 		ms.problems = append(ms.problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
@@ -273,6 +291,9 @@ func (r *Restore) loadSnapshots(fsys vfs.FS, g *Graph) (map[string][]*state.Snap
 		op := r.Meta.Operator(v.Op.UID)
 		if op == nil {
 			continue
+		}
+		if pr := incrementalProblem(g, r.Meta, op, v); pr != "" {
+			return nil, fmt.Errorf("restore from %s: operator %q %s", r.Dir, op.UID, pr)
 		}
 		snaps := make([]*state.Snapshot, op.Parallelism)
 		for _, h := range op.Subtasks {

@@ -1,0 +1,180 @@
+package engine_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkgo/flinkgo/internal/checkpoint"
+	"github.com/flinkgo/flinkgo/internal/engine"
+	"github.com/flinkgo/flinkgo/internal/runtimetest"
+	"github.com/flinkgo/flinkgo/pkg/api"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
+)
+
+const incrementalBackend = "pebble, incremental: true"
+
+// sharedWrites logs the files written into a shared directory (the
+// rename that publishes each), by name.
+type sharedWrites struct {
+	mu    sync.Mutex
+	names map[string]int
+}
+
+func logSharedWrites(fsys vfs.FS) (vfs.FS, *sharedWrites) {
+	w := &sharedWrites{names: map[string]int{}}
+	return vfs.WithLog(fsys, func(op vfs.Op) {
+		if op.Kind == vfs.OpRename && strings.Contains(op.Path2, "/"+checkpoint.SharedDirName+"/") {
+			w.mu.Lock()
+			w.names[vfs.Base(op.Path2)]++
+			w.mu.Unlock()
+		}
+	}), w
+}
+
+func (w *sharedWrites) snapshot() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range w.names {
+		out[k] = v
+	}
+	return out
+}
+
+// A pebble job with incremental checkpoints fails three times and
+// restarts each time from its last checkpoint's DB files with exact
+// counts; no shared file is ever written twice.
+func TestPebbleIncrementalExactAfterTaskFailures(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	runtimetest.Reset(name)
+	mem := vfs.NewMem()
+	fsys, writes := logSharedWrites(mem)
+	j := runtimetest.Start(t, pebbleSpec(name, incrementalBackend, 2, 11000, 3), runtimetest.Options{Types: testTypes, FS: fsys, CheckpointsDir: "/chk"})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+	require.Equal(t, int64(3), runtimetest.Fired(name))
+	require.Equal(t, 11000, totalCount(t, runtimetest.Values(name)))
+	require.Equal(t, 1000, reduceTotal(t, runtimetest.Values(name+"-sum")), "each of the 11 keys reached 1000 in the reduce")
+	w := writes.snapshot()
+	require.NotEmpty(t, w, "the checkpoints wrote shared files")
+	for n, times := range w {
+		require.Equal(t, 1, times, "%s written %d times", n, times)
+	}
+	requireNoPebbleFiles(t, mem)
+}
+
+// incrementalSpec counts and sums per key over n records in keys keys,
+// on pebble with incremental checkpoints, all retained.
+func incrementalSpec(name string, par, n, keys, rate int) string {
+	return fmt.Sprintf(`
+name: incremental
+parallelism: %d
+stateBackend: {type: pebble, incremental: true}
+checkpointing: {interval: 50ms, externalized: retain-on-cancellation, retained: 100}
+operators:
+  - {uid: gen, type: datagen, count: %d, rate: %d}
+  - {uid: key, type: keyBy, from: [gen], expr: "idx %% %d"}
+  - {uid: cnt, type: count, from: [key]}
+  - {uid: out, type: test-collect, from: [cnt], name: %s, parallelism: 1}
+  - {uid: sum, type: reduce, from: [key], init: '{"n": 0}', expr: '{"n": acc.n + 1}'}
+  - {uid: sums, type: test-collect, from: [sum], name: %s-sum, parallelism: 1}
+`, par, n, rate, keys, name, name)
+}
+
+// Each checkpoint writes only the DB files no earlier one held (named by
+// itself) and lists the others under the names they were first written
+// with; a restore from the last, after the job is canceled, counts on
+// exactly. A restore at another parallelism or on the heap is refused,
+// naming the savepoint way.
+func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	runtimetest.Reset(name)
+	mem := vfs.NewMem()
+	fsys, writes := logSharedWrites(mem)
+	spec := incrementalSpec(name, 1, 100000, 5000, 10000)
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, FS: fsys, CheckpointsDir: "/chk"})
+	runtimetest.WaitUntil(t, 20*time.Second, "five checkpoints", func() bool {
+		c := j.LatestCheckpoint()
+		return c != nil && c.ID >= 5
+	})
+	runtimetest.Cancel(t, 10*time.Second, j)
+	last := j.LatestCheckpoint()
+	require.NotNil(t, last)
+
+	list, err := checkpoint.List(mem, "/chk", j.ID())
+	require.NoError(t, err)
+	metas := map[int64]*checkpoint.Metadata{}
+	for _, l := range list {
+		dir, m, err := checkpoint.Load(mem, l.Dir)
+		if err != nil {
+			continue // aborted at the cancel
+		}
+		require.NoError(t, checkpoint.Verify(mem, dir, m))
+		metas[l.ID] = m
+	}
+	// local file → shared name, per operator and checkpoint.
+	files := func(m *checkpoint.Metadata) map[string]checkpoint.DBFile {
+		out := map[string]checkpoint.DBFile{}
+		for _, op := range m.Operators {
+			for _, h := range op.Subtasks {
+				if op.UID == "cnt" || op.UID == "sum" {
+					require.NotNil(t, h.DB, "%s: incremental", op.UID)
+					require.NotEmpty(t, h.DB.Private, "the DB's manifest")
+				}
+				if h.DB != nil {
+					for _, f := range h.DB.Shared {
+						out[op.UID+"/"+f.Local] = f
+					}
+				}
+			}
+		}
+		return out
+	}
+	var pairs, reused int
+	var listedBytes, newBytes int64
+	for id, m := range metas {
+		prev, ok := metas[id-1]
+		if !ok {
+			continue
+		}
+		pairs++
+		was := files(prev)
+		for local, f := range files(m) {
+			listedBytes += f.Size
+			if p, ok := was[local]; ok {
+				require.Equal(t, p.Name, f.Name, "checkpoint %d lists %s under the name %d gave it", id, local, id-1)
+				reused++
+				continue
+			}
+			require.True(t, strings.HasPrefix(f.Name, "c"+strconv.FormatInt(id, 10)+"-"), "checkpoint %d: %s is new since %d: written by %d", id, f.Name, id-1, id)
+			newBytes += f.Size
+		}
+	}
+	require.Positive(t, pairs, "two consecutive checkpoints retained")
+	require.Positive(t, reused, "a checkpoint lists files of the one before")
+	for n, times := range writes.snapshot() {
+		require.Equal(t, 1, times, "%s written %d times", n, times)
+	}
+	t.Logf("%d consecutive pairs: %d files listed again, new bytes %d of %d listed", pairs, reused, newBytes, listedBytes)
+
+	// Restore from the last: the counts go on exactly.
+	j = runtimetest.Start(t, incrementalSpec(name, 1, 100000, 5000, 200000), runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk", Restore: last.Path})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+	require.Equal(t, 20, reduceTotal(t, runtimetest.Values(name+"-sum")), "each of the 5000 keys reached 20")
+	require.Equal(t, 100000, totalCount(t, runtimetest.Values(name)))
+
+	// Another parallelism, or the heap: refused.
+	r, err := engine.LoadRestore(mem, last.Path)
+	require.NoError(t, err)
+	for _, other := range []string{incrementalSpec(name, 2, 100000, 5000, 10000), strings.Replace(spec, "{type: pebble, incremental: true}", "{type: hashmap}", 1)} {
+		g, err := engine.Compile(runtimetest.Registry(t, testTypes), "job.yaml", []byte(other), engine.Defaults{})
+		require.NoError(t, err)
+		plan := engine.PlanRestore(g, r, engine.RestoreOptions{})
+		require.Contains(t, strings.Join(plan.Problems, "\n"), "take a savepoint")
+	}
+}
