@@ -105,9 +105,12 @@ func (in *incremental) capture(kb *state.KeyedBackend, id int64) (*dbCapture, er
 		}
 		c.shared = append(c.shared, checkpoint.DBFile{Name: name, Local: f, Size: fi.Size()})
 	}
-	for f := range in.names { // gone from the DB: never back (pebble does not reuse numbers)
+	for f, name := range in.names { // gone from the DB: never back (pebble does not reuse numbers)
 		if !held[f] {
 			delete(in.names, f)
+			// An upload of an older checkpoint still running writes it
+			// again, under the same name and bytes: harmless.
+			delete(in.written, name)
 		}
 	}
 	return c, nil
