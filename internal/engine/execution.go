@@ -73,7 +73,7 @@ func newExecution(j *Job, attempt int, restore *Restore) (*execution, error) {
 	e := &execution{job: j, g: g, attempt: attempt, log: j.log, restoreFrom: restore,
 		done: make(chan struct{}), events: make(chan any, 4*g.NumSubtasks()+16)}
 	if restore != nil {
-		snaps, err := restore.loadSnapshots(j.env.FS, g)
+		snaps, err := restore.loadSnapshots(j.env, j.id, g)
 		if err != nil {
 			return nil, err
 		}

@@ -199,6 +199,38 @@ func downloadDB(fsys vfs.FS, chkDir string, db *checkpoint.DBFiles, local vfs.FS
 	return nil
 }
 
+// canonicalFromDB is the canonical snapshot of an incremental checkpoint's
+// subtask h (its state file decoded in s): its DB downloaded into a
+// directory of its own beside the job's DBs, opened, and encoded with the
+// state file's rest, as a savepoint of it would hold it. Rescaling (Flink
+// opens each old DB and copies the key groups in range) and restoring on
+// the heap both go through it; the whole subtask's state is in memory once,
+// as a canonical restore's state file is.
+func canonicalFromDB(env *Env, jobID, uid string, r *Restore, h checkpoint.Handle, s *state.Snapshot, maxPar int) (*state.Snapshot, error) {
+	local, root := env.pebble()
+	dir := filepath.Join(root, jobID, fmt.Sprintf("restore-%s-%d", uid, h.Subtask))
+	_ = local.RemoveAll(dir)
+	defer func() {
+		_ = local.RemoveAll(dir)
+		_ = local.Remove(filepath.Dir(dir)) // the job's directory, once empty
+	}()
+	if err := downloadDB(env.FS, r.Dir, h.DB, local, dir); err != nil {
+		return nil, err
+	}
+	store, err := pebblestate.Open(local, dir)
+	if err != nil {
+		return nil, err
+	}
+	kb := state.NewKeyedBackendOn(maxPar, state.KeyGroupRange{Start: h.KeyStart, End: h.KeyEnd}, store)
+	defer kb.Close()
+	if err := kb.RestoreStore(); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Dir, err)
+	}
+	kb.Restore([]*state.Snapshot{s})
+	data, _ := state.Encode(state.RestoreOperatorState([]*state.Snapshot{s}, 0, 1), kb)
+	return state.Decode(data)
+}
+
 // copyBetween copies src on from into dst on to.
 func copyBetween(from vfs.FS, src string, to vfs.FS, dst string) error {
 	in, err := from.Open(src)

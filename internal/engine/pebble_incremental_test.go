@@ -117,8 +117,8 @@ operators:
 // Each checkpoint writes only the DB files no earlier one held (named by
 // itself) and lists the others under the names they were first written
 // with; a restore from the last, after the job is canceled, counts on
-// exactly. A restore at another parallelism or on the heap is refused,
-// naming the savepoint way.
+// exactly: as it was taken (the DBs opened from the files), at another
+// parallelism and on the heap (each old DB read into key groups).
 func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 	name := runtimetest.UniqueName(t)
 	runtimetest.Reset(name)
@@ -190,19 +190,32 @@ func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 	}
 	t.Logf("%d consecutive pairs: %d files listed again, new bytes %d of %d listed", pairs, reused, newBytes, listedBytes)
 
-	// Restore from the last: the counts go on exactly.
-	j = runtimetest.Start(t, incrementalSpec(name, 1, 100000, 5000, 200000), runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk", Restore: last.Path})
-	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
-	require.Equal(t, 20, reduceTotal(t, runtimetest.Values(name+"-sum")), "each of the 5000 keys reached 20")
-	require.Equal(t, 100000, totalCount(t, runtimetest.Values(name)))
-
-	// Another parallelism, or the heap: refused.
+	// Restore from the last: the counts go on exactly, whatever the
+	// parallelism and backend.
 	r, err := engine.LoadRestore(mem, last.Path)
 	require.NoError(t, err)
-	for _, other := range []string{incrementalSpec(name, 2, 100000, 5000, 10000), strings.Replace(spec, "{type: pebble, incremental: true}", "{type: hashmap}", 1)} {
-		g, err := engine.Compile(runtimetest.Registry(t, testTypes), "job.yaml", []byte(other), engine.Defaults{})
+	fast := incrementalSpec(name, 1, 100000, 5000, 200000)
+	for _, to := range []struct{ what, spec string }{
+		{"as taken", fast},
+		{"at parallelism 3", incrementalSpec(name, 3, 100000, 5000, 200000)},
+		{"on the heap at parallelism 2", strings.Replace(incrementalSpec(name, 2, 100000, 5000, 200000), "{type: pebble, incremental: true}", "{type: hashmap}", 1)},
+	} {
+		runtimetest.Reset(name)
+		runtimetest.Reset(name + "-sum")
+		g, err := engine.Compile(runtimetest.Registry(t, testTypes), "job.yaml", []byte(to.spec), engine.Defaults{})
 		require.NoError(t, err)
 		plan := engine.PlanRestore(g, r, engine.RestoreOptions{})
-		require.Contains(t, strings.Join(plan.Problems, "\n"), "take a savepoint")
+		require.Empty(t, plan.Problems, to.what)
+		if to.spec != fast {
+			require.Contains(t, strings.Join(plan.Notes, "\n"), "each old DB is read whole", to.what)
+		}
+		j = runtimetest.Start(t, to.spec, runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk", Restore: last.Path})
+		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), "%s: %s", to.what, j.Info().Error)
+		require.Equal(t, 20, reduceTotal(t, runtimetest.Values(name+"-sum")), "%s: each of the 5000 keys reached 20", to.what)
+		got := runtimetest.MaxCounts(t, runtimetest.Values(name))
+		require.Len(t, got, 5000, to.what)
+		for k, n := range got {
+			require.Equal(t, 20, n, "%s: key %s", to.what, k)
+		}
 	}
 }
