@@ -184,12 +184,23 @@ func Referenced(m *Metadata) []string {
 // Everything else no complete checkpoint can ever need again: a
 // checkpoint in progress lists only files it uploaded itself or that its
 // newest complete predecessor lists (see docs/state-backends.md).
-func SharedGarbage(live []*Metadata, present []string, keepFrom int64) []string {
+//
+// newest is the newest retained checkpoint when keepFrom was decided (0:
+// none). live must hold it or a newer one: one missing means retention
+// disposed of it while the sweep read the metadata, and a newer one that
+// lists the same files completed after the sweep listed the directories;
+// then nothing is deleted (the next sweep will).
+func SharedGarbage(live []*Metadata, present []string, keepFrom, newest int64) []string {
 	used := map[string]bool{}
+	var top int64
 	for _, m := range live {
+		top = max(top, m.CheckpointID)
 		for _, n := range Referenced(m) {
 			used[n] = true
 		}
+	}
+	if top < newest {
+		return nil
 	}
 	var out []string
 	for _, name := range present {
@@ -212,7 +223,7 @@ func SharedGarbage(live []*Metadata, present []string, keepFrom int64) []string 
 // nothing a complete checkpoint lists, and the next sweep finishes it.
 // A checkpoint directory whose _metadata cannot be read (corrupt, not
 // merely absent) stops the sweep: what it lists is unknown.
-func SweepShared(fsys vfs.FS, base, jobID string, keepFrom int64) (deleted []string, err error) {
+func SweepShared(fsys vfs.FS, base, jobID string, keepFrom, newest int64) (deleted []string, err error) {
 	shared := vfs.Join(base, jobID, SharedDirName)
 	entries, err := fsys.ReadDir(shared)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -240,7 +251,7 @@ func SweepShared(fsys vfs.FS, base, jobID string, keepFrom int64) (deleted []str
 		}
 		live = append(live, m)
 	}
-	for _, name := range SharedGarbage(live, present, keepFrom) {
+	for _, name := range SharedGarbage(live, present, keepFrom, newest) {
 		if err := fsys.Remove(vfs.Join(shared, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return deleted, err
 		}

@@ -33,6 +33,7 @@ func TestSharedGarbage(t *testing.T) {
 		live     []*Metadata
 		present  []string
 		keepFrom int64
+		newest   int64 // 0: the newest of live
 		want     []string
 	}{
 		{name: "nothing present", live: []*Metadata{metaListing(3, sh(1, 1))}, keepFrom: 4},
@@ -56,13 +57,25 @@ func TestSharedGarbage(t *testing.T) {
 			want: []string{"." + sh(3, 2) + ".tmp"}},
 		{name: "files flinkgo does not name stay",
 			present: []string{"notes.txt", "000001.sst", "c1-xyz-000001.sst", ".hidden"}, keepFrom: 9},
+		{name: "the newest retained checkpoint disposed while the sweep read: nothing goes",
+			live:    []*Metadata{metaListing(3, sh(3, 2))},
+			present: []string{sh(1, 1), sh(3, 2), sh(4, 3)}, keepFrom: 5, newest: 4},
+		{name: "a newer complete checkpoint than the newest retained is as good",
+			live:    []*Metadata{metaListing(5, sh(4, 3))},
+			present: []string{sh(1, 1), sh(4, 3)}, keepFrom: 5, newest: 4, want: []string{sh(1, 1)}},
 		{name: "a file listed by any of several subtasks' checkpoints stays",
 			live:    []*Metadata{metaListing(7, sh(2, 1)), metaListing(8, sh(8, 5))},
 			present: []string{sh(2, 1), sh(8, 5), sh(6, 6)}, keepFrom: 9, want: []string{sh(6, 6)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, SharedGarbage(tc.live, tc.present, tc.keepFrom))
+			newest := tc.newest
+			for _, m := range tc.live {
+				if tc.newest == 0 {
+					newest = max(newest, m.CheckpointID)
+				}
+			}
+			require.Equal(t, tc.want, SharedGarbage(tc.live, tc.present, tc.keepFrom, newest))
 		})
 	}
 }
@@ -111,11 +124,11 @@ func sharedNames(t *testing.T, fsys vfs.FS) []string {
 func TestSweepSharedDeletesGarbageOnly(t *testing.T) {
 	fsys := vfs.NewMem()
 	needed, garbage := sweepFixture(t, fsys)
-	deleted, err := SweepShared(fsys, "/ck", "job", 5)
+	deleted, err := SweepShared(fsys, "/ck", "job", 5, 4)
 	require.NoError(t, err)
 	require.ElementsMatch(t, garbage, deleted)
 	require.ElementsMatch(t, needed, sharedNames(t, fsys))
-	again, err := SweepShared(fsys, "/ck", "job", 5)
+	again, err := SweepShared(fsys, "/ck", "job", 5, 4)
 	require.NoError(t, err)
 	require.Empty(t, again)
 }
@@ -129,7 +142,7 @@ func TestSweepSharedCrashKeepsNeeded(t *testing.T) {
 			mem := vfs.NewMem()
 			needed, _ := sweepFixture(t, mem)
 			cp := vfs.CrashAt(mem, k, model)
-			_, err := SweepShared(cp.FS(), "/ck", "job", 5)
+			_, err := SweepShared(cp.FS(), "/ck", "job", 5, 4)
 			if !cp.Crashed() {
 				require.NoError(t, err)
 				require.Greater(t, k, 3, "the sweep deletes three files")
@@ -137,7 +150,7 @@ func TestSweepSharedCrashKeepsNeeded(t *testing.T) {
 			}
 			after := cp.Clone()
 			require.Subset(t, sharedNames(t, after), needed, "%s at operation %d (%s)", model, k, cp.LastOp())
-			_, err = SweepShared(after, "/ck", "job", 5)
+			_, err = SweepShared(after, "/ck", "job", 5, 4)
 			require.NoError(t, err)
 			require.ElementsMatch(t, needed, sharedNames(t, after), "%s at operation %d: the next sweep", model, k)
 			for _, id := range []int64{3, 4} {
@@ -157,7 +170,7 @@ func TestSweepSharedStopsAtCorruptMetadata(t *testing.T) {
 	dir := CheckpointDir("/ck", "job", 1)
 	require.NoError(t, vfs.MkdirAllDurable(fsys, dir, 0o755))
 	require.NoError(t, vfs.WriteFileAtomic(fsys, vfs.Join(dir, MetadataFile), []byte("FGMETA\r\ngarbage")))
-	deleted, err := SweepShared(fsys, "/ck", "job", 5)
+	deleted, err := SweepShared(fsys, "/ck", "job", 5, 4)
 	require.ErrorContains(t, err, "nothing deleted")
 	require.ErrorContains(t, err, "chk-1")
 	require.Empty(t, deleted)

@@ -270,7 +270,7 @@ func (d *driver) discard(id int64) {
 	dir := checkpoint.CheckpointDir(d.j.opts.CheckpointsDir, d.j.id, id)
 	d.j.markDiscarded(id)
 	sweep := d.j.graph.StateBackend == api.BackendPebble
-	keepFrom := d.sweepKeepFrom()
+	keepFrom, newest := d.sweepKeepFrom()
 	d.j.wg.Add(1)
 	go func() {
 		defer d.j.wg.Done()
@@ -287,7 +287,7 @@ func (d *driver) discard(id int64) {
 		}
 		// The shared files of incremental checkpoints no complete one
 		// lists any more (checkpoint.SharedGarbage).
-		deleted, err := checkpoint.SweepShared(d.fsys(), d.j.opts.CheckpointsDir, d.j.id, keepFrom)
+		deleted, err := checkpoint.SweepShared(d.fsys(), d.j.opts.CheckpointsDir, d.j.id, keepFrom, newest)
 		if err != nil {
 			d.j.log.Warn().Err(err).Msg("could not sweep the shared files of incremental checkpoints")
 		}
@@ -300,16 +300,18 @@ func (d *driver) discard(id int64) {
 // sweepKeepFrom is the lowest checkpoint id whose uploads a sweep keeps
 // whether a complete checkpoint lists them or not: the oldest checkpoint
 // in progress, and none newer than the newest retained (see the
-// argument in incremental.go).
-func (d *driver) sweepKeepFrom() int64 {
-	from := d.coord.NextID()
+// argument in incremental.go); and that newest retained checkpoint (0:
+// none), which the sweep must find complete or a newer one.
+func (d *driver) sweepKeepFrom() (keepFrom, newest int64) {
+	keepFrom = d.coord.NextID()
 	for _, id := range d.coord.Pending() {
-		from = min(from, id)
+		keepFrom = min(keepFrom, id)
 	}
 	if r := d.coord.Retained(); len(r) > 0 {
-		from = min(from, slices.Max(r)+1)
+		newest = slices.Max(r)
+		keepFrom = min(keepFrom, newest+1)
 	}
-	return from
+	return keepFrom, newest
 }
 
 func (d *driver) answer(ref int64, r reply) {
