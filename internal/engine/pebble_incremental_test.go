@@ -22,8 +22,9 @@ const incrementalBackend = "pebble, incremental: true"
 // sharedWrites logs the files written into a shared directory (the
 // rename that publishes each), by name.
 type sharedWrites struct {
-	mu    sync.Mutex
-	names map[string]int
+	mu      sync.Mutex
+	names   map[string]int
+	removed int // files the sweeps deleted
 }
 
 func logSharedWrites(fsys vfs.FS) (vfs.FS, *sharedWrites) {
@@ -36,6 +37,10 @@ func logSharedWrites(fsys vfs.FS) (vfs.FS, *sharedWrites) {
 			w.add(vfs.Base(op.Path2))
 		case op.Kind == vfs.OpCreate && vfs.IsObject(op.Path) && strings.Contains(op.Path, "/"+checkpoint.SharedDirName+"/"):
 			w.add(vfs.Base(op.Path))
+		case op.Kind == vfs.OpRemove && strings.Contains(op.Path, "/"+checkpoint.SharedDirName+"/"):
+			w.mu.Lock()
+			w.removed++
+			w.mu.Unlock()
 		}
 	}), w
 }
@@ -94,6 +99,9 @@ func incrementalFailures(t *testing.T, fsys vfs.FS, chk string, writes *sharedWr
 	for n, times := range w {
 		require.Equal(t, 1, times, "%s written %d times", n, times)
 	}
+	writes.mu.Lock()
+	defer writes.mu.Unlock()
+	require.Positive(t, writes.removed, "retention's sweeps deleted the files compactions replaced")
 }
 
 // incrementalSpec counts and sums per key over n records in keys keys,
