@@ -56,6 +56,10 @@ const memTableBytes = 16 << 20
 // peak RSS (BenchmarkPebbleVsHeap's child at 1 M keys).
 const cacheBytes = 32 << 20
 
+// maxManifestBytes bounds the MANIFEST, which a pebble checkpoint copies
+// whole into every incremental checkpoint.
+const maxManifestBytes = 1 << 20
+
 // Open opens (creating) a DB in dir on fsys.
 func Open(fsys vfs.FS, dir string) (*Store, error) {
 	if err := fsys.MkdirAll(dir, 0o777); err != nil {
@@ -68,6 +72,10 @@ func Open(fsys vfs.FS, dir string) (*Store, error) {
 		Logger:       quietLogger{},
 		MemTableSize: memTableBytes,
 		Cache:        cache,
+		// Every incremental checkpoint uploads the MANIFEST whole (it is
+		// rewritten, not shared): roll it over at 1 MiB instead of
+		// pebble's 128 MiB, so it stays the size of the current version.
+		MaxManifestFileSize: maxManifestBytes,
 	}
 	// A Get of a new key (every first record of a key) misses: bloom
 	// filters answer it without reading each level's blocks.
