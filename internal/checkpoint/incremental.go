@@ -40,6 +40,9 @@ type DBFiles struct {
 	Private []DBFile `json:"private"`
 	// Shared files are in the job's shared directory (SharedDir).
 	Shared []DBFile `json:"shared"`
+	// Written is what this checkpoint wrote of them: the private files
+	// and the shared ones no earlier checkpoint had written.
+	Written int64 `json:"written"`
 }
 
 // DBFile is one file of a DB in the checkpoint storage.
@@ -158,6 +161,21 @@ func verifyDBFiles(fsys vfs.FS, dir string, m *Metadata) error {
 		}
 		return nil
 	})
+}
+
+// CheckpointedSize is what writing the snapshot wrote (Flink's
+// checkpointedSize), and whether it is incremental: otherwise it is Size.
+func (m *Metadata) CheckpointedSize() (n int64, incremental bool) {
+	for _, op := range m.Operators {
+		for _, h := range op.Subtasks {
+			n += h.Size
+			if h.DB != nil {
+				n += h.DB.Written
+				incremental = true
+			}
+		}
+	}
+	return n, incremental
 }
 
 // Referenced returns the shared names the metadata lists.

@@ -28,6 +28,7 @@ type driver struct {
 	waiters   map[int64]chan reply // savepoint/stop callers by request ref
 	dirs      map[int64]string     // snapshot directory by checkpoint id
 	sizes     map[int64]int64
+	written   map[int64]int64 // of incremental checkpoints: bytes written
 	persisted chan checkpoint.PersistedEvent
 	persistWG sync.WaitGroup
 	ended     chan struct{} // closed when the attempt ends
@@ -46,7 +47,7 @@ type pendingStop struct {
 
 func newDriver(j *Job, e *execution, c *checkpoint.Coordinator) *driver {
 	return &driver{j: j, exec: e, coord: c, waiters: map[int64]chan reply{}, dirs: map[int64]string{},
-		sizes: map[int64]int64{}, persisted: make(chan checkpoint.PersistedEvent), ended: make(chan struct{})}
+		sizes: map[int64]int64{}, written: map[int64]int64{}, persisted: make(chan checkpoint.PersistedEvent), ended: make(chan struct{})}
 }
 
 func (d *driver) fsys() vfs.FS { return d.j.env.FS }
@@ -150,6 +151,9 @@ func (d *driver) writeMetadata(w checkpoint.WriteMetadata) {
 	dir := d.dirs[w.ID]
 	m := d.metadata(w)
 	d.sizes[w.ID] = m.Size()
+	if n, incremental := m.CheckpointedSize(); incremental {
+		d.written[w.ID] = n
+	}
 	fsys := d.snapshotFSOf(w.ID)
 	d.persistWG.Add(1)
 	go func() {
@@ -206,10 +210,11 @@ func (d *driver) complete(c checkpoint.Complete) {
 	d.exec.forgetWrites(c.ID)
 	dir := d.dirs[c.ID]
 	delete(d.dirs, c.ID)
-	size := d.sizes[c.ID]
+	size, written := d.sizes[c.ID], d.written[c.ID]
 	delete(d.sizes, c.ID)
+	delete(d.written, c.ID)
 	info := api.CheckpointInfo{ID: c.ID, Kind: c.Kind.String(), Status: checkpoint.StatusCompleted.String(),
-		DurationMs: c.Duration.Milliseconds(), Size: size, Path: dir, Storage: d.storageCost(c.ID)}
+		DurationMs: c.Duration.Milliseconds(), Size: size, CheckpointedSize: written, Path: dir, Storage: d.storageCost(c.ID)}
 	d.j.complete(info, c.Kind)
 	d.j.log.Info().Int64("checkpoint_id", c.ID).Str("kind", c.Kind.String()).Int64("bytes", size).
 		Int64("duration_ms", c.Duration.Milliseconds()).Str("path", dir).Msg("checkpoint completed")
@@ -234,6 +239,7 @@ func (d *driver) abort(a checkpoint.Abort) {
 	dir := d.dirs[a.ID]
 	delete(d.dirs, a.ID)
 	delete(d.sizes, a.ID)
+	delete(d.written, a.ID)
 	delete(d.snapFS, a.ID)
 	if dir != "" && a.Keep {
 		d.j.recordUncertain(a.ID)

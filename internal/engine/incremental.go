@@ -167,6 +167,7 @@ func (in *incremental) upload(fsys vfs.FS, chkDir, uid string, subtask int, c *d
 			return nil, 0, err
 		}
 	}
+	db.Written = wrote
 	return db, wrote, nil
 }
 

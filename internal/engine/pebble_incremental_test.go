@@ -141,6 +141,20 @@ func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 	runtimetest.Cancel(t, 10*time.Second, j)
 	last := j.LatestCheckpoint()
 	require.NotNil(t, last)
+	// The history tells what each checkpoint wrote beside what it
+	// references (Flink's checkpointedSize and size).
+	var smaller int
+	for _, c := range j.Checkpoints().History {
+		if c.Status != "COMPLETED" {
+			continue
+		}
+		require.Positive(t, c.CheckpointedSize, "checkpoint %d", c.ID)
+		require.LessOrEqual(t, c.CheckpointedSize, c.Size, "checkpoint %d", c.ID)
+		if c.CheckpointedSize < c.Size {
+			smaller++
+		}
+	}
+	require.Positive(t, smaller, "a checkpoint wrote less than it references")
 
 	list, err := checkpoint.List(mem, "/chk", j.ID())
 	require.NoError(t, err)
