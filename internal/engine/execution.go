@@ -250,8 +250,8 @@ func (e *execution) openPebble(t *subtask, rng state.KeyGroupRange) (*state.Keye
 }
 
 // restoredDB is the DB files the restored snapshot holds for subtask t
-// (nil: none, the state file holds its state). PlanRestore refused an
-// incremental checkpoint at another parallelism.
+// (nil: none, the state file holds its state). At another parallelism
+// loadSnapshots read the old DBs into the canonical form instead.
 func (e *execution) restoredDB(t *subtask) *checkpoint.DBFiles {
 	if e.restoreFrom == nil {
 		return nil
