@@ -2,9 +2,11 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,4 +242,43 @@ func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 			require.Equal(t, 20, n, "%s: key %s", to.what, k)
 		}
 	}
+}
+
+// A shared file whose upload fails (disk full) fails that checkpoint
+// only: later checkpoints complete (one that still holds the file writes
+// it under the name it was given), and the job ends with exact counts
+// without a restart.
+func TestPebbleIncrementalFailedUploadRetried(t *testing.T) {
+	name := runtimetest.UniqueName(t)
+	runtimetest.Reset(name)
+	mem := vfs.NewMem()
+	inj := vfs.OnNth(2, func(op vfs.Op) bool {
+		return op.Kind == vfs.OpCreate && strings.Contains(op.Path, "/"+checkpoint.SharedDirName+"/")
+	}, syscall.ENOSPC)
+	fsys, writes := logSharedWrites(vfs.WithFaults(mem, inj))
+	spec := strings.Replace(incrementalSpec(name, 1, 30000, 3000, 10000), "retained: 100}", "retained: 100, tolerableFailures: 5}", 1)
+	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, FS: fsys, CheckpointsDir: "/chk"})
+	require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), j.Info().Error)
+	require.True(t, inj.Fired())
+	failed := vfs.Base(inj.Op().Path)
+	require.Equal(t, 10, reduceTotal(t, runtimetest.Values(name+"-sum")), "each of the 3000 keys reached 10")
+	var failedID int64
+	hist := j.Checkpoints().History
+	for _, c := range hist {
+		if c.Status == "FAILED" {
+			require.Zero(t, failedID, "one checkpoint failed")
+			failedID = c.ID
+		}
+	}
+	require.NotZero(t, failedID, "the checkpoint whose upload failed")
+	require.True(t, slices.ContainsFunc(hist, func(c api.CheckpointInfo) bool { return c.Status == "COMPLETED" && c.ID > failedID }),
+		"a later checkpoint completed")
+	require.Zero(t, j.Info().Restarts, "no restart")
+	// A later checkpoint that still held the file wrote it under its
+	// name, once (pebble may have compacted it away first).
+	real := strings.TrimSuffix(strings.TrimPrefix(failed, "."), ".tmp")
+	for n, times := range writes.snapshot() {
+		require.Equal(t, 1, times, "%s written %d times", n, times)
+	}
+	t.Logf("the upload of %s failed; written later: %v", real, writes.snapshot()[real] == 1)
 }
