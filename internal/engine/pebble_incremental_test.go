@@ -282,3 +282,34 @@ func TestPebbleIncrementalFailedUploadRetried(t *testing.T) {
 	}
 	t.Logf("the upload of %s failed; written later: %v", real, writes.snapshot()[real] == 1)
 }
+
+// Incremental checkpoints are the job's choice over the daemon's, on
+// pebble only: asked of a job whose backend is the daemon's hashmap, they
+// are refused at the field; the daemon's default leaves hashmap jobs alone.
+func TestIncrementalResolved(t *testing.T) {
+	spec := func(block string) []byte {
+		return []byte("name: j\n" + block + "operators:\n  - {uid: gen, type: datagen, count: 1}\n  - {uid: out, type: test-collect, from: [gen], name: x}\n")
+	}
+	for _, tc := range []struct {
+		what, block string
+		defaults    engine.Defaults
+		want        bool
+		err         string
+	}{
+		{"the daemon's default on pebble", "", engine.Defaults{StateBackend: api.BackendPebble, Incremental: true}, true, ""},
+		{"the daemon's default on hashmap", "", engine.Defaults{StateBackend: api.BackendHashMap, Incremental: true}, false, ""},
+		{"the job says no", "stateBackend: {incremental: false}\n", engine.Defaults{StateBackend: api.BackendPebble, Incremental: true}, false, ""},
+		{"the job says yes", "stateBackend: {type: pebble, incremental: true}\n", engine.Defaults{}, true, ""},
+		{"the job asks on the daemon's hashmap", "stateBackend: {incremental: true}\n", engine.Defaults{StateBackend: api.BackendHashMap},
+			false, "stateBackend.incremental: incremental checkpoints are pebble's"},
+	} {
+		g, err := engine.Compile(runtimetest.Registry(t, testTypes), "job.yaml", spec(tc.block), tc.defaults)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.what)
+			require.ErrorContains(t, err, "state.backend.type is hashmap", tc.what)
+			continue
+		}
+		require.NoError(t, err, tc.what)
+		require.Equal(t, tc.want, g.Incremental, tc.what)
+	}
+}
