@@ -134,7 +134,7 @@ func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 	runtimetest.Reset(name)
 	mem := vfs.NewMem()
 	fsys, writes := logSharedWrites(mem)
-	spec := incrementalSpec(name, 1, 100000, 5000, 10000)
+	spec := incrementalSpec(name, 1, 50000, 2500, 10000)
 	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, FS: fsys, CheckpointsDir: "/chk"})
 	runtimetest.WaitUntil(t, 20*time.Second, "five checkpoints", func() bool {
 		c := j.LatestCheckpoint()
@@ -218,11 +218,11 @@ func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 	// parallelism and backend.
 	r, err := engine.LoadRestore(mem, last.Path)
 	require.NoError(t, err)
-	fast := incrementalSpec(name, 1, 100000, 5000, 200000)
+	fast := incrementalSpec(name, 1, 50000, 2500, 200000)
 	for _, to := range []struct{ what, spec string }{
 		{"as taken", fast},
-		{"at parallelism 3", incrementalSpec(name, 3, 100000, 5000, 200000)},
-		{"on the heap at parallelism 2", strings.Replace(incrementalSpec(name, 2, 100000, 5000, 200000), "{type: pebble, incremental: true}", "{type: hashmap}", 1)},
+		{"at parallelism 3", incrementalSpec(name, 3, 50000, 2500, 200000)},
+		{"on the heap at parallelism 2", strings.Replace(incrementalSpec(name, 2, 50000, 2500, 200000), "{type: pebble, incremental: true}", "{type: hashmap}", 1)},
 	} {
 		runtimetest.Reset(name)
 		runtimetest.Reset(name + "-sum")
@@ -235,9 +235,9 @@ func TestPebbleIncrementalWritesNewFilesOnly(t *testing.T) {
 		}
 		j = runtimetest.Start(t, to.spec, runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk", Restore: last.Path})
 		require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, 30*time.Second), "%s: %s", to.what, j.Info().Error)
-		require.Equal(t, 20, reduceTotal(t, runtimetest.Values(name+"-sum")), "%s: each of the 5000 keys reached 20", to.what)
+		require.Equal(t, 20, reduceTotal(t, runtimetest.Values(name+"-sum")), "%s: each of the 2500 keys reached 20", to.what)
 		got := runtimetest.MaxCounts(t, runtimetest.Values(name))
-		require.Len(t, got, 5000, to.what)
+		require.Len(t, got, 2500, to.what)
 		for k, n := range got {
 			require.Equal(t, 20, n, "%s: key %s", to.what, k)
 		}
