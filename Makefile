@@ -80,6 +80,7 @@ test-short:
 bench: build
 	# ./internal/engine includes BenchmarkPebbleVsHeap (~25 s: heap vs pebble state, peak RSS)
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/engine/
+	$(GO) test -run '^$$' -bench IncrementalVsFull -benchtime 1x ./internal/pebblestate/
 	$(GO) test -run '^$$' -bench DashboardCost -benchtime 1x ./internal/daemon/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./pkg/runtime/window/
 	$(GO) test -run '^$$' -bench EventsVsJSON -benchtime 1x ./pkg/connectors/datagen/

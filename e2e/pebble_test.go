@@ -18,12 +18,24 @@ import (
 // state.backend.type) into exactly-once files, across a kill -9 of the
 // daemon: the DB the killed daemon left is not trusted, the job resumes
 // from its checkpoint, and every key's counts 1..n are committed exactly
-// once.
+// once. With the daemon's state.backend.incremental too: the resumed job
+// opens its DBs from the checkpoint's shared files.
 func TestPebbleJobExactAcrossKill9(t *testing.T) {
 	parallel(t)
+	for _, incremental := range []bool{false, true} {
+		t.Run(map[bool]string{false: "full", true: "incremental"}[incremental], func(t *testing.T) {
+			pebbleKill9(t, incremental)
+		})
+	}
+}
+
+func pebbleKill9(t *testing.T, incremental bool) {
 	const records, keys = 24_000, 100
 	e := newEnv(t)
 	e.extra = []string{"FLINKGO_STATE_BACKEND_TYPE=pebble"}
+	if incremental {
+		e.extra = append(e.extra, "FLINKGO_STATE_BACKEND_INCREMENTAL=true")
+	}
 	e.startDaemon()
 	out := filepath.Join(e.home, "out")
 	spec := e.writeSpec("j.yaml", `
@@ -43,7 +55,15 @@ operators:
 	}), "no checkpoints: %s", e.stderr.String())
 	db, err := os.ReadDir(filepath.Join(e.home, "pebble", id))
 	require.NoError(t, err, "the job's state is under $FLINKGO_HOME/pebble")
-	require.Len(t, db, 1)
+	dbs := 0
+	for _, d := range db {
+		if !strings.HasSuffix(d.Name(), ".chk") { // an incremental checkpoint's hard links
+			dbs++
+		}
+	}
+	require.Equal(t, 1, dbs, "%v", db)
+	shared, _ := os.ReadDir(filepath.Join(e.home, "checkpoints", id, "shared"))
+	require.Equal(t, incremental, len(shared) > 0, "shared files of incremental checkpoints: %v", shared)
 	e.killDaemon()
 
 	e.startDaemon()

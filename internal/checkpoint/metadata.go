@@ -67,11 +67,15 @@ type StateRecord struct {
 	Meaning map[string]string `json:"meaning,omitempty"`
 }
 
-// Size is the total size of the operator's state files.
+// Size is the total size of the operator's state files (an incremental
+// checkpoint's DB files included, shared ones too).
 func (o *OperatorState) Size() int64 {
 	var n int64
 	for _, h := range o.Subtasks {
 		n += h.Size
+		if h.DB != nil {
+			n += h.DB.Size()
+		}
 	}
 	return n
 }

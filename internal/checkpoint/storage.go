@@ -160,6 +160,9 @@ func Load(fsys vfs.FS, path string) (dir string, m *Metadata, err error) {
 // streams each file through the checksum, so verifying needs no memory for
 // the state.
 func Verify(fsys vfs.FS, dir string, m *Metadata) error {
+	if err := verifyDBFiles(fsys, dir, m); err != nil {
+		return err
+	}
 	return eachStateFile(dir, m, func(path string, h Handle) error {
 		f, size, err := openRegular(fsys, path, h.Size)
 		if err != nil {
@@ -191,6 +194,9 @@ func Verify(fsys vfs.FS, dir string, m *Metadata) error {
 // of its recorded size, without opening any: a quick check for listings
 // (the dashboard's), which Verify completes with the checksums.
 func VerifySizes(fsys vfs.FS, dir string, m *Metadata) error {
+	if err := verifyDBFiles(fsys, dir, m); err != nil {
+		return err
+	}
 	return eachStateFile(dir, m, func(path string, h Handle) error {
 		fi, err := fsys.Stat(path)
 		switch {

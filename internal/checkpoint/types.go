@@ -109,6 +109,10 @@ type Handle struct {
 	KeyEnd    int            `json:"keyGroupEnd,omitempty"`
 	Lists     map[string]int `json:"lists,omitempty"`
 	Details   map[string]any `json:"details,omitempty"`
+	// DB: an incremental checkpoint of a pebble subtask; the DB's files
+	// hold its keyed value state, the state file the rest (nil: the state
+	// file holds all of it).
+	DB *DBFiles `json:"db,omitempty"`
 }
 
 // Request is a user's savepoint or stop, or the job's final checkpoint.

@@ -81,6 +81,9 @@ func printInspect(cmd *cobra.Command, dir string, m *checkpoint.Metadata, verr e
 	fmt.Fprintf(out, "taken:           %s (%s ago)\n", m.Timestamp.Local().Format(time.RFC3339), time.Since(m.Timestamp).Round(time.Second))
 	fmt.Fprintf(out, "max parallelism: %d\n", m.MaxParallelism)
 	fmt.Fprintf(out, "state size:      %d bytes\n", m.Size())
+	if n, incremental := m.CheckpointedSize(); incremental {
+		fmt.Fprintf(out, "incremental:     yes: it wrote %d bytes; the pebble files it shares with earlier checkpoints are in %s (this directory alone does not restore)\n", n, checkpoint.SharedDir(dir))
+	}
 	if verr != nil {
 		fmt.Fprintf(out, "PROBLEM:         %v\n", verr)
 	} else {

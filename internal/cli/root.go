@@ -90,7 +90,7 @@ func (g *globals) defaults() engine.Defaults {
 	if err != nil {
 		return engine.Defaults{}
 	}
-	return engine.Defaults{Checkpointing: &cfg.Checkpointing, Restart: &cfg.Restart, StateBackend: cfg.StateBackend}
+	return engine.Defaults{Checkpointing: &cfg.Checkpointing, Restart: &cfg.Restart, StateBackend: cfg.StateBackend, Incremental: cfg.StateIncremental}
 }
 
 // client connects to the daemon named by --address, $FLINKGO_ADDRESS or the

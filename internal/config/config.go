@@ -50,6 +50,9 @@ type Config struct {
 	// StateBackend is the jobs' default state backend (state.backend.type:
 	// api.BackendHashMap or api.BackendPebble); a job's stateBackend wins.
 	StateBackend string
+	// StateIncremental is state.backend.incremental: pebble jobs take
+	// incremental checkpoints unless their spec says otherwise.
+	StateIncremental bool
 	// PebbleLocalDir is where pebble jobs keep their working state
 	// (state.backend.pebble.localdir; default $FLINKGO_HOME/pebble).
 	PebbleLocalDir string

@@ -77,12 +77,13 @@ var keys = append([]key{
 		c.StateBackend = t
 		return err
 	}},
-	{"state.backend.incremental", "false", "incremental checkpoints (only the state files changed since the last checkpoint are written); not built yet: true is refused", func(c *Config, v string) error {
+	{"state.backend.incremental", "false", "incremental checkpoints for pebble jobs whose spec does not say (stateBackend.incremental): a checkpoint writes only the DB files no earlier retained checkpoint holds; hashmap jobs write their whole state (docs/state-backends.md)", func(c *Config, v string) error {
 		on, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("must be true or false, got %q", v)
 		}
-		return api.IncrementalError(on)
+		c.StateIncremental = on
+		return nil
 	}},
 	{"state.backend.pebble.localdir", "", "where pebble jobs keep their working state (one directory per subtask attempt, rebuilt from the checkpoint at every restore); a local directory; default $FLINKGO_HOME/pebble", func(c *Config, v string) error {
 		if vfs.IsObject(v) || !filepath.IsAbs(v) {

@@ -64,7 +64,7 @@ func newJobID() string {
 }
 
 func (d *Daemon) defaults() engine.Defaults {
-	return engine.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart, StateBackend: d.cfg.StateBackend}
+	return engine.Defaults{Checkpointing: &d.cfg.Checkpointing, Restart: &d.cfg.Restart, StateBackend: d.cfg.StateBackend, Incremental: d.cfg.StateIncremental}
 }
 
 // Submit validates a job, plans its restore, checks its output

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ type driver struct {
 	waiters   map[int64]chan reply // savepoint/stop callers by request ref
 	dirs      map[int64]string     // snapshot directory by checkpoint id
 	sizes     map[int64]int64
+	written   map[int64]int64 // of incremental checkpoints: bytes written
 	persisted chan checkpoint.PersistedEvent
 	persistWG sync.WaitGroup
 	ended     chan struct{} // closed when the attempt ends
@@ -45,7 +47,7 @@ type pendingStop struct {
 
 func newDriver(j *Job, e *execution, c *checkpoint.Coordinator) *driver {
 	return &driver{j: j, exec: e, coord: c, waiters: map[int64]chan reply{}, dirs: map[int64]string{},
-		sizes: map[int64]int64{}, persisted: make(chan checkpoint.PersistedEvent), ended: make(chan struct{})}
+		sizes: map[int64]int64{}, written: map[int64]int64{}, persisted: make(chan checkpoint.PersistedEvent), ended: make(chan struct{})}
 }
 
 func (d *driver) fsys() vfs.FS { return d.j.env.FS }
@@ -149,6 +151,9 @@ func (d *driver) writeMetadata(w checkpoint.WriteMetadata) {
 	dir := d.dirs[w.ID]
 	m := d.metadata(w)
 	d.sizes[w.ID] = m.Size()
+	if n, incremental := m.CheckpointedSize(); incremental {
+		d.written[w.ID] = n
+	}
 	fsys := d.snapshotFSOf(w.ID)
 	d.persistWG.Add(1)
 	go func() {
@@ -205,10 +210,11 @@ func (d *driver) complete(c checkpoint.Complete) {
 	d.exec.forgetWrites(c.ID)
 	dir := d.dirs[c.ID]
 	delete(d.dirs, c.ID)
-	size := d.sizes[c.ID]
+	size, written := d.sizes[c.ID], d.written[c.ID]
 	delete(d.sizes, c.ID)
+	delete(d.written, c.ID)
 	info := api.CheckpointInfo{ID: c.ID, Kind: c.Kind.String(), Status: checkpoint.StatusCompleted.String(),
-		DurationMs: c.Duration.Milliseconds(), Size: size, Path: dir, Storage: d.storageCost(c.ID)}
+		DurationMs: c.Duration.Milliseconds(), Size: size, CheckpointedSize: written, Path: dir, Storage: d.storageCost(c.ID)}
 	d.j.complete(info, c.Kind)
 	d.j.log.Info().Int64("checkpoint_id", c.ID).Str("kind", c.Kind.String()).Int64("bytes", size).
 		Int64("duration_ms", c.Duration.Milliseconds()).Str("path", dir).Msg("checkpoint completed")
@@ -233,6 +239,7 @@ func (d *driver) abort(a checkpoint.Abort) {
 	dir := d.dirs[a.ID]
 	delete(d.dirs, a.ID)
 	delete(d.sizes, a.ID)
+	delete(d.written, a.ID)
 	delete(d.snapFS, a.ID)
 	if dir != "" && a.Keep {
 		d.j.recordUncertain(a.ID)
@@ -268,6 +275,8 @@ func (d *driver) abort(a checkpoint.Abort) {
 func (d *driver) discard(id int64) {
 	dir := checkpoint.CheckpointDir(d.j.opts.CheckpointsDir, d.j.id, id)
 	d.j.markDiscarded(id)
+	sweep := d.j.graph.StateBackend == api.BackendPebble
+	keepFrom, newest := d.sweepKeepFrom()
 	d.j.wg.Add(1)
 	go func() {
 		defer d.j.wg.Done()
@@ -277,8 +286,38 @@ func (d *driver) discard(id int64) {
 		}
 		if err := checkpoint.Dispose(d.fsys(), dir); err != nil {
 			d.j.log.Warn().Err(err).Int64("checkpoint_id", id).Msg("could not discard subsumed checkpoint")
+			return
+		}
+		if !sweep {
+			return
+		}
+		// The shared files of incremental checkpoints no complete one
+		// lists any more (checkpoint.SharedGarbage).
+		deleted, err := checkpoint.SweepShared(d.fsys(), d.j.opts.CheckpointsDir, d.j.id, keepFrom, newest)
+		if err != nil {
+			d.j.log.Warn().Err(err).Msg("could not sweep the shared files of incremental checkpoints")
+		}
+		if len(deleted) > 0 {
+			d.j.log.Debug().Int("files", len(deleted)).Int64("keep_from", keepFrom).Msg("swept shared files")
 		}
 	}()
+}
+
+// sweepKeepFrom is the lowest checkpoint id whose uploads a sweep keeps
+// whether a complete checkpoint lists them or not: the oldest checkpoint
+// in progress, and none newer than the newest retained (see the
+// argument in incremental.go); and that newest retained checkpoint (0:
+// none), which the sweep must find complete or a newer one.
+func (d *driver) sweepKeepFrom() (keepFrom, newest int64) {
+	keepFrom = d.coord.NextID()
+	for _, id := range d.coord.Pending() {
+		keepFrom = min(keepFrom, id)
+	}
+	if r := d.coord.Retained(); len(r) > 0 {
+		newest = slices.Max(r)
+		keepFrom = min(keepFrom, newest+1)
+	}
+	return keepFrom, newest
 }
 
 func (d *driver) answer(ref int64, r reply) {

@@ -13,6 +13,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/api"
 	"github.com/flinkgo/flinkgo/pkg/runtime"
 	"github.com/flinkgo/flinkgo/pkg/state"
+	"github.com/flinkgo/flinkgo/pkg/vfs"
 )
 
 // GateCapacity is how many batches an input channel buffers before its
@@ -72,7 +73,7 @@ func newExecution(j *Job, attempt int, restore *Restore) (*execution, error) {
 	e := &execution{job: j, g: g, attempt: attempt, log: j.log, restoreFrom: restore,
 		done: make(chan struct{}), events: make(chan any, 4*g.NumSubtasks()+16)}
 	if restore != nil {
-		snaps, err := restore.loadSnapshots(j.env.FS, g)
+		snaps, err := restore.loadSnapshots(j.env, j.id, g)
 		if err != nil {
 			return nil, err
 		}
@@ -203,15 +204,67 @@ func (e *execution) restoreInto(t *subtask) error {
 		rng := state.RangeForSubtask(e.g.MaxParallelism, t.v.Parallelism, t.index)
 		kb := state.NewKeyedBackend(e.g.MaxParallelism, rng)
 		if e.g.StateBackend == api.BackendPebble {
-			fsys, root := e.env().pebble()
-			s, err := pebblestate.OpenSubtask(fsys, root, e.job.id, t.v.Op.UID, t.index, e.attempt)
-			if err != nil {
+			var err error
+			if kb, err = e.openPebble(t, rng); err != nil {
 				return fmt.Errorf("operator %s subtask %d: %w", t.v.Op.UID, t.index, err)
 			}
-			kb = state.NewKeyedBackendOn(e.g.MaxParallelism, rng, removing{s})
 		}
 		kb.Restore(old)
 		t.keyed = kb
+	}
+	return nil
+}
+
+// openPebble opens a pebble subtask's DB: from the files of the
+// incremental checkpoint restored, if it is one, else empty (a canonical
+// snapshot is then loaded into it by Restore).
+func (e *execution) openPebble(t *subtask, rng state.KeyGroupRange) (*state.KeyedBackend, error) {
+	fsys, root := e.env().pebble()
+	db := e.restoredDB(t)
+	dir, err := pebblestate.PrepareSubtask(fsys, root, e.job.id, t.v.Op.UID, t.index, e.attempt)
+	if err == nil && db != nil {
+		err = downloadDB(e.env().FS, e.restoreFrom.Dir, db, fsys, dir)
+	}
+	if err != nil {
+		_ = fsys.RemoveAll(dir)
+		return nil, err
+	}
+	s, err := pebblestate.Open(fsys, dir)
+	if err != nil {
+		_ = fsys.RemoveAll(dir)
+		return nil, err
+	}
+	kb := state.NewKeyedBackendOn(e.g.MaxParallelism, rng, removing{s})
+	if db != nil {
+		if err := kb.RestoreStore(); err != nil {
+			_ = kb.Close()
+			return nil, fmt.Errorf("restore from %s: %w", e.restoreFrom.Dir, err)
+		}
+	}
+	if e.g.Incremental {
+		t.incr = newIncremental(s, fsys)
+		if db != nil && vfs.Dir(vfs.Clean(e.restoreFrom.Dir)) == vfs.Join(e.job.opts.CheckpointsDir, e.job.id) {
+			t.incr.adopt(db)
+		}
+	}
+	return kb, nil
+}
+
+// restoredDB is the DB files the restored snapshot holds for subtask t
+// (nil: none, the state file holds its state). At another parallelism
+// loadSnapshots read the old DBs into the canonical form instead.
+func (e *execution) restoredDB(t *subtask) *checkpoint.DBFiles {
+	if e.restoreFrom == nil {
+		return nil
+	}
+	op := e.restoreFrom.Meta.Operator(t.v.Op.UID)
+	if op == nil || op.Parallelism != t.v.Parallelism {
+		return nil
+	}
+	for _, h := range op.Subtasks {
+		if h.Subtask == t.index {
+			return h.DB
+		}
 	}
 	return nil
 }
@@ -255,22 +308,33 @@ func (e *execution) decline(t *subtask, id int64, err error) {
 // writeState writes a subtask's snapshot in the background, then
 // acknowledges it (or declines the checkpoint when writing failed). A
 // stateless subtask (data nil) writes nothing: its handle has no file.
-func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data *state.Encoded) {
+func (e *execution) writeState(t *subtask, b Barrier, h checkpoint.Handle, data *state.Encoded, db *dbCapture) {
 	if !e.beginWrite(b.ID) {
+		if db != nil {
+			_ = t.incr.fs.RemoveAll(db.dir)
+		}
 		return // the checkpoint was aborted: nothing to write or acknowledge
 	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		defer e.endWrite(b.ID)
+		fsys := b.FS
+		if fsys == nil {
+			fsys = e.env().FS
+		}
+		if db != nil {
+			files, _, err := t.incr.upload(fsys, b.Dir, t.v.Op.UID, t.index, db)
+			if err != nil {
+				e.report(declineMsg{id: b.ID, task: t.id, err: fmt.Errorf("write the pebble state of %s: %w", t.name(), err)})
+				return
+			}
+			h.DB = files
+		}
 		if b.Dir != "" && data != nil {
 			name := checkpoint.StateFileName(t.v.Op.UID, t.index)
 			err := e.env().Fire("checkpoint.write-state", t.v.Op.UID, t.index, b.ID)
 			if err == nil {
-				fsys := b.FS
-				if fsys == nil {
-					fsys = e.env().FS
-				}
 				err = checkpoint.WriteState(fsys, b.Dir, name, data)
 			}
 			if err != nil {

@@ -18,7 +18,10 @@ type Graph struct {
 	Checkpointing api.CheckpointConfig
 	Restart       api.RestartConfig
 	// StateBackend is api.BackendHashMap or api.BackendPebble.
-	StateBackend   string
+	StateBackend string
+	// Incremental: a pebble job's checkpoints upload the DB's new files
+	// (docs/state-backends.md); savepoints stay canonical.
+	Incremental    bool
 	MaxParallelism int
 	Vertices       []*Vertex
 	// Bounded: every source ends by itself, so the job can FINISH.
@@ -72,6 +75,8 @@ type Defaults struct {
 	Restart       *api.RestartDefaults
 	// StateBackend is state.backend.type ("": hashmap).
 	StateBackend string
+	// Incremental is state.backend.incremental (pebble jobs only).
+	Incremental bool
 }
 
 // Compile parses, validates and configures a job spec against the operator
@@ -120,6 +125,7 @@ func compileSpec(reg *runtime.Registry, file string, src []byte, defaults Defaul
 	}
 	g.Restart = api.ResolveRestart(p.Spec.RestartStrategy, defaults.Restart, g.Checkpointing.Enabled())
 	g.StateBackend = resolveStateBackend(p.Spec.StateBackend, defaults.StateBackend)
+	g.Incremental = resolveIncremental(p, g.StateBackend, defaults.Incremental)
 	g.build(reg, p, o.Substitute)
 	if err := p.Dec.Errors.Err(); err != nil {
 		return nil, err

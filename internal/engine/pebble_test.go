@@ -98,10 +98,19 @@ func requireNoPebbleFiles(t *testing.T, fsys vfs.FS) {
 // was synced. The DB's files are lost or torn (no WAL, no syncs); the job
 // restored from its last checkpoint on that disk ends with exact counts.
 func TestPebbleJobSurvivesPowerLoss(t *testing.T) {
+	for _, backend := range []string{api.BackendPebble, incrementalBackend} {
+		t.Run(backend, func(t *testing.T) { pebblePowerLoss(t, backend) })
+	}
+}
+
+// pebblePowerLoss is TestPebbleJobSurvivesPowerLoss on backend (with
+// incremental checkpoints: the shared files the checkpoint lists were
+// synced before its _metadata).
+func pebblePowerLoss(t *testing.T, backend string) {
 	name := runtimetest.UniqueName(t)
 	runtimetest.Reset(name)
 	mem := vfs.NewMem()
-	spec := pebbleSpec(name, "pebble", 2, 11000, 0)
+	spec := pebbleSpec(name, backend, 2, 11000, 0)
 	j := runtimetest.Start(t, spec, runtimetest.Options{Types: testTypes, FS: mem, CheckpointsDir: "/chk"})
 	runtimetest.WaitUntil(t, 20*time.Second, "some records counted", func() bool { return len(runtimetest.Values(name)) > 2000 })
 	cp := runtimetest.WaitCheckpoint(t, 20*time.Second, j)
@@ -118,7 +127,7 @@ func TestPebbleJobSurvivesPowerLoss(t *testing.T) {
 
 // A savepoint taken on the heap restores on pebble at another parallelism
 // and the other way round, with exact counts: both backends write the
-// same canonical state files.
+// same canonical state files (with incremental checkpoints too).
 func TestPebbleSavepointMovesBetweenBackends(t *testing.T) {
 	for _, tc := range []struct {
 		from, to       string
@@ -126,6 +135,8 @@ func TestPebbleSavepointMovesBetweenBackends(t *testing.T) {
 	}{
 		{api.BackendHashMap, api.BackendPebble, 1, 3},
 		{api.BackendPebble, api.BackendHashMap, 3, 2},
+		// Savepoints of a job with incremental checkpoints are canonical.
+		{incrementalBackend, api.BackendHashMap, 2, 3},
 	} {
 		t.Run(tc.from+"-to-"+tc.to, func(t *testing.T) {
 			name := runtimetest.UniqueName(t)

@@ -104,6 +104,18 @@ func PlanRestore(g *Graph, r *Restore, o RestoreOptions) *api.RestorePlan {
 	return p
 }
 
+// hasDB reports whether op's state is (partly) in the pebble DB files of
+// an incremental checkpoint.
+func hasDB(op *checkpoint.OperatorState) bool {
+	return slices.ContainsFunc(op.Subtasks, func(h checkpoint.Handle) bool { return h.DB != nil })
+}
+
+// opensDB reports whether v's subtasks open op's DBs as they are (pebble,
+// the same parallelism: each subtask owns the key groups its DB holds).
+func opensDB(g *Graph, op *checkpoint.OperatorState, v *Vertex) bool {
+	return v.Parallelism == op.Parallelism && g.StateBackend == api.BackendPebble
+}
+
 // matched is an operator of the snapshot the job has, with each of its
 // problems (their join is its Problem).
 type matched struct {
@@ -127,6 +139,9 @@ func matchOperator(g, old *Graph, m *checkpoint.Metadata, op *checkpoint.Operato
 		var pr []string
 		pr, notes = judgeMeaning(op.UID, changes)
 		ms.problems = append(ms.problems, pr...)
+	}
+	if hasDB(op) && !opensDB(g, op, v) {
+		notes = append(notes, fmt.Sprintf("operator %q: its keyed state is in the pebble DBs of an incremental checkpoint taken at parallelism %d; the job runs %s at parallelism %d, so each old DB is read whole and its key groups rebuilt, as from a savepoint (slower than opening the DBs)", op.UID, op.Parallelism, g.StateBackend, v.Parallelism))
 	}
 	if op.Keys() > 0 && m.MaxParallelism != g.MaxParallelism {
 		ms.problems = append(ms.problems, fmt.Sprintf("has keyed state in %d key groups (maxParallelism %d) but the job has maxParallelism %d; keep maxParallelism: %d", m.MaxParallelism, m.MaxParallelism, g.MaxParallelism, m.MaxParallelism))
@@ -267,13 +282,20 @@ func outputEffect(op *checkpoint.OperatorState) string {
 
 // loadSnapshots reads and decodes the state files of every operator of g
 // found in the snapshot, indexed by uid and old subtask.
-func (r *Restore) loadSnapshots(fsys vfs.FS, g *Graph) (map[string][]*state.Snapshot, error) {
+//
+// An incremental checkpoint's subtask restored into the same place (pebble,
+// the same parallelism) opens its DB from the files itself (openPebble);
+// anywhere else each old DB is read into the canonical form here, as a
+// savepoint of it would hold it, and key groups move as they do from one.
+func (r *Restore) loadSnapshots(env *Env, jobID string, g *Graph) (map[string][]*state.Snapshot, error) {
+	fsys := env.FS
 	out := map[string][]*state.Snapshot{}
 	for _, v := range g.Vertices {
 		op := r.Meta.Operator(v.Op.UID)
 		if op == nil {
 			continue
 		}
+		canonical := !opensDB(g, op, v)
 		snaps := make([]*state.Snapshot, op.Parallelism)
 		for _, h := range op.Subtasks {
 			if h.File == "" || h.Subtask < 0 || h.Subtask >= op.Parallelism {
@@ -286,6 +308,11 @@ func (r *Restore) loadSnapshots(fsys vfs.FS, g *Graph) (map[string][]*state.Snap
 			s, err := state.Decode(data)
 			if err != nil {
 				return nil, fmt.Errorf("restore operator %s subtask %d from %s: %w", op.UID, h.Subtask, h.File, err)
+			}
+			if h.DB != nil && canonical {
+				if s, err = canonicalFromDB(env, jobID, op.UID, r, h, s, g.MaxParallelism); err != nil {
+					return nil, fmt.Errorf("restore operator %s subtask %d: %w", op.UID, h.Subtask, err)
+				}
 			}
 			snaps[h.Subtask] = s
 		}

@@ -19,6 +19,21 @@ func resolveStateBackend(job *api.StateBackendSpec, daemon string) string {
 	return api.BackendHashMap
 }
 
+// resolveIncremental is whether a job on backend takes incremental
+// checkpoints: its spec's choice over the daemon's. A spec asking for them
+// on the heap (its type from the daemon's default) is refused at the field;
+// the daemon's default applies to pebble jobs only.
+func resolveIncremental(p *api.ParsedJob, backend string, daemon bool) bool {
+	sb := p.Spec.StateBackend
+	if sb == nil || sb.Incremental == nil {
+		return daemon && backend == api.BackendPebble
+	}
+	if *sb.Incremental && backend != api.BackendPebble && sb.Type == "" {
+		p.Dec.ErrorAt("stateBackend.incremental", "%s (this daemon's state.backend.type is %s)", api.IncrementalOnHeap, backend)
+	}
+	return *sb.Incremental && backend == api.BackendPebble
+}
+
 // pebbleUnsupported is the error for a keyed operator of type typ on a
 // pebble job when only the types in supported keep their state there.
 func pebbleUnsupported(typ string, supported []string) string {

@@ -24,6 +24,7 @@ type subtask struct {
 	ctx     *runtime.Context
 	state   *state.OperatorState // restored before Open; what the operator snapshots
 	keyed   *state.KeyedBackend  // nil unless the input is keyed
+	incr    *incremental         // a pebble subtask's incremental checkpoints; nil: canonical
 	wake    chan struct{}
 	src     runtime.Source
 	op      runtime.Operator
@@ -535,7 +536,16 @@ func (t *subtask) snapshot(b Barrier) error {
 	}
 	var data *state.Encoded // nil: nothing to write (state.Stateless)
 	var sum state.Summary
-	if !state.Stateless(t.state, t.keyed) {
+	var db *dbCapture // an incremental checkpoint's DB files
+	switch {
+	case t.incr != nil && b.Dir != "" && !b.Kind.IsSavepoint():
+		data, sum = state.EncodeChunksWithoutStore(t.state, t.keyed)
+		var err error
+		if db, err = t.incr.capture(t.keyed, b.ID); err != nil {
+			t.exec.decline(t, b.ID, err)
+			return fmt.Errorf("snapshot for checkpoint %d: %w", b.ID, err)
+		}
+	case !state.Stateless(t.state, t.keyed):
 		data, sum = state.EncodeChunks(t.state, t.keyed)
 	}
 	h := checkpoint.Handle{Task: t.id, UID: t.v.Op.UID, Subtask: t.index, Keys: sum.Keys, TimerKeys: sum.TimerKeys, Lists: sum.Lists}
@@ -554,7 +564,7 @@ func (t *subtask) snapshot(b Barrier) error {
 	if err := t.out.Broadcast(Event{Kind: EventBarrier, Barrier: b}); err != nil {
 		return err
 	}
-	t.exec.writeState(t, b, h, data)
+	t.exec.writeState(t, b, h, data, db)
 	return nil
 }
 

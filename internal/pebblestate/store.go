@@ -5,6 +5,8 @@
 package pebblestate
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +26,7 @@ import (
 // that reads see, committed when it holds batchBytes and before a scan:
 // one commit per thousands of records instead of one per record.
 type Store struct {
+	id    string // random: names the files it uploads (ID)
 	db    *pebble.DB
 	fs    vfs.FS
 	dir   string
@@ -53,6 +56,10 @@ const memTableBytes = 16 << 20
 // peak RSS (BenchmarkPebbleVsHeap's child at 1 M keys).
 const cacheBytes = 32 << 20
 
+// maxManifestBytes bounds the MANIFEST, which a pebble checkpoint copies
+// whole into every incremental checkpoint.
+const maxManifestBytes = 1 << 20
+
 // Open opens (creating) a DB in dir on fsys.
 func Open(fsys vfs.FS, dir string) (*Store, error) {
 	if err := fsys.MkdirAll(dir, 0o777); err != nil {
@@ -65,6 +72,10 @@ func Open(fsys vfs.FS, dir string) (*Store, error) {
 		Logger:       quietLogger{},
 		MemTableSize: memTableBytes,
 		Cache:        cache,
+		// Every incremental checkpoint uploads the MANIFEST whole (it is
+		// rewritten, not shared): roll it over at 1 MiB instead of
+		// pebble's 128 MiB, so it stays the size of the current version.
+		MaxManifestFileSize: maxManifestBytes,
 	}
 	// A Get of a new key (every first record of a key) misses: bloom
 	// filters answer it without reading each level's blocks.
@@ -76,7 +87,60 @@ func Open(fsys vfs.FS, dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open pebble state in %s: %w", dir, err)
 	}
-	return &Store{db: db, fs: fsys, dir: dir, batch: db.NewIndexedBatch()}, nil
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Store{id: hex.EncodeToString(id[:]), db: db, fs: fsys, dir: dir, batch: db.NewIndexedBatch()}, nil
+}
+
+// ID is the DB's id: 16 hex digits, random, so the files of two DBs
+// never share a name in a checkpoint's shared directory.
+func (s *Store) ID() string { return s.id }
+
+// CheckpointDir is where Checkpoint puts checkpoint id's files: beside
+// the DB, removed with it.
+func (s *Store) CheckpointDir(id int64) string {
+	return filepath.Join(s.dir+checkpointsSuffix, strconv.FormatInt(id, 10))
+}
+
+const checkpointsSuffix = ".chk"
+
+// Checkpoint writes what is pending, flushes the memtables and takes a
+// pebble checkpoint of the DB into dest (hard links to its immutable
+// files, copies of the manifest and options): the synchronous part of an
+// incremental checkpoint, whose cost is a flush of what changed since
+// the last one, not the size of the state. It returns the names of the
+// files in dest.
+func (s *Store) Checkpoint(dest string) ([]string, error) {
+	if err := s.commit(); err != nil {
+		return nil, err
+	}
+	if err := s.db.Flush(); err != nil {
+		return nil, err
+	}
+	if err := s.fs.MkdirAll(filepath.Dir(dest), 0o777); err != nil {
+		return nil, err
+	}
+	if err := s.db.Checkpoint(dest); err != nil {
+		return nil, fmt.Errorf("pebble checkpoint into %s: %w", dest, err)
+	}
+	es, err := s.fs.ReadDir(dest)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// Shared reports whether a file of a pebble checkpoint is immutable (a
+// table or blob file, written once under a number pebble never reuses),
+// so a later checkpoint can reference the copy an earlier one uploaded.
+func Shared(name string) bool {
+	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob")
 }
 
 // commit writes the pending batch into the DB.
@@ -197,6 +261,9 @@ func (s *Store) Remove() error {
 	if rerr := s.fs.RemoveAll(s.dir); err == nil {
 		err = rerr
 	}
+	if rerr := s.fs.RemoveAll(s.dir + checkpointsSuffix); err == nil {
+		err = rerr
+	}
 	_ = s.fs.Remove(filepath.Dir(s.dir)) // fails while another DB is there
 	return err
 }
@@ -221,6 +288,7 @@ func SubtaskDir(root, job, uid string, subtask, attempt int) string {
 // subtask of uid ("<uid>-<subtask>-a<n>").
 func isAttemptOf(name, uid string, subtask int) bool {
 	rest, ok := strings.CutPrefix(name, fmt.Sprintf("%s-%d-a", uid, subtask))
+	rest = strings.TrimSuffix(rest, checkpointsSuffix)
 	if !ok || rest == "" {
 		return false
 	}
@@ -232,17 +300,28 @@ func isAttemptOf(name, uid string, subtask int) bool {
 // earlier attempts of the same subtask left (a failed attempt, a killed
 // daemon): their state is in the checkpoint, never in these files.
 func OpenSubtask(fsys vfs.FS, root, job, uid string, subtask, attempt int) (*Store, error) {
+	dir, err := PrepareSubtask(fsys, root, job, uid, subtask, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return Open(fsys, dir)
+}
+
+// PrepareSubtask removes what earlier attempts of a subtask left (see
+// OpenSubtask) and returns the directory of this attempt's DB, for a
+// restore to put an incremental checkpoint's files into before Open.
+func PrepareSubtask(fsys vfs.FS, root, job, uid string, subtask, attempt int) (string, error) {
 	dir := SubtaskDir(root, job, uid, subtask, attempt)
 	es, err := fsys.ReadDir(filepath.Dir(dir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return "", err
 	}
 	for _, e := range es {
 		if isAttemptOf(e.Name(), uid, subtask) {
 			if err := fsys.RemoveAll(filepath.Join(filepath.Dir(dir), e.Name())); err != nil {
-				return nil, fmt.Errorf("remove the pebble state an earlier attempt left: %w", err)
+				return "", fmt.Errorf("remove the pebble state an earlier attempt left: %w", err)
 			}
 		}
 	}
-	return Open(fsys, dir)
+	return dir, nil
 }

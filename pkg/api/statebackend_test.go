@@ -31,9 +31,17 @@ func TestStateBackendType(t *testing.T) {
 	}
 }
 
-func TestIncrementalRefusedUntilBuilt(t *testing.T) {
-	require.NoError(t, IncrementalError(false))
-	require.ErrorContains(t, IncrementalError(true), "not built yet")
+func TestIncrementalOnPebbleOnly(t *testing.T) {
+	on := true
+	for typ, want := range map[string]string{"pebble": "", "": "", "heap": "incremental checkpoints are pebble's"} {
+		d := NewDecoder("job.yaml")
+		validateStateBackendSpec(d, "stateBackend", &StateBackendSpec{Type: typ, Incremental: &on})
+		if want == "" {
+			require.NoError(t, d.Errors.Err(), typ)
+			continue
+		}
+		require.ErrorContains(t, d.Errors.Err(), want, typ)
+	}
 }
 
 func TestValidateStateBackendSpecNormalizes(t *testing.T) {

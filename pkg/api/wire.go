@@ -208,15 +208,19 @@ type CheckpointCounts struct {
 
 // CheckpointInfo is one entry of the checkpoint history.
 type CheckpointInfo struct {
-	ID            int64     `json:"id"`
-	Kind          string    `json:"kind"`
-	Status        string    `json:"status"`
-	TriggerTime   time.Time `json:"triggerTime"`
-	DurationMs    int64     `json:"durationMs"`
-	Size          int64     `json:"size"`
-	Path          string    `json:"path,omitempty"`
-	FailureReason string    `json:"failureReason,omitempty"`
-	Discarded     bool      `json:"discarded,omitempty"`
+	ID          int64     `json:"id"`
+	Kind        string    `json:"kind"`
+	Status      string    `json:"status"`
+	TriggerTime time.Time `json:"triggerTime"`
+	DurationMs  int64     `json:"durationMs"`
+	Size        int64     `json:"size"`
+	// CheckpointedSize is what an incremental checkpoint wrote (Flink's
+	// checkpointedSize): its new files and its state files; Size is all
+	// it references. Absent: the checkpoint wrote its whole Size.
+	CheckpointedSize int64  `json:"checkpointedSize,omitempty"`
+	Path             string `json:"path,omitempty"`
+	FailureReason    string `json:"failureReason,omitempty"`
+	Discarded        bool   `json:"discarded,omitempty"`
 	// Storage is what writing the snapshot asked of an object store
 	// (nil on a local disk).
 	Storage *StorageCost `json:"storage,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sort"
 )
 
@@ -80,6 +81,17 @@ func Encode(ops *OperatorState, kb *KeyedBackend) ([]byte, Summary) {
 // everything, so the operator may go on changing its state while the
 // chunks are written.
 func EncodeChunks(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
+	return encodeChunks(ops, kb, false)
+}
+
+// EncodeChunksWithoutStore is EncodeChunks for an incremental checkpoint:
+// the tables in kb's store are left out (the store's files hold them,
+// with their manifest: WriteStoreManifest). Its summary counts them.
+func EncodeChunksWithoutStore(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
+	return encodeChunks(ops, kb, true)
+}
+
+func encodeChunks(ops *OperatorState, kb *KeyedBackend, skipStore bool) (*Encoded, Summary) {
 	e := &encoder{buf: make([]byte, 0, 4096), cut: true}
 	e.buf = append(e.buf, fileMagic...)
 	e.buf = binary.LittleEndian.AppendUint16(e.buf, fileVersion)
@@ -102,7 +114,7 @@ func EncodeChunks(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
 		e.buf = append(e.buf, 0)
 	} else {
 		e.buf = append(e.buf, 1)
-		encodeKeyed(e, kb)
+		encodeKeyed(e, kb, skipStore)
 		rng := kb.rng
 		sum.KeyGroups = &rng
 		sum.Keys = kb.NumKeys()
@@ -121,11 +133,14 @@ func EncodeChunks(ops *OperatorState, kb *KeyedBackend) (*Encoded, Summary) {
 	return en, sum
 }
 
-func encodeKeyed(e *encoder, kb *KeyedBackend) {
+func encodeKeyed(e *encoder, kb *KeyedBackend, skipStore bool) {
 	e.uvarint(uint64(kb.maxParallelism))
 	e.uvarint(uint64(kb.rng.Start))
 	e.uvarint(uint64(kb.rng.End))
 	names := kb.names()
+	if skipStore {
+		names = slices.DeleteFunc(names, func(n string) bool { t, ok := kb.tables[n]; return ok && inStore(t) })
+	}
 	e.uvarint(uint64(len(names)))
 	for _, name := range names {
 		e.str(name)

@@ -22,7 +22,9 @@ type Value[T any] struct {
 func NewValue[T any](b *KeyedBackend, name string, codec Codec[T]) (*Value[T], error) {
 	s := &Value[T]{b: b, codec: codec}
 	if b.store != nil {
-		s.kv = newKVTable(b, name)
+		if s.kv = b.takeStored(name); s.kv == nil {
+			s.kv = newKVTable(b, name)
+		}
 	} else {
 		s.groups = make([]map[string]T, b.rng.Len())
 		for i := range s.groups {
@@ -148,6 +150,10 @@ func (s *Value[T]) deleteWhereKV(drop func(v T) bool) int {
 }
 
 func (s *Value[T]) kind() tableKind { return kindValue }
+
+func (s *Value[T]) inStore() bool { return s.kv != nil }
+
+func (s *Value[T]) kvTable() *kvTable { return s.kv }
 
 func (s *Value[T]) loads() bool { return s.kv != nil }
 
