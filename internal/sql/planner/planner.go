@@ -187,6 +187,12 @@ type rel struct {
 	rowtime string // the time attribute column (records' timestamps), "" none
 	window  *windowTVF
 	alias   string
+	// winOut: from is this window aggregation's result (its window_end
+	// is the records' time + 1 ms: joins bound by it).
+	winOut *windowTVF
+	// join: from is a join whose select may still take the sink's
+	// projection.
+	join *joinOut
 }
 
 type windowTVF struct {
@@ -309,6 +315,17 @@ func (pl *planner) insert(in *parser.Insert) {
 			return
 		}
 	}
+	if j := r.join; j != nil && r.filter == "" {
+		// The sink's columns straight from the join's select.
+		sel := make([]string, len(phys))
+		for i, c := range phys {
+			sel[i] = quote(c.name) + ": " + quote(outputExpr(column{expr: j.exprs[i], t: r.cols[i].t}, c))
+		}
+		o := &pl.ops[j.op]
+		o.opts[len(o.opts)-1] = [2]string{"select", "{" + strings.Join(sel, ", ") + "}"}
+		pl.add(op{uid: pl.uid(base), typ: t.conn.sinkType, from: []string{r.from}, opts: t.conn.sinkOpts, origin: in.P, with: t.conn.with})
+		return
+	}
 	members := make([]string, len(phys))
 	for i, c := range phys {
 		members[i] = objectKey(c.name) + ": " + outputExpr(r.cols[i], c)
@@ -369,12 +386,22 @@ func (pl *planner) where(r *rel, base string, p parser.Pos) string {
 	if r.filter == "" {
 		return r.from
 	}
+	for _, o := range pl.ops {
+		// The same filter of the same records in one statement (both
+		// inputs of a join reading the view bid): one operator.
+		if o.typ == "filter" && o.origin == p && len(o.from) == 1 && o.from[0] == r.from && o.opts[0][1] == quote(r.filter) {
+			return o.uid
+		}
+	}
 	return pl.add(op{uid: pl.uid(base + ".where"), typ: "filter", from: []string{r.from},
 		opts: [][2]string{{"expr", quote(r.filter)}}, origin: p})
 }
 
 // query plans a SELECT into a rel; nil after an error.
 func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
+	if j, ok := s.From.(*parser.Join); ok {
+		return pl.joinQuery(s, j, base, stmt)
+	}
 	in := pl.fromItem(s.From, base, stmt)
 	if in == nil {
 		return nil
@@ -402,7 +429,7 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 		return nil
 	}
 	sc := &scope{cols: in.cols, alias: in.alias}
-	out := &rel{from: in.from, tbl: in.tbl, filter: in.filter}
+	out := &rel{from: in.from, tbl: in.tbl, filter: in.filter, winOut: in.winOut}
 	if s.Where != nil {
 		w, t := pl.tr(s.Where, sc)
 		if t.k != kBool && t.k != kAny {
@@ -647,7 +674,7 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		w, _ := pl.tr(s.Where, inScope)
 		in.filter = and(in.filter, w)
 	}
-	out := &rel{}
+	out := &rel{winOut: in.window}
 	out.cols = pl.items(s.Items, sc, in, out)
 	for i, it := range s.Items {
 		// A selected window_time (or *_ROWTIME) is the result's time
@@ -686,6 +713,11 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		spec = fmt.Sprintf("{type: sliding, size: %dms, slide: %dms}", win.size, win.slide)
 	case "SESSION":
 		spec = fmt.Sprintf("{type: session, gap: %dms}", win.size)
+	}
+	if len(g.aggs) == 0 {
+		// No aggregate (a window's distinct keys, as q8's sides): the
+		// window operator takes at least one.
+		g.aggs = append(g.aggs, agg{call: "count()", out: "agg0", t: typ{k: kInt}})
 	}
 	aggs := make([]string, len(g.aggs))
 	for i, a := range g.aggs {

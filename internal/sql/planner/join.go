@@ -1,0 +1,784 @@
+package planner
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flinkgo/flinkgo/internal/sql/parser"
+)
+
+// Joins. A query whose FROM is `a JOIN b ON …` plans into one of the
+// runtime's two joins (docs/joins.md), chosen by the condition, ON and
+// (the join being inner) WHERE together, split at its ANDs:
+//
+//   - an equality of the two inputs' window_start and of their window_end,
+//     both inputs window aggregations of the same TUMBLE or HOP: a
+//     windowJoin (Flink's window join);
+//   - bounds between the inputs' time attributes (a.t BETWEEN b.t -
+//     INTERVAL … AND b.t + INTERVAL …, or <, <=, >, >=): an intervalJoin
+//     (Flink's interval join);
+//   - anything else is a regular join, which the runtime does not have
+//     (it keeps both inputs for ever, or for a state TTL): refused.
+//
+// Either needs an equality of the two inputs (a.k = b.k): the join's key.
+// A conjunct over one input only filters that input before the join; one
+// over both is the join's where. Expressions are first written over
+// placeholders naming an input's column, then each placeholder becomes
+// the column's expression where it is used: over the input's records for
+// its filter and key, over left./right. rows in the join's where and
+// select (an input whose used columns are not plain members gets a map
+// naming them first).
+
+// placeholder marks input side's column i (and field f of a ROW column)
+// in a join's expressions until they are written out.
+var placeholder = regexp.MustCompile("\x01([LR])([0-9]+)(?:\\.([^\x01]*))?\x01")
+
+func ph(side, i int, field string) string {
+	s := "\x01" + "LR"[side:side+1] + strconv.Itoa(i)
+	if field != "" {
+		s += "." + field
+	}
+	return s + "\x01"
+}
+
+// joinInput is one input of a join being planned.
+type joinInput struct {
+	r    *rel
+	name string // its qualifier: the alias, or the table's name
+	base string // uid prefix of the operators planned for it
+	side int    // 0 left, 1 right
+	// ph is r's columns as placeholders, the scope of the join's
+	// expressions.
+	ph *scope
+	// row: placeholder → expression over the join's row of this input
+	// (left.x); key: → over the records the join reads (its key).
+	row, key map[string]string
+}
+
+// ref is the column (and field) a placeholder names.
+func (in *joinInput) ref(p string) column {
+	m := placeholder.FindStringSubmatch(p)
+	i, _ := strconv.Atoi(m[2])
+	c := in.r.cols[i]
+	if m[3] != "" {
+		return c.fields[m[3]]
+	}
+	return c
+}
+
+// joinOut lets the sink's projection go into the join's select (Flink
+// fuses a Calc into the join the same way): op is the join's index in
+// pl.ops, exprs each result column over left and right rows.
+type joinOut struct {
+	op    int
+	exprs []string
+}
+
+// sideName is what the join's expressions call an input: its alias, or
+// the table it reads.
+func sideName(f parser.TableRef) string {
+	switch f := f.(type) {
+	case *parser.TableName:
+		return or(f.Alias, f.Name)
+	case *parser.SubQuery:
+		return f.Alias
+	case *parser.WindowTVF:
+		return f.Alias
+	}
+	return ""
+}
+
+// joinQuery plans SELECT items FROM a JOIN b ON cond [WHERE …].
+func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt parser.Pos) *rel {
+	if _, ok := j.Left.(*parser.Join); ok {
+		pl.errorf(j.P, "a join of more than two inputs is not supported yet: join two of them in a view first is not supported either (a join's result has no time attribute yet)")
+		return nil
+	}
+	if j.Kind != "INNER" {
+		pl.errorf(j.P, "%s OUTER JOIN is not supported yet; inner joins (JOIN, INNER JOIN) are", j.Kind)
+		return nil
+	}
+	if len(s.GroupBy) > 0 || s.Having != nil {
+		pos := s.P
+		if len(s.GroupBy) > 0 {
+			pos = s.GroupBy[0].At()
+		}
+		pl.errorf(pos, "an aggregation over a join is not supported yet (a join's result has no time attribute to window it by)")
+		return nil
+	}
+	ins := make([]*joinInput, 2)
+	for i, f := range []parser.TableRef{j.Left, j.Right} {
+		name := sideName(f)
+		sub := base + "." + or(name, [2]string{"left", "right"}[i])
+		if w, ok := f.(*parser.WindowTVF); ok {
+			pl.errorf(w.P, "a window table function as a join's input is not supported yet: join two window aggregations (GROUP BY window_start, window_end) on window_start and window_end")
+			return nil
+		}
+		r := pl.fromItem(f, sub, stmt)
+		if r == nil {
+			return nil
+		}
+		in := &joinInput{r: r, name: name, base: sub, side: i}
+		in.ph = &scope{alias: name}
+		for ci, c := range r.cols {
+			pc := c
+			pc.expr = ph(i, ci, "")
+			if c.fields != nil {
+				pc.fields = map[string]column{}
+				for fn, fc := range c.fields {
+					fc.expr = ph(i, ci, fn)
+					pc.fields[fn] = fc
+				}
+			}
+			in.ph.cols = append(in.ph.cols, pc)
+		}
+		ins[i] = in
+	}
+	if ins[0].name != "" && ins[0].name == ins[1].name {
+		pl.errorf(j.Right.At(), "both inputs of the join are called %s: give one an alias (… JOIN %s AS x ON …)", ins[0].name, ins[1].name)
+		return nil
+	}
+	sc := &scope{sides: []*scope{ins[0].ph, ins[1].ph}}
+	conds := conjuncts(j.On, nil)
+	conds = conjuncts(s.Where, conds)
+	mark := len(pl.errs)
+	c := pl.classify(conds, ins, sc)
+	sel, names, types := pl.joinItems(s.Items, ins, sc)
+	if len(pl.errs) > mark || c == nil {
+		return nil
+	}
+	if len(c.keys) == 0 {
+		pl.errorf(j.P, "the join condition has no equality between the two inputs (%s.col = %s.col): a join pairs the rows of equal keys; without one every row would meet every other",
+			or(ins[0].name, "left"), or(ins[1].name, "right"))
+		return nil
+	}
+	kind := ""
+	switch {
+	case c.window != nil:
+		kind = "windowJoin"
+	case c.bounded():
+		kind = "intervalJoin"
+	default:
+		pl.regularJoin(j, c, ins)
+		return nil
+	}
+	// Each input's filter, and a map where its columns are not members.
+	used := append(append([]string(nil), sel...), c.where...)
+	froms := make([]string, 2)
+	keys := make([]string, 2)
+	for i, in := range ins {
+		var keyExprs []string
+		for _, k := range c.keys {
+			keyExprs = append(keyExprs, k[i])
+		}
+		froms[i] = pl.joinInputOps(in, used, keyExprs, stmt)
+		kx := make([]string, len(keyExprs))
+		for ki, k := range keyExprs {
+			kx[ki] = substitute(k, in.key)
+		}
+		keys[i] = kx[0]
+		if len(kx) > 1 {
+			keys[i] = "toJSON([" + strings.Join(kx, ", ") + "])"
+		}
+	}
+	row := func(x string) string {
+		x = substitute(x, ins[0].row)
+		return substitute(x, ins[1].row)
+	}
+	exprs := make([]string, len(sel))
+	members := make([]string, len(sel))
+	for i, x := range sel {
+		exprs[i] = row(x)
+		members[i] = quote(names[i]) + ": " + quote(exprs[i])
+	}
+	opts := [][2]string{
+		{"left", fmt.Sprintf("{from: %s, key: %s}", quote(froms[0]), quote(keys[0]))},
+		{"right", fmt.Sprintf("{from: %s, key: %s}", quote(froms[1]), quote(keys[1]))},
+	}
+	if kind == "windowJoin" {
+		// A window aggregation's results are stamped window_end - 1: a
+		// tumbling window of the slide holds exactly the results of one
+		// window of each input (for a HOP too, whose windows overlap).
+		opts = append(opts, [2]string{"window", fmt.Sprintf("{type: tumbling, size: %dms}", or64(c.window.slide, c.window.size))}, [2]string{"how", "inner"})
+	} else {
+		// lo <= left.ts - right.ts <= hi is the runtime's
+		// left.ts + lower <= right.ts <= left.ts + upper.
+		opts = append(opts, [2]string{"lower", fmt.Sprintf("%dms", -c.hi)}, [2]string{"upper", fmt.Sprintf("%dms", -c.lo)})
+	}
+	if len(c.where) > 0 {
+		w := ""
+		for _, x := range c.where {
+			w = and(w, row(x))
+		}
+		opts = append(opts, [2]string{"where", quote(w)})
+	}
+	opts = append(opts, [2]string{"select", "{" + strings.Join(members, ", ") + "}"})
+	uid := pl.add(op{uid: pl.uid(base + ".join"), typ: kind, opts: opts, origin: j.P})
+	out := &rel{from: uid, join: &joinOut{op: len(pl.ops) - 1, exprs: exprs}}
+	for i, n := range names {
+		out.cols = append(out.cols, column{name: n, t: types[i], expr: member(n)})
+	}
+	return out
+}
+
+func or64(a, b int64) int64 {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+// conjuncts appends e's ANDed conditions to to.
+func conjuncts(e parser.Expr, to []parser.Expr) []parser.Expr {
+	if e == nil {
+		return to
+	}
+	if b, ok := e.(*parser.Binary); ok && b.Op == "AND" {
+		return conjuncts(b.R, conjuncts(b.L, to))
+	}
+	return append(to, e)
+}
+
+// joinCond is a join condition sorted out.
+type joinCond struct {
+	keys  [][2]string // equal expressions: [left, right], as placeholders
+	where []string    // conditions over both inputs, as placeholders
+	// window: the inputs' window, when their window_start and window_end
+	// are equal (starts, ends: which of the two were found).
+	window       *windowTVF
+	starts, ends bool
+	// lo <= left.ts - right.ts <= hi (ms), with haveLo, haveHi.
+	lo, hi         int64
+	haveLo, haveHi bool
+	// firstTime: the first condition over both inputs that compares
+	// TIMESTAMPs without being a bound between time attributes.
+	firstTime parser.Expr
+	boundAt   parser.Pos
+}
+
+func (c *joinCond) bounded() bool { return c.haveLo && c.haveHi }
+
+// classify sorts the join's conditions: a condition over one input filters
+// it; an equality of the two inputs is a key; window_start and window_end
+// equalities make a window join, bounds between time attributes an
+// interval join; the rest is the join's where. nil after an error.
+func (pl *planner) classify(conds []parser.Expr, ins []*joinInput, sc *scope) *joinCond {
+	c := &joinCond{}
+	var bounds []parser.Expr
+	for _, e := range conds {
+		x, t := pl.tr(e, sc)
+		if t.k != kBool && t.k != kAny {
+			pl.errorf(e.At(), "a join condition must be true or false")
+			continue
+		}
+		sides := sidesOf(x)
+		switch {
+		case sides == 1 || sides == 2:
+			in := ins[sides-1]
+			in.r.filter = and(in.r.filter, substitute(x, rawExprs(in)))
+			continue
+		case sides == 0:
+			c.where = append(c.where, x)
+			continue
+		}
+		if pl.windowEquality(e, ins, sc, c) {
+			continue
+		}
+		if pl.isBound(e, ins, sc) {
+			bounds = append(bounds, e)
+			continue
+		}
+		if b, ok := e.(*parser.Binary); ok && b.Op == "=" {
+			l, _ := pl.tr(b.L, sc)
+			r, _ := pl.tr(b.R, sc)
+			if sl, sr := sidesOf(l), sidesOf(r); sl == 1 && sr == 2 {
+				c.keys = append(c.keys, [2]string{l, r})
+				continue
+			} else if sl == 2 && sr == 1 {
+				c.keys = append(c.keys, [2]string{r, l})
+				continue
+			}
+		}
+		if c.firstTime == nil && pl.comparesTimes(e, sc) {
+			c.firstTime = e
+		}
+		c.where = append(c.where, x)
+	}
+	if c.window != nil {
+		// A window join: time bounds are plain conditions of its where.
+		for _, e := range bounds {
+			x, _ := pl.tr(e, sc)
+			c.where = append(c.where, x)
+		}
+		if !c.starts || !c.ends {
+			missing := "window_end"
+			if !c.starts {
+				missing = "window_start"
+			}
+			pl.errorf(c.boundAt, "a window join needs both inputs' window_start and window_end equal (%s.window_start = %s.window_start AND %s.window_end = %s.window_end); the %s equality is missing",
+				ins[0].name, ins[1].name, ins[0].name, ins[1].name, missing)
+			return nil
+		}
+		return c
+	}
+	for _, e := range bounds {
+		pl.addBound(e, ins, sc, c)
+	}
+	if len(bounds) > 0 && !c.bounded() {
+		which := "upper"
+		if !c.haveLo {
+			which = "lower"
+		}
+		pl.errorf(bounds[0].At(), "an interval join needs both a lower and an upper bound between the time attributes (a.t BETWEEN b.t - INTERVAL … AND b.t + INTERVAL …); the %s bound is missing", which)
+		return nil
+	}
+	if c.bounded() && c.lo > c.hi {
+		pl.errorf(bounds[0].At(), "the join's time bounds leave no row to match (left minus right time between %d ms and %d ms)", c.lo, c.hi)
+		return nil
+	}
+	return c
+}
+
+// sidesOf is which inputs a placeholder expression reads: 0 none, 1 left
+// only, 2 right only, 3 both.
+func sidesOf(x string) int {
+	n := 0
+	if strings.Contains(x, "\x01L") {
+		n |= 1
+	}
+	if strings.Contains(x, "\x01R") {
+		n |= 2
+	}
+	return n
+}
+
+// rawExprs maps in's placeholders to its columns' expressions over the
+// records of its operator (for its filter).
+func rawExprs(in *joinInput) map[string]string {
+	m := map[string]string{}
+	for i, c := range in.r.cols {
+		m[ph(in.side, i, "")] = c.expr
+		for f, fc := range c.fields {
+			m[ph(in.side, i, f)] = fc.expr
+		}
+	}
+	return m
+}
+
+func substitute(x string, m map[string]string) string {
+	return placeholder.ReplaceAllStringFunc(x, func(p string) string {
+		if v, ok := m[p]; ok {
+			return v
+		}
+		return p
+	})
+}
+
+// quietly runs f, dropping the errors it reports; it reports whether
+// there were any.
+func (pl *planner) quietly(f func()) bool {
+	mark := len(pl.errs)
+	f()
+	failed := len(pl.errs) > mark
+	pl.errs = pl.errs[:mark]
+	return failed
+}
+
+// column is the input and column an expression that is one column names.
+func (pl *planner) columnOf(e parser.Expr, ins []*joinInput, sc *scope) (*joinInput, column, bool) {
+	if _, ok := e.(*parser.Ident); !ok {
+		return nil, column{}, false
+	}
+	var x string
+	if pl.quietly(func() { x, _ = pl.tr(e, sc) }) {
+		return nil, column{}, false
+	}
+	if !placeholder.MatchString(x) || placeholder.FindString(x) != x {
+		return nil, column{}, false
+	}
+	in := ins[0]
+	if x[1] == 'R' {
+		in = ins[1]
+	}
+	return in, in.ref(x), true
+}
+
+// windowProperty is which window property column c of r is: "start" or
+// "end" when r is a window aggregation's result and c its window_start or
+// window_end.
+func windowProperty(r *rel, c column) string {
+	if r.winOut == nil {
+		return ""
+	}
+	return map[string]string{"windowStart": "start", "windowEnd": "end"}[c.expr]
+}
+
+// windowEquality records e when it is L.window_start = R.window_start (or
+// the ends); it reports an equality of window properties that do not
+// pair.
+func (pl *planner) windowEquality(e parser.Expr, ins []*joinInput, sc *scope, c *joinCond) bool {
+	b, ok := e.(*parser.Binary)
+	if !ok || b.Op != "=" {
+		return false
+	}
+	li, lc, ok1 := pl.columnOf(b.L, ins, sc)
+	ri, rc, ok2 := pl.columnOf(b.R, ins, sc)
+	if !ok1 || !ok2 || li == ri {
+		return false
+	}
+	lp, rp := windowProperty(li.r, lc), windowProperty(ri.r, rc)
+	if lp == "" || rp == "" {
+		return false
+	}
+	if lp != rp {
+		pl.errorf(b.P, "a window join equals window_start to window_start and window_end to window_end; this compares a window's %s with a window's %s", lp, rp)
+		return true
+	}
+	lw, rw := li.r.winOut, ri.r.winOut
+	if lw.kind == "SESSION" || rw.kind == "SESSION" {
+		pl.errorf(b.P, "a window join of SESSION windows is not supported yet (their windows differ per key); TUMBLE and HOP are")
+		return true
+	}
+	if lw.kind != rw.kind || lw.size != rw.size || lw.slide != rw.slide {
+		pl.errorf(b.P, "a window join needs the same window on both inputs: %s is %s, %s is %s", li.name, windowText(lw), ri.name, windowText(rw))
+		return true
+	}
+	if c.window == nil {
+		c.boundAt = b.P
+	}
+	c.window = lw
+	if lp == "start" {
+		c.starts = true
+	} else {
+		c.ends = true
+	}
+	return true
+}
+
+func windowText(w *windowTVF) string {
+	if w.kind == "HOP" {
+		return fmt.Sprintf("HOP(%d ms slide, %d ms size)", w.slide, w.size)
+	}
+	return fmt.Sprintf("%s(%d ms)", w.kind, w.size)
+}
+
+// timeRef reads e as an input's time attribute plus a constant: t,
+// t + INTERVAL …, t - INTERVAL … (ms). A window aggregation's window_end
+// is its result's time + 1 ms, its window_start that less the size.
+func (pl *planner) timeRef(e parser.Expr, ins []*joinInput, sc *scope) (*joinInput, int64, bool) {
+	if b, ok := e.(*parser.Binary); ok && (b.Op == "+" || b.Op == "-") {
+		if iv, ok := b.R.(*parser.Interval); ok {
+			in, off, ok := pl.timeRef(b.L, ins, sc)
+			ms, err := intervalMillis(iv)
+			if !ok || err != nil {
+				return nil, 0, false
+			}
+			if b.Op == "-" {
+				ms = -ms
+			}
+			return in, off + ms, true
+		}
+		if iv, ok := b.L.(*parser.Interval); ok && b.Op == "+" {
+			in, off, ok := pl.timeRef(b.R, ins, sc)
+			ms, err := intervalMillis(iv)
+			if !ok || err != nil {
+				return nil, 0, false
+			}
+			return in, off + ms, true
+		}
+		return nil, 0, false
+	}
+	in, c, ok := pl.columnOf(e, ins, sc)
+	if !ok {
+		return nil, 0, false
+	}
+	off, ok := timeOffset(in.r, c)
+	return in, off, ok
+}
+
+// timeOffset: column c of r is r's records' time plus the offset.
+func timeOffset(r *rel, c column) (int64, bool) {
+	if r.rowtime != "" && c.name == r.rowtime && c.fields == nil {
+		return 0, true
+	}
+	if r.winOut == nil {
+		return 0, false
+	}
+	switch c.expr {
+	case "(windowEnd - 1)":
+		return 0, true
+	case "windowEnd":
+		return 1, true
+	case "windowStart":
+		if r.winOut.kind != "SESSION" {
+			return 1 - r.winOut.size, true
+		}
+	}
+	return 0, false
+}
+
+// isBound reports whether e bounds one input's time attribute by the
+// other's: x BETWEEN lo AND hi, or a comparison.
+func (pl *planner) isBound(e parser.Expr, ins []*joinInput, sc *scope) bool {
+	refs := func(es ...parser.Expr) bool {
+		var first *joinInput
+		for i, x := range es {
+			in, _, ok := pl.timeRef(x, ins, sc)
+			if !ok {
+				return false
+			}
+			if i == 0 {
+				first = in
+			} else if in == first {
+				return false
+			}
+		}
+		return true
+	}
+	switch e := e.(type) {
+	case *parser.Between:
+		return !e.Not && refs(e.X, e.Lo, e.Hi)
+	case *parser.Binary:
+		switch e.Op {
+		case "<", "<=", ">", ">=", "=":
+			return refs(e.L, e.R)
+		}
+	}
+	return false
+}
+
+// addBound narrows c's bounds on left.ts - right.ts by e (isBound).
+func (pl *planner) addBound(e parser.Expr, ins []*joinInput, sc *scope, c *joinCond) {
+	// x op y, x and y time references: narrow by it.
+	cmp := func(x parser.Expr, op string, y parser.Expr) {
+		xi, xo, _ := pl.timeRef(x, ins, sc)
+		_, yo, _ := pl.timeRef(y, ins, sc)
+		// xi.ts + xo op yi.ts + yo, as left.ts - right.ts op d.
+		d := yo - xo
+		if xi.side == 1 {
+			// right.ts + xo op left.ts + yo: left - right flips op.
+			d = xo - yo
+			op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}[op]
+		}
+		lower := func(v int64) {
+			if !c.haveLo || v > c.lo {
+				c.lo, c.haveLo = v, true
+			}
+		}
+		upper := func(v int64) {
+			if !c.haveHi || v < c.hi {
+				c.hi, c.haveHi = v, true
+			}
+		}
+		switch op {
+		case ">=":
+			lower(d)
+		case ">": // times are whole milliseconds
+			lower(d + 1)
+		case "<=":
+			upper(d)
+		case "<":
+			upper(d - 1)
+		case "=":
+			lower(d)
+			upper(d)
+		}
+	}
+	switch e := e.(type) {
+	case *parser.Between:
+		cmp(e.X, ">=", e.Lo)
+		cmp(e.X, "<=", e.Hi)
+	case *parser.Binary:
+		cmp(e.L, e.Op, e.R)
+	}
+}
+
+// comparesTimes reports whether e compares TIMESTAMPs (a BETWEEN or a
+// comparison): a bound meant, perhaps, over a column that is not a time
+// attribute.
+func (pl *planner) comparesTimes(e parser.Expr, sc *scope) bool {
+	var ops []parser.Expr
+	switch e := e.(type) {
+	case *parser.Between:
+		ops = []parser.Expr{e.X, e.Lo, e.Hi}
+	case *parser.Binary:
+		if strings.Contains("< <= > >= =", e.Op) {
+			ops = []parser.Expr{e.L, e.R}
+		}
+	}
+	for _, o := range ops {
+		var t typ
+		pl.quietly(func() { _, t = pl.tr(o, sc) })
+		if t.k == kTime {
+			return true
+		}
+	}
+	return false
+}
+
+// regularJoin reports a join with no time bound: the runtime has no
+// regular join (one that keeps both inputs, for ever or for a state TTL).
+func (pl *planner) regularJoin(j *parser.Join, c *joinCond, ins []*joinInput) {
+	if e := c.firstTime; e != nil {
+		at, what := e.At(), "a column"
+		var ops []parser.Expr
+		switch e := e.(type) {
+		case *parser.Between:
+			ops = []parser.Expr{e.X, e.Lo, e.Hi}
+		case *parser.Binary:
+			ops = []parser.Expr{e.L, e.R}
+		}
+		sc := &scope{sides: []*scope{ins[0].ph, ins[1].ph}}
+		for _, o := range ops {
+			if _, _, ok := pl.timeRef(o, ins, sc); !ok {
+				at, what = o.At(), exprText(o)
+				break
+			}
+		}
+		pl.errorf(at, "%s is not a time attribute, so this does not bound the join in time; an interval join compares the inputs' time attributes (%s), as in %s BETWEEN %s - INTERVAL … AND %s + INTERVAL …",
+			what, timeAttrs(ins), qualified(ins[0]), qualified(ins[1]), qualified(ins[1]))
+		return
+	}
+	pl.errorf(j.P, "a regular join (one with no time bound between its inputs) is not supported: the runtime has no join that keeps both inputs (for ever, or for a state TTL); bound it in time, %s BETWEEN %s - INTERVAL … AND %s + INTERVAL … (an interval join), or join window aggregations on window_start and window_end (a window join)",
+		qualified(ins[0]), qualified(ins[1]), qualified(ins[1]))
+}
+
+func qualified(in *joinInput) string {
+	t := or(in.r.rowtime, "t")
+	if in.name == "" {
+		return t
+	}
+	return in.name + "." + t
+}
+
+func timeAttrs(ins []*joinInput) string {
+	var parts []string
+	for _, in := range ins {
+		if in.r.rowtime == "" {
+			parts = append(parts, or(in.name, "an input")+" has none")
+		} else {
+			parts = append(parts, qualified(in))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// exprText is a column reference as written, for messages.
+func exprText(e parser.Expr) string {
+	if id, ok := e.(*parser.Ident); ok {
+		return strings.Join(id.Parts, ".")
+	}
+	return "this expression"
+}
+
+// joinItems translates a join's select list over both inputs (as
+// placeholders), with its result columns' names (unique, as Flink makes
+// them: a second id is id0) and types.
+func (pl *planner) joinItems(items []parser.SelectItem, ins []*joinInput, sc *scope) ([]string, []string, []typ) {
+	var exprs, names []string
+	var types []typ
+	seen := map[string]bool{}
+	add := func(x, name string, t typ) {
+		n := name
+		for i := 0; seen[n]; i++ {
+			n = fmt.Sprintf("%s%d", name, i)
+		}
+		seen[n] = true
+		exprs, names, types = append(exprs, x), append(names, n), append(types, t)
+	}
+	for i, it := range items {
+		if it.Expr == nil {
+			for _, in := range ins {
+				for _, c := range in.ph.cols {
+					if c.t.k == kRow {
+						pl.errorf(it.P, "SELECT * over an input with ROW column %s is not supported yet: name the fields", c.name)
+						continue
+					}
+					add(c.expr, c.name, c.t)
+				}
+			}
+			continue
+		}
+		x, t := pl.tr(it.Expr, sc)
+		name := it.Alias
+		if id, ok := it.Expr.(*parser.Ident); ok && name == "" {
+			name = id.Parts[len(id.Parts)-1]
+		}
+		if name == "" {
+			name = fmt.Sprintf("EXPR$%d", i)
+		}
+		add(x, name, t)
+	}
+	return exprs, names, types
+}
+
+// rowExpr is x, an expression over an input's records, over the join's
+// row of it (prefix left. or right.); "" when it is not one member.
+func rowExpr(x, prefix string) string {
+	switch {
+	case isIdent(x) && !reservedMembers[x]:
+		return prefix + x
+	case x == "(windowEnd - 1)":
+		return "(" + prefix + "windowEnd - 1)"
+	}
+	return ""
+}
+
+// joinInputOps emits in's filter and, when a column the join's where or
+// select reads (in used) is not a plain member of its records, a map
+// naming them. It sets in.row and in.key and returns the uid the join
+// reads in from.
+func (pl *planner) joinInputOps(in *joinInput, used, keys []string, stmt parser.Pos) string {
+	from := pl.where(in.r, in.base, stmt)
+	prefix := [2]string{"left.", "right."}[in.side]
+	refs := map[string]bool{}
+	for _, x := range used {
+		for _, p := range placeholder.FindAllString(x, -1) {
+			if p[1] == "LR"[in.side] {
+				refs[p] = true
+			}
+		}
+	}
+	in.row, in.key = map[string]string{}, rawExprs(in)
+	direct := true
+	for p := range refs {
+		if rowExpr(in.ref(p).expr, prefix) == "" {
+			direct = false
+		}
+	}
+	if direct {
+		for p := range refs {
+			in.row[p] = rowExpr(in.ref(p).expr, prefix)
+		}
+		return from
+	}
+	// A map: the used columns (and the keys' ones) as members.
+	for _, k := range keys {
+		for _, p := range placeholder.FindAllString(k, -1) {
+			refs[p] = true
+		}
+	}
+	ps := make([]string, 0, len(refs))
+	for p := range refs {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	taken := map[string]bool{}
+	var members []string
+	for i, p := range ps {
+		c := in.ref(p)
+		m := c.name
+		if !isIdent(m) || reservedMembers[m] || taken[m] {
+			m = fmt.Sprintf("_c%d", i)
+		}
+		taken[m] = true
+		members = append(members, objectKey(m)+": "+c.expr)
+		in.row[p] = prefix + m
+		in.key[p] = m
+	}
+	return pl.add(op{uid: pl.uid(in.base + ".project"), typ: "map", from: []string{from},
+		opts: [][2]string{{"expr", quote("{" + strings.Join(members, ", ") + "}")}}, origin: stmt})
+}
