@@ -15,7 +15,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 )
 
-// BenchmarkSQLvsYAML runs each Nexmark query (q0, q1, q2, q11) as SQL (configs/jobs/nexmark-sql)
+// BenchmarkSQLvsYAML runs each Nexmark query (q0, q1, q2, q11, q7, q8) as SQL (configs/jobs/nexmark-sql)
 // and as its YAML spec (configs/jobs/nexmark) in process, as written
 // (parallelism 1, exactly-once checkpoints every 10 s, the discard sink),
 // alternately, $SQLBENCH_ROUNDS times each (default 3) over
@@ -27,7 +27,7 @@ import (
 func BenchmarkSQLvsYAML(b *testing.B) {
 	events := envInt("SQLBENCH_EVENTS", 2_000_000)
 	rounds := envInt("SQLBENCH_ROUNDS", 3)
-	for _, q := range []string{"q0", "q1", "q2", "q11"} {
+	for _, q := range []string{"q0", "q1", "q2", "q11", "q7", "q8"} {
 		b.Run(q, func(b *testing.B) {
 			yaml := strings.Replace(readConfig(b, "nexmark", q+".yaml"), "events: 10000000", fmt.Sprintf("events: %d", events), 1)
 			script := strings.Replace(readConfig(b, "nexmark-sql", q+".sql"), "'events.num' = '10000000'", fmt.Sprintf("'events.num' = '%d'", events), 1)

@@ -782,3 +782,43 @@ func (pl *planner) joinInputOps(in *joinInput, used, keys []string, stmt parser.
 	return pl.add(op{uid: pl.uid(in.base + ".project"), typ: "map", from: []string{from},
 		opts: [][2]string{{"expr", quote("{" + strings.Join(members, ", ") + "}")}}, origin: stmt})
 }
+
+// sharePrefilters puts one filter, the OR of their conditions, before the
+// filters that are all an operator's consumers (the two inputs of q8's
+// join read persons and auctions off the nexmark table): each record then
+// takes one test and, past it, goes on only when one of them may keep it,
+// instead of going to both (the hand-written q8 drops the bids once the
+// same way). Its uid is its first consumer's with ".any": a filter holds
+// no state, so a uid it changes when the consumers do restores as before.
+func (pl *planner) sharePrefilters() {
+	consumers := map[string][]int{}
+	for i, o := range pl.ops {
+		for _, f := range o.from {
+			consumers[f] = append(consumers[f], i)
+		}
+	}
+	var ops []op
+	for _, o := range pl.ops {
+		c := consumers[o.uid]
+		all := len(c) > 1
+		for _, i := range c {
+			all = all && pl.ops[i].typ == "filter" && len(pl.ops[i].from) == 1
+		}
+		ops = append(ops, o)
+		if !all {
+			continue
+		}
+		first := pl.ops[c[0]]
+		conds := make([]string, len(c))
+		for k, i := range c {
+			x, _ := strconv.Unquote(pl.ops[i].opts[0][1])
+			conds[k] = paren(x)
+		}
+		uid := pl.uid(first.uid + ".any")
+		ops = append(ops, op{uid: uid, typ: "filter", from: []string{o.uid}, opts: [][2]string{{"expr", quote(strings.Join(conds, " || "))}}, origin: first.origin})
+		for _, i := range c {
+			pl.ops[i].from = []string{uid}
+		}
+	}
+	pl.ops = ops
+}

@@ -47,6 +47,7 @@ func Compile(name, src string) (*Plan, error) {
 		uids: map[string]bool{}, sources: map[string]string{}, parallelism: "1"}
 	pl.errs = append(pl.errs, perrs...)
 	pl.script(script)
+	pl.sharePrefilters()
 	if len(pl.errs) > 0 {
 		sort.SliceStable(pl.errs, func(i, j int) bool {
 			a, b := pl.errs[i].Pos, pl.errs[j].Pos
