@@ -94,7 +94,7 @@ func sideName(f parser.TableRef) string {
 // joinQuery plans SELECT items FROM a JOIN b ON cond [WHERE …].
 func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt parser.Pos) *rel {
 	if _, ok := j.Left.(*parser.Join); ok {
-		pl.errorf(j.P, "a join of more than two inputs is not supported yet: join two of them in a view first is not supported either (a join's result has no time attribute yet)")
+		pl.errorf(j.P, "a join of more than two inputs is not supported yet (nor is a join over a view of a join: a join's result has no time attribute yet)")
 		return nil
 	}
 	if j.Kind != "INNER" {
@@ -257,6 +257,8 @@ type joinCond struct {
 	// TIMESTAMPs without being a bound between time attributes.
 	firstTime parser.Expr
 	boundAt   parser.Pos
+	// windowsDiffer: the inputs' windows differ (reported once).
+	windowsDiffer bool
 }
 
 func (c *joinCond) bounded() bool { return c.haveLo && c.haveHi }
@@ -328,15 +330,12 @@ func (pl *planner) classify(conds []parser.Expr, ins []*joinInput, sc *scope) *j
 		pl.addBound(e, ins, sc, c)
 	}
 	if len(bounds) > 0 && !c.bounded() {
-		which := "upper"
-		if !c.haveLo {
-			which = "lower"
-		}
-		pl.errorf(bounds[0].At(), "an interval join needs both a lower and an upper bound between the time attributes (a.t BETWEEN b.t - INTERVAL … AND b.t + INTERVAL …); the %s bound is missing", which)
+		pl.errorf(bounds[0].At(), "this bounds the time between the join's inputs from one side only; an interval join needs both, as in %s BETWEEN %s - INTERVAL … AND %s + INTERVAL …",
+			qualified(ins[0]), qualified(ins[1]), qualified(ins[1]))
 		return nil
 	}
 	if c.bounded() && c.lo > c.hi {
-		pl.errorf(bounds[0].At(), "the join's time bounds leave no row to match (left minus right time between %d ms and %d ms)", c.lo, c.hi)
+		pl.errorf(bounds[0].At(), "the join's time bounds leave no row to match: %s - %s at least %d ms and at most %d ms", qualified(ins[0]), qualified(ins[1]), c.lo, c.hi)
 		return nil
 	}
 	return c
@@ -443,6 +442,10 @@ func (pl *planner) windowEquality(e parser.Expr, ins []*joinInput, sc *scope, c 
 		return true
 	}
 	if lw.kind != rw.kind || lw.size != rw.size || lw.slide != rw.slide {
+		if c.windowsDiffer {
+			return true // reported at the first equality
+		}
+		c.windowsDiffer = true
 		pl.errorf(b.P, "a window join needs the same window on both inputs: %s is %s, %s is %s", li.name, windowText(lw), ri.name, windowText(rw))
 		return true
 	}

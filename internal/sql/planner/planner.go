@@ -612,6 +612,7 @@ func (pl *planner) window(w *parser.WindowTVF, base string, stmt parser.Pos) *re
 // windowAggregate plans SELECT … FROM TABLE(window) GROUP BY window_start,
 // window_end[, keys] [HAVING …]: filter, keyBy, window, filter.
 func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt parser.Pos) *rel {
+	mark := len(pl.errs) // this query's errors, not an earlier statement's
 	if len(s.GroupBy) == 0 {
 		pl.errorf(s.P, "a query over a window table function must GROUP BY window_start, window_end (a window TVF without aggregation is not supported yet)")
 		return nil
@@ -689,7 +690,7 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 	if s.Having != nil {
 		having, _ = pl.tr(s.Having, sc)
 	}
-	if len(pl.errs) > 0 {
+	if len(pl.errs) > mark {
 		return nil
 	}
 	from := pl.where(in, base, stmt)

@@ -104,3 +104,34 @@ func sortStrings(s []string) {
 		}
 	}
 }
+
+// TestExplainGoldens plans every shipped Nexmark script and compares the
+// spec (what flinkgo explain prints) with testdata/explain/<q>.golden: a
+// change to a plan, its operators or their uids (which a savepoint's state
+// is restored by) shows in review.
+func TestExplainGoldens(t *testing.T) {
+	files, _ := filepath.Glob("../../../configs/jobs/nexmark-sql/*.sql")
+	if len(files) == 0 {
+		t.Fatal("no scripts")
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		p, err := Compile(name, string(src))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		golden := filepath.Join("testdata", "explain", name+".golden")
+		if *update {
+			_ = os.MkdirAll(filepath.Dir(golden), 0o755)
+			_ = os.WriteFile(golden, []byte(p.Spec), 0o644)
+		}
+		want, _ := os.ReadFile(golden)
+		if p.Spec != string(want) {
+			t.Errorf("%s: the plan differs from %s (go test -run TestExplainGoldens -update rewrites it):\n%s", f, golden, p.Spec)
+		}
+	}
+}
