@@ -376,3 +376,79 @@ GROUP BY bidder, window_start, window_end;
 	require.NotEmpty(t, legacy)
 	require.Equal(t, legacy, got)
 }
+
+// An interval join with strict and non-strict bounds written as
+// comparisons, a filter on one input (pushed before the join), a
+// condition over both (the join's where), an input column that is an
+// expression (the input gets a map naming it) and an unqualified column
+// only one input has, against a reference over the generator's events.
+func TestSQLIntervalJoin(t *testing.T) {
+	const rate = 200
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE VIEW cheap AS SELECT auction, bidder, price * 2 AS dbl, dateTime FROM bid WHERE price < 5000000;
+CREATE TABLE discard_sink (id BIGINT, bidder BIGINT, dbl BIGINT, gap BIGINT, seller BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT A.id, C.bidder, C.dbl, C.dbl - A.initialBid AS gap, seller
+FROM auction A JOIN cheap C ON A.id = C.auction AND C.dateTime >= A.dateTime AND C.dateTime < A.dateTime + INTERVAL '2' SECOND
+WHERE A.category <> 10 AND C.dbl > A.initialBid;
+`
+	spec := sqlSpecAt(t, script, rate)
+	require.Contains(t, spec, "type: intervalJoin")
+	require.Contains(t, spec, "lower: 0ms, upper: 1999ms")
+	got := run(t, spec)
+	var ref []map[string]any
+	bs := generated(t, rate, nexmark.KindBid)
+	for _, a := range generated(t, rate, nexmark.KindAuction) {
+		if a.Auction.Category == 10 {
+			continue
+		}
+		for _, b := range bs {
+			dbl := 2 * b.Bid.Price
+			if b.Bid.Auction == a.Auction.ID && b.Bid.Price < 5000000 && b.DateTime >= a.DateTime && b.DateTime < a.DateTime+2000 && dbl > a.Auction.InitialBid {
+				ref = append(ref, map[string]any{"id": a.Auction.ID, "bidder": b.Bid.Bidder, "dbl": dbl, "gap": dbl - a.Auction.InitialBid, "seller": a.Auction.Seller})
+			}
+		}
+	}
+	require.NotEmpty(t, ref)
+	require.Equal(t, canon(ref), got)
+}
+
+// A window join of two HOP aggregations (10 s windows every 5 s): each
+// pair of results meets in the one window both came from, though the
+// windows overlap.
+func TestSQLWindowJoinHop(t *testing.T) {
+	const rate = 200
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE TABLE discard_sink (id BIGINT, name VARCHAR, auctions BIGINT, wstart TIMESTAMP(3), wend TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT P.id, P.name, A.n, A.window_start, P.window_end
+FROM (SELECT id, name, window_start, window_end
+      FROM TABLE(HOP(TABLE person, DESCRIPTOR(dateTime), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+      GROUP BY id, name, window_start, window_end) P
+JOIN (SELECT seller, COUNT(*) AS n, window_start, window_end
+      FROM TABLE(HOP(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+      GROUP BY seller, window_start, window_end) A
+ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;
+`
+	spec := sqlSpecAt(t, script, rate)
+	require.Contains(t, spec, "type: windowJoin")
+	got := run(t, spec)
+	sold := map[[2]int64]int64{} // seller, window start → auctions
+	for _, e := range generated(t, rate, nexmark.KindAuction) {
+		for s := e.DateTime - e.DateTime%5000; s > e.DateTime-10000; s -= 5000 {
+			sold[[2]int64{e.Auction.Seller, s}]++
+		}
+	}
+	var ref []map[string]any
+	for _, e := range generated(t, rate, nexmark.KindPerson) {
+		for s := e.DateTime - e.DateTime%5000; s > e.DateTime-10000; s -= 5000 {
+			if n := sold[[2]int64{e.Person.ID, s}]; n > 0 {
+				ref = append(ref, map[string]any{"id": e.Person.ID, "name": string(e.Person.Name), "auctions": n, "wstart": s, "wend": s + 10000})
+			}
+		}
+	}
+	require.NotEmpty(t, ref)
+	require.Equal(t, canon(ref), got)
+}

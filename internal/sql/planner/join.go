@@ -294,8 +294,12 @@ func (pl *planner) classify(conds []parser.Expr, ins []*joinInput, sc *scope) *j
 			continue
 		}
 		if b, ok := e.(*parser.Binary); ok && b.Op == "=" {
-			l, _ := pl.tr(b.L, sc)
-			r, _ := pl.tr(b.R, sc)
+			l, lt := pl.tr(b.L, sc)
+			r, rt := pl.tr(b.R, sc)
+			if sl, sr := sidesOf(l), sidesOf(r); sl|sr == 3 && comparable(lt, rt) != "" {
+				pl.errorf(b.P, "this equality compares %s: CAST one side, as in CAST(x AS %s)", comparable(lt, rt), map[bool]string{true: "VARCHAR", false: "BIGINT"}[lt.k != kString])
+				continue
+			}
 			if sl, sr := sidesOf(l), sidesOf(r); sl == 1 && sr == 2 {
 				c.keys = append(c.keys, [2]string{l, r})
 				continue
@@ -824,4 +828,15 @@ func (pl *planner) sharePrefilters() {
 		}
 	}
 	pl.ops = ops
+}
+
+// comparable is "" when values of types a and b can be equal, else what
+// they are ("text with a number"): a join key of text never equals one
+// of numbers, and Flink refuses the comparison.
+func comparable(a, b typ) string {
+	known := func(t typ) bool { return t.k != kAny && t.k != kNull }
+	if !known(a) || !known(b) || (a.k == kString) == (b.k == kString) {
+		return ""
+	}
+	return kindName(a) + " with " + kindName(b)
 }

@@ -28,3 +28,5 @@ INSERT INTO o SELECT M.customer, H.n FROM per_minute M JOIN per_hour H ON M.cust
 INSERT INTO o SELECT O.id, P.amount FROM orders O LEFT JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
 INSERT INTO o SELECT O.id, P.amount FROM orders O JOIN payments P ON O.id = P.order_id JOIN payments P2 ON P.order_id = P2.order_id;
 INSERT INTO o SELECT O.id, SUM(P.amount) FROM orders O JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR GROUP BY O.id;
+-- a key of text equal to one of numbers
+INSERT INTO o SELECT O.id, P.amount FROM orders O JOIN payments P ON CAST(O.id AS VARCHAR) = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
