@@ -452,3 +452,49 @@ ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.wind
 	require.NotEmpty(t, ref)
 	require.Equal(t, canon(ref), got)
 }
+
+// q7 and q8 as SQL into exactly-once files: a savepoint while windows are
+// open and bids are held (after some results were committed), cancel, and the same script run from it at
+// another parallelism (as flinkgo stop, then run -s, of the script): the
+// operators, named after the statement's tables and aliases, take their
+// state back, and the files hold the reference's rows, each once.
+func TestSQLJoinSavepointRestore(t *testing.T) {
+	t.Parallel() // mostly waits on the paced source: beside the others
+	const rate = 200
+	for _, q := range []string{"q7", "q8"} {
+		t.Run(q, func(t *testing.T) {
+			t.Parallel()
+			out, sp, chk := t.TempDir(), t.TempDir(), t.TempDir()
+			script := func(par int) string {
+				s := strings.Replace(sqlScript(t, q), "'bid.proportion' = '46'", "'bid.proportion' = '46', 'rate' = '3000'", 1)
+				s = strings.Replace(s, "'connector' = 'blackhole'", fmt.Sprintf("'connector' = 'filesystem', 'path' = '%s', 'format' = 'json'", out), 1)
+				s = strings.Replace(s, "SET 'execution.checkpointing.interval' = '10s';", fmt.Sprintf("SET 'execution.checkpointing.interval' = '50ms';\nSET 'parallelism.default' = '%d';", par), 1)
+				return sqlSpecAt(t, s, rate)
+			}
+			j := runtimetest.Start(t, script(2), runtimetest.Options{Types: all.Definitions(), CheckpointsDir: chk, SavepointsDir: sp})
+			runtimetest.WaitCheckpoint(t, 20*time.Second, j)
+			// Past the first window's end (half the events): results are
+			// committed before the savepoint, and more windows are open.
+			runtimetest.WaitUntil(t, 20*time.Second, "55% of the events", func() bool { return j.Info().Operators[0].RecordsOut >= events*55/100 })
+			path, _, err := j.Savepoint("")
+			require.NoError(t, err)
+			runtimetest.Cancel(t, 20*time.Second, j)
+			j = runtimetest.Start(t, script(3), runtimetest.Options{Types: all.Definitions(), CheckpointsDir: chk, Restore: path})
+			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
+			require.Less(t, j.Info().Operators[0].RecordsOut, int64(events), "the restored source starts where the savepoint was")
+			var ref []map[string]any
+			if q == "q7" {
+				ref = q7Reference(generated(t, rate, nexmark.KindBid))
+			} else {
+				ref = q8Reference(generated(t, rate, nexmark.KindPerson), generated(t, rate, nexmark.KindAuction))
+			}
+			var got []map[string]any
+			for _, l := range runtimetest.FinishedLines(t, out) {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+				got = append(got, m)
+			}
+			require.Equal(t, canon(ref), canon(got))
+		})
+	}
+}
