@@ -498,3 +498,91 @@ func TestSQLJoinSavepointRestore(t *testing.T) {
 		})
 	}
 }
+
+// A LEFT interval join: every auction, with the bids over 1,000 in its
+// first second, or alone (the bid's columns NULL) when it has none. The
+// ON condition over the auction alone decides matches (an auction of
+// another category matches nothing but is kept); the WHERE over the
+// auction alone filters auctions.
+func TestSQLLeftIntervalJoin(t *testing.T) {
+	const rate = 200
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE TABLE discard_sink (id BIGINT, bidder BIGINT, price BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT A.id, B.bidder, B.price
+FROM auction A LEFT JOIN bid B ON A.id = B.auction AND A.category = 10 AND B.price > 1000
+  AND B.dateTime BETWEEN A.dateTime AND A.dateTime + INTERVAL '1' SECOND
+WHERE A.reserve > 2000;
+`
+	spec := sqlSpecAt(t, script, rate)
+	require.Contains(t, spec, "how: left")
+	got := run(t, spec)
+	var ref []map[string]any
+	bs := generated(t, rate, nexmark.KindBid)
+	for _, a := range generated(t, rate, nexmark.KindAuction) {
+		if a.Auction.Reserve <= 2000 {
+			continue
+		}
+		n := 0
+		for _, b := range bs {
+			if a.Auction.Category == 10 && b.Bid.Auction == a.Auction.ID && b.Bid.Price > 1000 && b.DateTime >= a.DateTime && b.DateTime <= a.DateTime+1000 {
+				ref = append(ref, map[string]any{"id": a.Auction.ID, "bidder": b.Bid.Bidder, "price": b.Bid.Price})
+				n++
+			}
+		}
+		if n == 0 {
+			ref = append(ref, map[string]any{"id": a.Auction.ID, "bidder": nil, "price": nil})
+		}
+	}
+	require.Equal(t, canon(ref), got)
+	require.Contains(t, strings.Join(got, "\n"), `"bidder":null`)
+	require.Contains(t, strings.Join(got, "\n"), `"bidder":1`)
+}
+
+// LEFT and FULL window joins of q8's two aggregations: a window's persons
+// who sold nothing in it (and, FULL, its sellers who did not register in
+// it) come out with the other input's columns NULL.
+func TestSQLOuterWindowJoin(t *testing.T) {
+	const rate = 200
+	persons, auctions := generated(t, rate, nexmark.KindPerson), generated(t, rate, nexmark.KindAuction)
+	for _, kind := range []string{"LEFT", "FULL"} {
+		t.Run(kind, func(t *testing.T) {
+			script := sqlScript(t, "q8")
+			script = script[:strings.Index(script, "CREATE TABLE nexmark_q8")] + `
+CREATE TABLE discard_sink (id BIGINT, seller BIGINT, n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT P.id, A.seller, A.n
+FROM (SELECT id, window_start, window_end FROM TABLE(TUMBLE(TABLE person, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+      GROUP BY id, window_start, window_end) P
+` + kind + ` JOIN (SELECT seller, COUNT(*) AS n, window_start, window_end FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+      GROUP BY seller, window_start, window_end) A
+ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;
+`
+			got := run(t, sqlSpecAt(t, script, rate))
+			sold := map[[2]int64]int64{}
+			for _, e := range auctions {
+				sold[[2]int64{e.Auction.Seller, e.DateTime - e.DateTime%10000}]++
+			}
+			registered := map[[2]int64]bool{}
+			var ref []map[string]any
+			for _, e := range persons {
+				k := [2]int64{e.Person.ID, e.DateTime - e.DateTime%10000}
+				registered[k] = true
+				if n := sold[k]; n > 0 {
+					ref = append(ref, map[string]any{"id": e.Person.ID, "seller": e.Person.ID, "n": n})
+				} else {
+					ref = append(ref, map[string]any{"id": e.Person.ID, "seller": nil, "n": nil})
+				}
+			}
+			if kind == "FULL" {
+				for k, n := range sold {
+					if !registered[k] {
+						ref = append(ref, map[string]any{"id": nil, "seller": k[0], "n": n})
+					}
+				}
+			}
+			require.Equal(t, canon(ref), got)
+		})
+	}
+}

@@ -97,10 +97,6 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		pl.errorf(j.P, "a join of more than two inputs is not supported yet (nor is a join over a view of a join: a join's result has no time attribute yet)")
 		return nil
 	}
-	if j.Kind != "INNER" {
-		pl.errorf(j.P, "%s OUTER JOIN is not supported yet; inner joins (JOIN, INNER JOIN) are", j.Kind)
-		return nil
-	}
 	if len(s.GroupBy) > 0 || s.Having != nil {
 		pos := s.P
 		if len(s.GroupBy) > 0 {
@@ -142,10 +138,9 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		return nil
 	}
 	sc := &scope{sides: []*scope{ins[0].ph, ins[1].ph}}
-	conds := conjuncts(j.On, nil)
-	conds = conjuncts(s.Where, conds)
+	on, where := conjuncts(j.On, nil), conjuncts(s.Where, nil)
 	mark := len(pl.errs)
-	c := pl.classify(conds, ins, sc)
+	c := pl.classify(on, where, j.Kind, ins, sc)
 	sel, names, types := pl.joinItems(s.Items, ins, sc)
 	if len(pl.errs) > mark || c == nil {
 		return nil
@@ -159,12 +154,16 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 	switch {
 	case c.window != nil:
 		kind = "windowJoin"
+	case c.bounded() && (j.Kind == "RIGHT" || j.Kind == "FULL"):
+		pl.errorf(j.P, "a %s OUTER interval join is not supported: the runtime's interval join keeps the rows of its left input only (write the inputs the other way round, as a LEFT JOIN)", j.Kind)
+		return nil
 	case c.bounded():
 		kind = "intervalJoin"
 	default:
 		pl.regularJoin(j, c, ins)
 		return nil
 	}
+	how := map[string]string{"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}[j.Kind]
 	// Each input's filter, and a map where its columns are not members.
 	used := append(append([]string(nil), sel...), c.where...)
 	froms := make([]string, 2)
@@ -202,11 +201,11 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		// A window aggregation's results are stamped window_end - 1: a
 		// tumbling window of the slide holds exactly the results of one
 		// window of each input (for a HOP too, whose windows overlap).
-		opts = append(opts, [2]string{"window", fmt.Sprintf("{type: tumbling, size: %dms}", or64(c.window.slide, c.window.size))}, [2]string{"how", "inner"})
+		opts = append(opts, [2]string{"window", fmt.Sprintf("{type: tumbling, size: %dms}", or64(c.window.slide, c.window.size))}, [2]string{"how", how})
 	} else {
 		// lo <= left.ts - right.ts <= hi is the runtime's
 		// left.ts + lower <= right.ts <= left.ts + upper.
-		opts = append(opts, [2]string{"lower", fmt.Sprintf("%dms", -c.hi)}, [2]string{"upper", fmt.Sprintf("%dms", -c.lo)})
+		opts = append(opts, [2]string{"lower", fmt.Sprintf("%dms", -c.hi)}, [2]string{"upper", fmt.Sprintf("%dms", -c.lo)}, [2]string{"how", how})
 	}
 	if len(c.where) > 0 {
 		w := ""
@@ -267,17 +266,36 @@ func (c *joinCond) bounded() bool { return c.haveLo && c.haveHi }
 // it; an equality of the two inputs is a key; window_start and window_end
 // equalities make a window join, bounds between time attributes an
 // interval join; the rest is the join's where. nil after an error.
-func (pl *planner) classify(conds []parser.Expr, ins []*joinInput, sc *scope) *joinCond {
+//
+// In an outer join (kind LEFT, RIGHT or FULL) a row of a kept input
+// that matches nothing is a result too, the other input's columns NULL:
+// an ON condition over a kept input alone decides matches (the join's
+// where), it does not filter the input; a WHERE condition filters
+// results, so one over an input whose columns are never NULL filters
+// that input, and one reading an input whose columns may be NULL is
+// refused (so are keys and bounds in WHERE).
+func (pl *planner) classify(on, where []parser.Expr, kind string, ins []*joinInput, sc *scope) *joinCond {
 	c := &joinCond{}
+	kept := [2]bool{kind == "LEFT" || kind == "FULL", kind == "RIGHT" || kind == "FULL"}
 	var bounds []parser.Expr
-	for _, e := range conds {
+	for n, e := range append(append([]parser.Expr(nil), on...), where...) {
+		inWhere := n >= len(on)
 		x, t := pl.tr(e, sc)
 		if t.k != kBool && t.k != kAny {
 			pl.errorf(e.At(), "a join condition must be true or false")
 			continue
 		}
 		sides := sidesOf(x)
+		// nullable: the input's columns are NULL in some results.
+		if inWhere && (sides&1 != 0 && kept[1] || sides&2 != 0 && kept[0]) {
+			pl.errorf(e.At(), "in a %s OUTER JOIN a WHERE condition may read only an input whose columns are never NULL (%s); write the join's keys, bounds and conditions over its other input in ON",
+				kind, neverNull(kept, ins))
+			continue
+		}
 		switch {
+		case (sides == 1 || sides == 2) && !inWhere && kept[sides-1]:
+			c.where = append(c.where, x) // decides matches, keeps the rows
+			continue
 		case sides == 1 || sides == 2:
 			in := ins[sides-1]
 			in.r.filter = and(in.r.filter, substitute(x, rawExprs(in)))
@@ -839,4 +857,15 @@ func comparable(a, b typ) string {
 		return ""
 	}
 	return kindName(a) + " with " + kindName(b)
+}
+
+// neverNull names the input of an outer join whose columns are never
+// NULL: the one it keeps, when it keeps one only.
+func neverNull(kept [2]bool, ins []*joinInput) string {
+	for i, k := range kept {
+		if k && !kept[1-i] {
+			return "here " + or(ins[i].name, [2]string{"the left", "the right"}[i])
+		}
+	}
+	return "in a FULL join, neither"
 }

@@ -24,8 +24,9 @@ INSERT INTO o SELECT id, amount FROM orders O JOIN payments P ON O.id = P.order_
 -- a window join missing the window_end equality, and one of different windows
 INSERT INTO o SELECT M.customer, M.n FROM per_minute M JOIN per_minute M2 ON M.customer = M2.customer AND M.window_start = M2.window_start;
 INSERT INTO o SELECT M.customer, H.n FROM per_minute M JOIN per_hour H ON M.customer = H.order_id AND M.window_start = H.window_start AND M.window_end = H.window_end;
--- outer joins, a third input, an aggregation over a join
-INSERT INTO o SELECT O.id, P.amount FROM orders O LEFT JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
+-- a RIGHT interval join, a WHERE over the NULL side of a LEFT join, a third input, an aggregation over a join
+INSERT INTO o SELECT O.id, P.amount FROM orders O RIGHT JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
+INSERT INTO o SELECT O.id, P.amount FROM orders O LEFT JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR WHERE P.amount > 10 AND O.amount > 10;
 INSERT INTO o SELECT O.id, P.amount FROM orders O JOIN payments P ON O.id = P.order_id JOIN payments P2 ON P.order_id = P2.order_id;
 INSERT INTO o SELECT O.id, SUM(P.amount) FROM orders O JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR GROUP BY O.id;
 -- a key of text equal to one of numbers
