@@ -205,7 +205,10 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 	} else {
 		// lo <= left.ts - right.ts <= hi is the runtime's
 		// left.ts + lower <= right.ts <= left.ts + upper.
-		opts = append(opts, [2]string{"lower", fmt.Sprintf("%dms", -c.hi)}, [2]string{"upper", fmt.Sprintf("%dms", -c.lo)}, [2]string{"how", how})
+		opts = append(opts, [2]string{"lower", fmt.Sprintf("%dms", -c.hi)}, [2]string{"upper", fmt.Sprintf("%dms", -c.lo)})
+		if how != "inner" { // the default, as the YAML specs leave it out
+			opts = append(opts, [2]string{"how", how})
+		}
 	}
 	if len(c.where) > 0 {
 		w := ""
