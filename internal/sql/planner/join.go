@@ -105,6 +105,33 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		pl.errorf(pos, "an aggregation over a join is not supported yet (a join's result has no time attribute to window it by)")
 		return nil
 	}
+	ins := pl.joinInputs(j, base, stmt)
+	if ins == nil {
+		return nil
+	}
+	sc := &scope{sides: []*scope{ins[0].ph, ins[1].ph}}
+	mark := len(pl.errs)
+	c := pl.classify(conjuncts(j.On, nil), conjuncts(s.Where, nil), j.Kind, ins, sc)
+	sel, names, types := pl.joinItems(s.Items, ins, sc)
+	if len(pl.errs) > mark || c == nil {
+		return nil
+	}
+	kind := pl.joinKind(j, c, ins)
+	if kind == "" {
+		return nil
+	}
+	opts, exprs := pl.joinOptions(kind, j.Kind, c, ins, sel, names, stmt)
+	uid := pl.add(op{uid: pl.uid(base + ".join"), typ: kind, opts: opts, origin: j.P})
+	out := &rel{from: uid, join: &joinOut{op: len(pl.ops) - 1, exprs: exprs}}
+	for i, n := range names {
+		out.cols = append(out.cols, column{name: n, t: types[i], expr: member(n)})
+	}
+	return out
+}
+
+// joinInputs plans the join's two inputs, each with its placeholder
+// scope; nil after an error.
+func (pl *planner) joinInputs(j *parser.Join, base string, stmt parser.Pos) []*joinInput {
 	ins := make([]*joinInput, 2)
 	for i, f := range []parser.TableRef{j.Left, j.Right} {
 		name := sideName(f)
@@ -137,65 +164,51 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		pl.errorf(j.Right.At(), "both inputs of the join are called %s: give one an alias (… JOIN %s AS x ON …)", ins[0].name, ins[1].name)
 		return nil
 	}
-	sc := &scope{sides: []*scope{ins[0].ph, ins[1].ph}}
-	on, where := conjuncts(j.On, nil), conjuncts(s.Where, nil)
-	mark := len(pl.errs)
-	c := pl.classify(on, where, j.Kind, ins, sc)
-	sel, names, types := pl.joinItems(s.Items, ins, sc)
-	if len(pl.errs) > mark || c == nil {
-		return nil
-	}
-	if len(c.keys) == 0 {
+	return ins
+}
+
+// joinKind is the runtime join c plans into: windowJoin, intervalJoin,
+// or "" (reported: no key, a regular join, an outer join the runtime's
+// interval join does not have).
+func (pl *planner) joinKind(j *parser.Join, c *joinCond, ins []*joinInput) string {
+	switch {
+	case len(c.keys) == 0:
 		pl.errorf(j.P, "the join condition has no equality between the two inputs (%s.col = %s.col): a join pairs the rows of equal keys; without one every row would meet every other",
 			or(ins[0].name, "left"), or(ins[1].name, "right"))
-		return nil
-	}
-	kind := ""
-	switch {
 	case c.window != nil:
-		kind = "windowJoin"
+		return "windowJoin"
 	case c.bounded() && (j.Kind == "RIGHT" || j.Kind == "FULL"):
 		pl.errorf(j.P, "a %s OUTER interval join is not supported: the runtime's interval join keeps the rows of its left input only (write the inputs the other way round, as a LEFT JOIN)", j.Kind)
-		return nil
 	case c.bounded():
-		kind = "intervalJoin"
+		return "intervalJoin"
 	default:
 		pl.regularJoin(j, c, ins)
-		return nil
 	}
-	how := map[string]string{"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}[j.Kind]
-	// Each input's filter, and a map where its columns are not members.
+	return ""
+}
+
+// joinOptions emits the inputs' filters (and maps) and writes the join's
+// options; exprs are its select's expressions, over left and right rows.
+func (pl *planner) joinOptions(kind, sqlKind string, c *joinCond, ins []*joinInput, sel, names []string, stmt parser.Pos) (opts [][2]string, exprs []string) {
+	how := map[string]string{"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}[sqlKind]
 	used := append(append([]string(nil), sel...), c.where...)
-	froms := make([]string, 2)
-	keys := make([]string, 2)
 	for i, in := range ins {
-		var keyExprs []string
-		for _, k := range c.keys {
-			keyExprs = append(keyExprs, k[i])
+		keyExprs := make([]string, len(c.keys))
+		for k, pair := range c.keys {
+			keyExprs[k] = pair[i]
 		}
-		froms[i] = pl.joinInputOps(in, used, keyExprs, stmt)
-		kx := make([]string, len(keyExprs))
-		for ki, k := range keyExprs {
-			kx[ki] = substitute(k, in.key)
+		from := pl.joinInputOps(in, used, keyExprs, stmt)
+		for k, x := range keyExprs {
+			keyExprs[k] = substitute(x, in.key)
 		}
-		keys[i] = kx[0]
-		if len(kx) > 1 {
-			keys[i] = "toJSON([" + strings.Join(kx, ", ") + "])"
+		key := keyExprs[0]
+		if len(keyExprs) > 1 {
+			key = "toJSON([" + strings.Join(keyExprs, ", ") + "])"
 		}
+		opts = append(opts, [2]string{[2]string{"left", "right"}[i], fmt.Sprintf("{from: %s, key: %s}", quote(from), quote(key))})
 	}
 	row := func(x string) string {
-		x = substitute(x, ins[0].row)
-		return substitute(x, ins[1].row)
-	}
-	exprs := make([]string, len(sel))
-	members := make([]string, len(sel))
-	for i, x := range sel {
-		exprs[i] = row(x)
-		members[i] = quote(names[i]) + ": " + quote(exprs[i])
-	}
-	opts := [][2]string{
-		{"left", fmt.Sprintf("{from: %s, key: %s}", quote(froms[0]), quote(keys[0]))},
-		{"right", fmt.Sprintf("{from: %s, key: %s}", quote(froms[1]), quote(keys[1]))},
+		return substitute(substitute(x, ins[0].row), ins[1].row)
 	}
 	if kind == "windowJoin" {
 		// A window aggregation's results are stamped window_end - 1: a
@@ -217,13 +230,13 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		}
 		opts = append(opts, [2]string{"where", quote(w)})
 	}
-	opts = append(opts, [2]string{"select", "{" + strings.Join(members, ", ") + "}"})
-	uid := pl.add(op{uid: pl.uid(base + ".join"), typ: kind, opts: opts, origin: j.P})
-	out := &rel{from: uid, join: &joinOut{op: len(pl.ops) - 1, exprs: exprs}}
-	for i, n := range names {
-		out.cols = append(out.cols, column{name: n, t: types[i], expr: member(n)})
+	members := make([]string, len(sel))
+	for i, x := range sel {
+		exprs = append(exprs, row(x))
+		members[i] = quote(names[i]) + ": " + quote(exprs[i])
 	}
-	return out
+	// select last: the sink's projection may replace it (insert).
+	return append(opts, [2]string{"select", "{" + strings.Join(members, ", ") + "}"}), exprs
 }
 
 func or64(a, b int64) int64 {
