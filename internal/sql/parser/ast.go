@@ -90,8 +90,10 @@ type Select struct {
 // SelectItem is one projected expression (or *).
 type SelectItem struct {
 	P     Pos
-	Expr  Expr // nil for *
+	Expr  Expr // nil for * and t.*
 	Alias string
+	// Of is t of t.* (the columns of the input called t).
+	Of string
 }
 
 // TableRef is what a query reads.

@@ -525,6 +525,12 @@ func (p *parser) selectItem() SelectItem {
 		p.next()
 		return SelectItem{P: t.pos}
 	}
+	if (t.kind == tIdent || t.kind == tQuotedIdent) && p.peekAt(1).op(".") && p.peekAt(2).op("*") {
+		p.next()
+		p.next()
+		p.next()
+		return SelectItem{P: t.pos, Of: t.text}
+	}
 	it := SelectItem{P: t.pos, Expr: p.expr()}
 	if p.accept("AS") {
 		it.Alias, _ = p.name("a column alias")

@@ -732,7 +732,20 @@ func (pl *planner) joinItems(items []parser.SelectItem, ins []*joinInput, sc *sc
 	}
 	for i, it := range items {
 		if it.Expr == nil {
+			var names []string
+			found := false
 			for _, in := range ins {
+				names = append(names, in.name)
+				found = found || it.Of == in.name
+			}
+			if it.Of != "" && !found {
+				pl.errorf(it.P, "%s.*: the join's inputs are %s%s", it.Of, strings.Join(names, " and "), closest(it.Of, names))
+				continue
+			}
+			for _, in := range ins {
+				if it.Of != "" && it.Of != in.name {
+					continue
+				}
 				for _, c := range in.ph.cols {
 					if c.t.k == kRow {
 						pl.errorf(it.P, "SELECT * over an input with ROW column %s is not supported yet: name the fields", c.name)
@@ -850,10 +863,14 @@ func (pl *planner) sharePrefilters() {
 			continue
 		}
 		first := pl.ops[c[0]]
-		conds := make([]string, len(c))
-		for k, i := range c {
+		var conds []string
+		seen := map[string]bool{}
+		for _, i := range c {
 			x, _ := strconv.Unquote(pl.ops[i].opts[0][1])
-			conds[k] = paren(x)
+			if !seen[x] {
+				seen[x] = true
+				conds = append(conds, paren(x))
+			}
 		}
 		uid := pl.uid(first.uid + ".any")
 		ops = append(ops, op{uid: uid, typ: "filter", from: []string{o.uid}, opts: [][2]string{{"expr", quote(strings.Join(conds, " || "))}}, origin: first.origin})

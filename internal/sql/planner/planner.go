@@ -447,6 +447,10 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 func (pl *planner) items(items []parser.SelectItem, sc *scope, in, out *rel) []column {
 	var cols []column
 	for i, it := range items {
+		if it.Expr == nil && it.Of != "" && it.Of != sc.alias {
+			pl.errorf(it.P, "%s.*: the query reads no input called %s%s", it.Of, it.Of, closest(it.Of, []string{sc.alias}))
+			continue
+		}
 		if it.Expr == nil {
 			for _, c := range in.cols {
 				if c.t.k == kRow {

@@ -135,3 +135,28 @@ func TestExplainGoldens(t *testing.T) {
 		}
 	}
 }
+
+// A join's t.* selects that input's columns; a condition over one input
+// filters it; the uids are the sink's and the inputs' aliases'.
+func TestJoinPlan(t *testing.T) {
+	src := ddl + `
+CREATE TABLE buys (user_id BIGINT, amount DOUBLE, at TIMESTAMP(3), WATERMARK FOR at AS at - INTERVAL '1' SECOND)
+  WITH ('connector' = 'kafka', 'topic' = 'buys', 'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');
+CREATE TABLE j (user_id BIGINT, url VARCHAR, price DOUBLE, ts TIMESTAMP(3), amount DOUBLE) WITH ('connector' = 'print');
+INSERT INTO j SELECT c.*, b.amount FROM clicks c JOIN buys b ON c.user_id = b.user_id AND b.at > c.ts AND b.at <= c.ts + INTERVAL '10' SECOND WHERE b.amount > 5;
+`
+	p, err := Compile("job", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{uid: "j.b.where", type: filter, from: ["buys"], expr: "(amount > 5)"}`,
+		`{uid: "j.join", type: intervalJoin, left: {from: "clicks", key: "user_id"}, right: {from: "j.b.where", key: "user_id"}, lower: 1ms, upper: 10000ms, ` +
+			`select: {"user_id": "left.user_id", "url": "left.url", "price": "left.price", "ts": "left.ts", "amount": "right.amount"}}`,
+		`{uid: "j", type: print, from: ["j.join"]}`,
+	} {
+		if !strings.Contains(p.Spec, want) {
+			t.Errorf("spec lacks\n%s\n%s", want, p.Spec)
+		}
+	}
+}

@@ -31,3 +31,5 @@ INSERT INTO o SELECT O.id, P.amount FROM orders O JOIN payments P ON O.id = P.or
 INSERT INTO o SELECT O.id, SUM(P.amount) FROM orders O JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR GROUP BY O.id;
 -- a key of text equal to one of numbers
 INSERT INTO o SELECT O.id, P.amount FROM orders O JOIN payments P ON CAST(O.id AS VARCHAR) = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
+-- t.* of no input
+INSERT INTO o SELECT Q.* FROM orders O JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
