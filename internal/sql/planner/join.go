@@ -111,8 +111,12 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 	}
 	sc := &scope{sides: []*scope{ins[0].ph, ins[1].ph}}
 	mark := len(pl.errs)
+	// A window table function's window_start and window_end resolve, as
+	// markers, to be the window join's own (joinInputOps).
+	pl.allowWindow = true
 	c := pl.classify(conjuncts(j.On, nil), conjuncts(s.Where, nil), j.Kind, ins, sc)
 	sel, names, types := pl.joinItems(s.Items, ins, sc)
+	pl.allowWindow = false
 	if len(pl.errs) > mark || c == nil {
 		return nil
 	}
@@ -136,10 +140,6 @@ func (pl *planner) joinInputs(j *parser.Join, base string, stmt parser.Pos) []*j
 	for i, f := range []parser.TableRef{j.Left, j.Right} {
 		name := sideName(f)
 		sub := base + "." + or(name, [2]string{"left", "right"}[i])
-		if w, ok := f.(*parser.WindowTVF); ok {
-			pl.errorf(w.P, "a window table function as a join's input is not supported yet: join two window aggregations (GROUP BY window_start, window_end) on window_start and window_end")
-			return nil
-		}
 		r := pl.fromItem(f, sub, stmt)
 		if r == nil {
 			return nil
@@ -172,6 +172,9 @@ func (pl *planner) joinInputs(j *parser.Join, base string, stmt parser.Pos) []*j
 // interval join does not have).
 func (pl *planner) joinKind(j *parser.Join, c *joinCond, ins []*joinInput) string {
 	switch {
+	case c.window == nil && (ins[0].r.window != nil || ins[1].r.window != nil):
+		pl.errorf(j.P, "the rows of a window table function join only in a window join: ON … AND %s.window_start = %s.window_start AND %s.window_end = %s.window_end",
+			or(ins[0].name, "left"), or(ins[1].name, "right"), or(ins[0].name, "left"), or(ins[1].name, "right"))
 	case len(c.keys) == 0:
 		pl.errorf(j.P, "the join condition has no equality between the two inputs (%s.col = %s.col): a join pairs the rows of equal keys; without one every row would meet every other",
 			or(ins[0].name, "left"), or(ins[1].name, "right"))
@@ -197,9 +200,13 @@ func (pl *planner) joinOptions(kind, sqlKind string, c *joinCond, ins []*joinInp
 		for k, pair := range c.keys {
 			keyExprs[k] = pair[i]
 		}
-		from := pl.joinInputOps(in, used, keyExprs, stmt)
+		nullable := sqlKind == "FULL" || sqlKind == [2]string{"RIGHT", "LEFT"}[i]
+		from := pl.joinInputOps(in, used, keyExprs, nullable, stmt)
 		for k, x := range keyExprs {
 			keyExprs[k] = substitute(x, in.key)
+			if strings.Contains(keyExprs[k], "\x00") {
+				pl.errorf(stmt, "a window join's key cannot be window_start, window_end or window_time: they are the window's, equal on both sides")
+			}
 		}
 		key := keyExprs[0]
 		if len(keyExprs) > 1 {
@@ -210,12 +217,20 @@ func (pl *planner) joinOptions(kind, sqlKind string, c *joinCond, ins []*joinInp
 	row := func(x string) string {
 		return substitute(substitute(x, ins[0].row), ins[1].row)
 	}
-	if kind == "windowJoin" {
+	switch {
+	case kind == "windowJoin" && c.rows:
+		// The table functions' rows: the join's own windows, the same.
+		spec := fmt.Sprintf("{type: tumbling, size: %dms}", c.window.size)
+		if c.window.kind == "HOP" {
+			spec = fmt.Sprintf("{type: sliding, size: %dms, slide: %dms}", c.window.size, c.window.slide)
+		}
+		opts = append(opts, [2]string{"window", spec}, [2]string{"how", how})
+	case kind == "windowJoin":
 		// A window aggregation's results are stamped window_end - 1: a
 		// tumbling window of the slide holds exactly the results of one
 		// window of each input (for a HOP too, whose windows overlap).
 		opts = append(opts, [2]string{"window", fmt.Sprintf("{type: tumbling, size: %dms}", or64(c.window.slide, c.window.size))}, [2]string{"how", how})
-	} else {
+	default:
 		// lo <= left.ts - right.ts <= hi is the runtime's
 		// left.ts + lower <= right.ts <= left.ts + upper.
 		opts = append(opts, [2]string{"lower", fmt.Sprintf("%dms", -c.hi)}, [2]string{"upper", fmt.Sprintf("%dms", -c.lo)})
@@ -274,6 +289,9 @@ type joinCond struct {
 	boundAt   parser.Pos
 	// windowsDiffer: the inputs' windows differ (reported once).
 	windowsDiffer bool
+	// rows: the window join's inputs are window table functions' rows
+	// (not aggregations).
+	rows bool
 }
 
 func (c *joinCond) bounded() bool { return c.haveLo && c.haveHi }
@@ -314,7 +332,12 @@ func (pl *planner) classify(on, where []parser.Expr, kind string, ins []*joinInp
 			continue
 		case sides == 1 || sides == 2:
 			in := ins[sides-1]
-			in.r.filter = and(in.r.filter, substitute(x, rawExprs(in)))
+			f := substitute(x, rawExprs(in))
+			if strings.Contains(f, "\x00") {
+				pl.errorf(e.At(), "a condition over window_start, window_end or window_time of one input of a window join is not supported yet")
+				continue
+			}
+			in.r.filter = and(in.r.filter, f)
 			continue
 		case sides == 0:
 			c.where = append(c.where, x)
@@ -447,10 +470,22 @@ func (pl *planner) columnOf(e parser.Expr, ins []*joinInput, sc *scope) (*joinIn
 // "end" when r is a window aggregation's result and c its window_start or
 // window_end.
 func windowProperty(r *rel, c column) string {
-	if r.winOut == nil {
-		return ""
+	switch {
+	case r.window != nil && !r.window.legacy:
+		return map[string]string{"windowStart": "start", "windowEnd": "end"}[c.window]
+	case r.winOut != nil:
+		return map[string]string{"windowStart": "start", "windowEnd": "end"}[c.expr]
 	}
-	return map[string]string{"windowStart": "start", "windowEnd": "end"}[c.expr]
+	return ""
+}
+
+// windowOf is the window of r's rows (a window table function's, still
+// pending) or of the aggregation r is the result of, and which.
+func windowOf(r *rel) (w *windowTVF, rows bool) {
+	if r.window != nil {
+		return r.window, true
+	}
+	return r.winOut, false
 }
 
 // windowEquality records e when it is L.window_start = R.window_start (or
@@ -474,7 +509,13 @@ func (pl *planner) windowEquality(e parser.Expr, ins []*joinInput, sc *scope, c 
 		pl.errorf(b.P, "a window join equals window_start to window_start and window_end to window_end; this compares a window's %s with a window's %s", lp, rp)
 		return true
 	}
-	lw, rw := li.r.winOut, ri.r.winOut
+	lw, lrows := windowOf(li.r)
+	rw, rrows := windowOf(ri.r)
+	if lrows != rrows {
+		pl.errorf(b.P, "a window join joins two window aggregations, or the rows of two window table functions, not one of each")
+		return true
+	}
+	c.rows = lrows
 	if lw.kind == "SESSION" || rw.kind == "SESSION" {
 		pl.errorf(b.P, "a window join of SESSION windows is not supported yet (their windows differ per key); TUMBLE and HOP are")
 		return true
@@ -784,8 +825,9 @@ func rowExpr(x, prefix string) string {
 // joinInputOps emits in's filter and, when a column the join's where or
 // select reads (in used) is not a plain member of its records, a map
 // naming them. It sets in.row and in.key and returns the uid the join
-// reads in from.
-func (pl *planner) joinInputOps(in *joinInput, used, keys []string, stmt parser.Pos) string {
+// reads in from; nullable: in's columns are NULL in some results (an
+// outer join's other input).
+func (pl *planner) joinInputOps(in *joinInput, used, keys []string, nullable bool, stmt parser.Pos) string {
 	from := pl.where(in.r, in.base, stmt)
 	prefix := [2]string{"left.", "right."}[in.side]
 	refs := map[string]bool{}
@@ -799,7 +841,25 @@ func (pl *planner) joinInputOps(in *joinInput, used, keys []string, stmt parser.
 	in.row, in.key = map[string]string{}, rawExprs(in)
 	direct := true
 	for p := range refs {
-		if rowExpr(in.ref(p).expr, prefix) == "" {
+		if c := in.ref(p); c.window != "" && in.r.window != nil {
+			// A window table function's window_start, window_end and
+			// window_time: the window join's own; NULL, as Flink has
+			// them, in a result where this input is missing (its key is).
+			w := map[string]string{"windowStart": "windowStart", "windowEnd": "windowEnd", "windowTime": "(windowEnd - 1)"}[c.window]
+			if nullable {
+				guard := ""
+				if k := keys[0]; placeholder.FindString(k) == k {
+					guard = rowExpr(in.ref(k).expr, prefix)
+				}
+				if guard == "" {
+					pl.errorf(stmt, "in this outer window join, %s's %s is NULL where %s is missing, which is known only when its key is a column: select COALESCE(…) of both inputs' %s, or join on a column",
+						or(in.name, "an input"), c.name, or(in.name, "the input"), c.name)
+				}
+				w = "(" + guard + " == nil ? nil : " + w + ")"
+			}
+			in.row[p] = w
+			delete(refs, p)
+		} else if rowExpr(c.expr, prefix) == "" {
 			direct = false
 		}
 	}

@@ -304,6 +304,10 @@ func (pl *planner) insert(in *parser.Insert) {
 	if r == nil {
 		return
 	}
+	if r.window != nil {
+		pl.errorf(in.Query.P, "the rows of a window table function go into a window aggregation (GROUP BY window_start, window_end) or a window join; as they are, they are not supported yet")
+		return
+	}
 	phys := t.physical()
 	if len(r.cols) != len(phys) {
 		pl.errorf(in.Query.P, "INSERT INTO %s: the query has %d columns, the table %d (%s)", in.Table, len(r.cols), len(phys), names(phys))
@@ -408,6 +412,9 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 		return nil
 	}
 	if in.window != nil {
+		if len(s.GroupBy) == 0 && s.Having == nil && !in.window.legacy && !selectsAggregate(s.Items) {
+			return pl.windowRows(s, in)
+		}
 		return pl.windowAggregate(s, in, base, stmt)
 	}
 	mark := len(pl.errs)
@@ -457,7 +464,7 @@ func (pl *planner) items(items []parser.SelectItem, sc *scope, in, out *rel) []c
 					pl.errorf(it.P, "SELECT * over a table with ROW column %s is not supported yet: name the fields", c.name)
 					continue
 				}
-				if c.window != "" {
+				if c.window != "" && out.window == nil {
 					continue
 				}
 				cols = append(cols, c)
@@ -483,6 +490,47 @@ func (pl *planner) items(items []parser.SelectItem, sc *scope, in, out *rel) []c
 		cols = append(cols, column{name: name, t: t, expr: x})
 	}
 	return cols
+}
+
+// windowRows plans SELECT … FROM TABLE(TUMBLE|HOP(…)) without an
+// aggregation: the table function's rows, their window still pending
+// (their window_start and window_end are markers), for a window join or
+// an aggregation over them.
+func (pl *planner) windowRows(s *parser.Select, in *rel) *rel {
+	sc := &scope{cols: in.cols, alias: in.alias}
+	out := &rel{from: in.from, tbl: in.tbl, filter: in.filter, window: in.window}
+	pl.allowWindow = true
+	defer func() { pl.allowWindow = false }()
+	if s.Where != nil {
+		w, _ := pl.tr(s.Where, sc)
+		if strings.Contains(w, "\x00") {
+			pl.errorf(s.Where.At(), "a condition on window_start, window_end or window_time of a window table function's rows is not supported yet")
+			return nil
+		}
+		out.filter = and(in.filter, w)
+	}
+	out.cols = pl.items(s.Items, sc, in, out)
+	for i := range out.cols {
+		c := &out.cols[i]
+		if strings.HasPrefix(c.expr, "\x00") {
+			// a window column, renamed or not, stays one
+			c.window = map[string]string{"\x00window_start": "windowStart", "\x00window_end": "windowEnd", "\x00window_time": "windowTime"}[c.expr]
+		} else if strings.Contains(c.expr, "\x00") {
+			pl.errorf(s.Items[min(i, len(s.Items)-1)].P, "an expression over window_start, window_end or window_time of a window table function's rows is not supported yet: select the column")
+			return nil
+		}
+	}
+	return out
+}
+
+// selectsAggregate reports whether a select list holds an aggregate.
+func selectsAggregate(items []parser.SelectItem) bool {
+	for _, it := range items {
+		if containsAggregate(it.Expr) {
+			return true
+		}
+	}
+	return false
 }
 
 func and(a, b string) string {

@@ -33,3 +33,7 @@ INSERT INTO o SELECT O.id, SUM(P.amount) FROM orders O JOIN payments P ON O.id =
 INSERT INTO o SELECT O.id, P.amount FROM orders O JOIN payments P ON CAST(O.id AS VARCHAR) = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
 -- t.* of no input
 INSERT INTO o SELECT Q.* FROM orders O JOIN payments P ON O.id = P.order_id AND P.paid BETWEEN O.placed AND O.placed + INTERVAL '1' HOUR;
+-- window table functions' rows: joined to an aggregation, joined without the window equalities, inserted as they are
+INSERT INTO o SELECT M.customer, M.n FROM per_minute M JOIN (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(placed), INTERVAL '1' MINUTE))) T ON M.customer = T.customer AND M.window_start = T.window_start AND M.window_end = T.window_end;
+INSERT INTO o SELECT T.id, P.amount FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(placed), INTERVAL '1' MINUTE)) T JOIN payments P ON T.id = P.order_id AND P.paid BETWEEN T.placed AND T.placed + INTERVAL '1' HOUR;
+INSERT INTO o SELECT id, amount FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(placed), INTERVAL '1' MINUTE));
