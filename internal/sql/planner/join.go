@@ -10,13 +10,15 @@ import (
 	"github.com/flinkgo/flinkgo/internal/sql/parser"
 )
 
-// Joins. A query whose FROM is `a JOIN b ON …` plans into one of the
-// runtime's two joins (docs/joins.md), chosen by the condition, ON and
-// (the join being inner) WHERE together, split at its ANDs:
+// Joins. A query whose FROM is `a [LEFT|RIGHT|FULL] JOIN b ON …` plans
+// into one of the runtime's two joins (docs/joins.md), chosen by the
+// condition, ON and WHERE together (for an outer join, see classify),
+// split at its ANDs:
 //
 //   - an equality of the two inputs' window_start and of their window_end,
-//     both inputs window aggregations of the same TUMBLE or HOP: a
-//     windowJoin (Flink's window join);
+//     both inputs window aggregations of the same TUMBLE or HOP, or both
+//     the rows of such window table functions: a windowJoin (Flink's
+//     window join);
 //   - bounds between the inputs' time attributes (a.t BETWEEN b.t -
 //     INTERVAL … AND b.t + INTERVAL …, or <, <=, >, >=): an intervalJoin
 //     (Flink's interval join);
