@@ -15,7 +15,7 @@ import (
 	"github.com/flinkgo/flinkgo/pkg/connectors/all"
 )
 
-// BenchmarkSQLvsYAML runs each Nexmark query (q0, q1, q2, q11, q7, q8) as SQL (configs/jobs/nexmark-sql)
+// BenchmarkSQLvsYAML runs each Nexmark query (q0, q1, q2, q11, q5, q7, q8) as SQL (configs/jobs/nexmark-sql)
 // and as its YAML spec (configs/jobs/nexmark) in process, as written
 // (parallelism 1, exactly-once checkpoints every 10 s, the discard sink),
 // alternately, $SQLBENCH_ROUNDS times each (default 3) over
@@ -26,7 +26,7 @@ import (
 //	go test ./internal/sql -run '^$' -bench SQLvsYAML -benchtime 1x
 func BenchmarkSQLvsYAML(b *testing.B) {
 	rounds := envInt("SQLBENCH_ROUNDS", 3)
-	for _, q := range []string{"q0", "q1", "q2", "q11", "q7", "q8"} {
+	for _, q := range []string{"q0", "q1", "q2", "q11", "q5", "q7", "q8"} {
 		b.Run(q, func(b *testing.B) {
 			events := envInt("SQLBENCH_EVENTS", 2_000_000)
 			if q == "q7" {

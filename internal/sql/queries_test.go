@@ -137,7 +137,7 @@ func generated(t *testing.T, rate int, kind nexmark.Kind) []nexmark.Event {
 // The Nexmark queries as the benchmark writes them in SQL give what the
 // hand-written YAML specs give, on the same events.
 func TestSQLQueries(t *testing.T) {
-	for _, q := range []string{"q0", "q1", "q2", "q11"} {
+	for _, q := range []string{"q0", "q1", "q2", "q11", "q5"} {
 		t.Run(q, func(t *testing.T) {
 			t.Parallel()
 			want := run(t, yamlSpec(t, q))
@@ -148,6 +148,9 @@ func TestSQLQueries(t *testing.T) {
 			require.NotEmpty(t, want)
 			require.Equal(t, len(want), len(got), "results")
 			require.Equal(t, want, got)
+			if q == "q5" { // and an independent reference
+				require.Equal(t, canon(q5Reference(bids(t))), got)
+			}
 			if q == "q2" { // and an independent reference
 				var ref []map[string]any
 				for _, e := range bids(t) {
@@ -187,6 +190,33 @@ func TestSQLJoinQueries(t *testing.T) {
 			require.Equal(t, canon(ref), got)
 		})
 	}
+}
+
+// q5Reference: per 10 s window sliding by 2 s, the auctions with the
+// most bids, and their count.
+func q5Reference(bids []nexmark.Event) []map[string]any {
+	counts := map[int64]map[int64]int64{} // window start → auction → bids
+	for _, e := range bids {
+		for s := e.DateTime - e.DateTime%2000; s > e.DateTime-10000; s -= 2000 {
+			if counts[s] == nil {
+				counts[s] = map[int64]int64{}
+			}
+			counts[s][e.Bid.Auction]++
+		}
+	}
+	var out []map[string]any
+	for _, byAuction := range counts {
+		top := int64(0)
+		for _, n := range byAuction {
+			top = max(top, n)
+		}
+		for a, n := range byAuction {
+			if n == top {
+				out = append(out, map[string]any{"auction": a, "num": n})
+			}
+		}
+	}
+	return out
 }
 
 // q7Reference: the bids at their 10 s window's highest price, each one

@@ -74,6 +74,9 @@ type column struct {
 	// window marks window_start/window_end/window_time of a window TVF:
 	// usable only as the keys and results of its aggregation.
 	window string
+	// winProp: "start" or "end" for a window aggregation's result column
+	// that is its window_start or window_end.
+	winProp string
 }
 
 // scope is what names resolve against while translating an expression.

@@ -173,6 +173,11 @@ func (pl *planner) joinInputs(j *parser.Join, base string, stmt parser.Pos) []*j
 // or "" (reported: no key, a regular join, an outer join the runtime's
 // interval join does not have).
 func (pl *planner) joinKind(j *parser.Join, c *joinCond, ins []*joinInput) string {
+	if len(c.keys) == 0 && c.window != nil && !c.rows && c.ends {
+		// Two window aggregations with no other equality (q5: each
+		// window's counts against its maximum): keyed by the window.
+		c.keys = append(c.keys, c.endKey)
+	}
 	switch {
 	case c.window == nil && (ins[0].r.window != nil || ins[1].r.window != nil):
 		pl.errorf(j.P, "the rows of a window table function join only in a window join: ON … AND %s.window_start = %s.window_start AND %s.window_end = %s.window_end",
@@ -294,6 +299,8 @@ type joinCond struct {
 	// rows: the window join's inputs are window table functions' rows
 	// (not aggregations).
 	rows bool
+	// endKey: the inputs' window_end columns (placeholders), equal.
+	endKey [2]string
 }
 
 func (c *joinCond) bounded() bool { return c.haveLo && c.haveHi }
@@ -475,6 +482,8 @@ func windowProperty(r *rel, c column) string {
 	switch {
 	case r.window != nil && !r.window.legacy:
 		return map[string]string{"windowStart": "start", "windowEnd": "end"}[c.window]
+	case r.winOut != nil && c.winProp != "":
+		return c.winProp
 	case r.winOut != nil:
 		return map[string]string{"windowStart": "start", "windowEnd": "end"}[c.expr]
 	}
@@ -536,9 +545,15 @@ func (pl *planner) windowEquality(e parser.Expr, ins []*joinInput, sc *scope, c 
 	c.window = lw
 	if lp == "start" {
 		c.starts = true
-	} else {
-		c.ends = true
+		return true
 	}
+	c.ends = true
+	var lx, rx string
+	pl.quietly(func() { lx, _ = pl.tr(b.L, sc); rx, _ = pl.tr(b.R, sc) })
+	if li.side == 1 {
+		lx, rx = rx, lx
+	}
+	c.endKey = [2]string{lx, rx}
 	return true
 }
 
@@ -814,12 +829,17 @@ func (pl *planner) joinItems(items []parser.SelectItem, ins []*joinInput, sc *sc
 
 // rowExpr is x, an expression over an input's records, over the join's
 // row of it (prefix left. or right.); "" when it is not one member.
-func rowExpr(x, prefix string) string {
+func rowExpr(x, prefix string, windowResult bool) string {
 	switch {
 	case isIdent(x) && !reservedMembers[x]:
 		return prefix + x
 	case x == "(windowEnd - 1)":
 		return "(" + prefix + "windowEnd - 1)"
+	case windowResult && x == "key":
+		// A window's result holds its key as a member too.
+		return prefix + "key"
+	case windowResult && x == "int(key)":
+		return "int(" + prefix + "key)"
 	}
 	return ""
 }
@@ -841,6 +861,9 @@ func (pl *planner) joinInputOps(in *joinInput, used, keys []string, nullable boo
 		}
 	}
 	in.row, in.key = map[string]string{}, rawExprs(in)
+	// winRow: read a window result's key off the join's row (int(key) of
+	// a NULL row fails: a nullable input maps its key first).
+	winRow := in.r.winOut != nil && !nullable
 	direct := true
 	for p := range refs {
 		if c := in.ref(p); c.window != "" && in.r.window != nil {
@@ -851,7 +874,7 @@ func (pl *planner) joinInputOps(in *joinInput, used, keys []string, nullable boo
 			if nullable {
 				guard := ""
 				if k := keys[0]; placeholder.FindString(k) == k {
-					guard = rowExpr(in.ref(k).expr, prefix)
+					guard = rowExpr(in.ref(k).expr, prefix, winRow)
 				}
 				if guard == "" {
 					pl.errorf(stmt, "in this outer window join, %s's %s is NULL where %s is missing, which is known only when its key is a column: select COALESCE(…) of both inputs' %s, or join on a column",
@@ -861,13 +884,13 @@ func (pl *planner) joinInputOps(in *joinInput, used, keys []string, nullable boo
 			}
 			in.row[p] = w
 			delete(refs, p)
-		} else if rowExpr(c.expr, prefix) == "" {
+		} else if rowExpr(c.expr, prefix, winRow) == "" {
 			direct = false
 		}
 	}
 	if direct {
 		for p := range refs {
-			in.row[p] = rowExpr(in.ref(p).expr, prefix)
+			in.row[p] = rowExpr(in.ref(p).expr, prefix, winRow)
 		}
 		return from
 	}

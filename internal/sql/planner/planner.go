@@ -88,6 +88,8 @@ type op struct {
 	opts     [][2]string
 	origin   parser.Pos
 	with     map[string]parser.Option
+	// stmt: the statement a shared operator (addShared) was planned for.
+	stmt parser.Pos
 }
 
 func (pl *planner) errorf(p parser.Pos, format string, a ...any) {
@@ -117,6 +119,21 @@ func (pl *planner) uid(base string) string {
 func (pl *planner) add(o op) string {
 	pl.ops = append(pl.ops, o)
 	return o.uid
+}
+
+// addShared adds o, named base, unless the statement already has the
+// same operator over the same input (q5 aggregates the bids by the same
+// HOP twice, once for each input of its join): then it is that one.
+// Only within a statement, so that a uid does not depend on the order of
+// statements.
+func (pl *planner) addShared(base string, o op) string {
+	for _, e := range pl.ops {
+		if e.typ == o.typ && e.stmt == o.stmt && strings.Join(e.from, "\x00") == strings.Join(o.from, "\x00") && fmt.Sprint(e.opts) == fmt.Sprint(o.opts) {
+			return e.uid
+		}
+	}
+	o.uid = pl.uid(base)
+	return pl.add(o)
 }
 
 func (pl *planner) script(s *parser.Script) {
@@ -206,6 +223,11 @@ type windowTVF struct {
 	// per key, so they must be the aggregation's keys).
 	partition  []string
 	partitionP parser.Pos
+	// inner: this is a window over the results of a window aggregation
+	// of window inner, grouped by inner's window_start and window_end (q5's
+	// MaxBids): a tumbling window of inner's slide holds exactly the
+	// results of one of inner's windows.
+	inner *windowTVF
 }
 
 // groupWindow finds a legacy group window, GROUP BY TUMBLE(col, size),
@@ -427,6 +449,11 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 	}
 	if len(pl.errs) > mark {
 		return nil // a group window that was reported
+	}
+	if len(s.GroupBy) > 0 && in.winOut != nil {
+		if c := pl.windowCascade(s, in); c != nil {
+			return pl.windowAggregate(s, c, base, stmt)
+		}
 	}
 	if len(s.GroupBy) > 0 {
 		pl.errorf(s.GroupBy[0].At(), "GROUP BY without a window (an unbounded aggregation, updating results) is not supported yet: aggregate over TABLE(TUMBLE(…)) or TABLE(HOP(…)) and group by window_start, window_end")
@@ -679,8 +706,12 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		}
 		if id, ok := e.(*parser.Ident); ok && !in.window.legacy {
 			name := id.Parts[len(id.Parts)-1]
+			var x string
+			if !pl.quietly(func() { pl.allowWindow = true; x, _ = pl.tr(e, inScope); pl.allowWindow = false }) && strings.HasPrefix(x, "\x00window_") {
+				name = x[1:] // a window column, by whatever name (a cascade's starttime)
+			}
 			if name == "window_start" || name == "window_end" || name == "window_time" {
-				out := map[string]string{"window_start": "windowStart", "window_end": "windowEnd", "window_time": "(windowEnd - 1)"}[name]
+				out := map[string]string{"window_start": startExpr(in.window), "window_end": "windowEnd", "window_time": "(windowEnd - 1)"}[name]
 				g.keys = append(g.keys, groupKey{expr: "\x00" + name, t: typ{k: kTime}, out: out})
 				seen[name] = true
 				continue
@@ -729,7 +760,18 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		in.filter = and(in.filter, w)
 	}
 	out := &rel{winOut: in.window}
+	if in.window.inner != nil {
+		out.winOut = in.window.inner // its results are the inner window's
+	}
 	out.cols = pl.items(s.Items, sc, in, out)
+	for i := range out.cols {
+		switch out.cols[i].expr {
+		case startExpr(in.window):
+			out.cols[i].winProp = "start"
+		case "windowEnd":
+			out.cols[i].winProp = "end"
+		}
+	}
 	for i, it := range s.Items {
 		// A selected window_time (or *_ROWTIME) is the result's time
 		// attribute: the window's results are stamped with it, so a
@@ -756,7 +798,7 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 			}
 			kx = "toJSON([" + strings.Join(parts, ", ") + "])"
 		}
-		from = pl.add(op{uid: pl.uid(base + ".keyBy"), typ: "keyBy", from: []string{from}, opts: [][2]string{{"expr", quote(kx)}}, origin: stmt})
+		from = pl.addShared(base+".keyBy", op{typ: "keyBy", from: []string{from}, opts: [][2]string{{"expr", quote(kx)}}, origin: stmt, stmt: stmt})
 	} else {
 		windowOpts = append(windowOpts, [2]string{"parallelism", "1"})
 	}
@@ -778,8 +820,59 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		aggs[i] = a.out + ": " + quote(a.call)
 	}
 	windowOpts = append(windowOpts, [2]string{"window", spec}, [2]string{"aggregate", "{" + strings.Join(aggs, ", ") + "}"})
-	from = pl.add(op{uid: pl.uid(base + ".window"), typ: "window", from: []string{from}, opts: windowOpts, origin: win.p})
+	from = pl.addShared(base+".window", op{typ: "window", from: []string{from}, opts: windowOpts, origin: win.p, stmt: stmt})
 	out.from = from
 	out.filter = having
 	return out
+}
+
+// startExpr is a window aggregation's window_start over its results: the
+// window's start, or, for a window over an inner window's results, the
+// inner window's (its end less its size).
+func startExpr(w *windowTVF) string {
+	if w.inner != nil && w.inner.kind == "HOP" {
+		return fmt.Sprintf("(windowEnd - %d)", w.inner.size)
+	}
+	return "windowStart"
+}
+
+// windowCascade: s groups in, a window aggregation's results, by their
+// window_start and window_end (and perhaps other keys): in as the input
+// of a window over the results of each of its windows, its window
+// columns the markers of that window. nil when s does not.
+func (pl *planner) windowCascade(s *parser.Select, in *rel) *rel {
+	if in.winOut.kind == "SESSION" {
+		return nil
+	}
+	sc := &scope{cols: in.cols, alias: in.alias}
+	marks := map[string]string{}
+	for _, e := range s.GroupBy {
+		var x string
+		if _, ok := e.(*parser.Ident); !ok || pl.quietly(func() { x, _ = pl.tr(e, sc) }) {
+			continue
+		}
+		for _, c := range in.cols {
+			if c.expr == x && windowProperty(in, c) != "" {
+				marks[c.name] = windowProperty(in, c)
+			}
+		}
+	}
+	if len(marks) != 2 {
+		return nil
+	}
+	out := *in
+	out.cols = nil
+	for _, c := range in.cols {
+		switch marks[c.name] {
+		case "start":
+			c = column{name: c.name, t: typ{k: kTime}, expr: "\x00window_start", window: "windowStart"}
+		case "end":
+			c = column{name: c.name, t: typ{k: kTime}, expr: "\x00window_end", window: "windowEnd"}
+		}
+		out.cols = append(out.cols, c)
+	}
+	inner := in.winOut
+	out.window = &windowTVF{kind: "TUMBLE", size: or64(inner.slide, inner.size), p: s.GroupBy[0].At(), inner: inner}
+	out.winOut = nil
+	return &out
 }
