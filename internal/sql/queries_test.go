@@ -693,3 +693,36 @@ ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.wind
 		})
 	}
 }
+
+// An aggregation grouped by the window_start and window_end of a HOP
+// aggregation's results (q5's MaxBids): per window, the most bids an
+// auction had, with that window's own start and end.
+func TestSQLWindowOverWindowResults(t *testing.T) {
+	t.Parallel()
+	script := sqlScript(t, "q0")
+	script = script[:strings.Index(script, "-- Query 0")] + `
+CREATE TABLE discard_sink (maxn BIGINT, s TIMESTAMP(3), e TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO discard_sink
+SELECT MAX(C.num), C.starttime, C.endtime
+FROM (SELECT COUNT(*) AS num, window_start AS starttime, window_end AS endtime
+      FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+      GROUP BY auction, window_start, window_end) C
+GROUP BY C.starttime, C.endtime;
+`
+	got := run(t, sqlSpec(t, script))
+	counts := map[[2]int64]int64{} // window start, auction → bids
+	for _, e := range bids(t) {
+		for s := e.DateTime - e.DateTime%2000; s > e.DateTime-10000; s -= 2000 {
+			counts[[2]int64{s, e.Bid.Auction}]++
+		}
+	}
+	top := map[int64]int64{}
+	for k, n := range counts {
+		top[k[0]] = max(top[k[0]], n)
+	}
+	var ref []map[string]any
+	for s, n := range top {
+		ref = append(ref, map[string]any{"maxn": n, "s": s, "e": s + 10000})
+	}
+	require.Equal(t, canon(ref), got)
+}
