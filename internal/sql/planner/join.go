@@ -127,6 +127,9 @@ func (pl *planner) joinQuery(s *parser.Select, j *parser.Join, base string, stmt
 		return nil
 	}
 	opts, exprs := pl.joinOptions(kind, j.Kind, c, ins, sel, names, stmt)
+	if kind == "windowJoin" && j.Kind == "INNER" {
+		pl.keepMaxOnly(c, ins, opts)
+	}
 	uid := pl.add(op{uid: pl.uid(base + ".join"), typ: kind, opts: opts, origin: j.P})
 	out := &rel{from: uid, join: &joinOut{op: len(pl.ops) - 1, exprs: exprs}}
 	for i, n := range names {
@@ -986,4 +989,64 @@ func neverNull(kept [2]bool, ins []*joinInput) string {
 		}
 	}
 	return "in a FULL join, neither"
+}
+
+// keepMaxOnly: an inner window join whose only other condition is
+// L.x >= R.m, where R is a window over L's own window aggregation W
+// computing m = MAX(x) per window (q5: each auction's count against the
+// window's highest), can only pair the rows of W whose x is their
+// window's maximum: W then passes on only those (keepMax; per subtask
+// the ones at its own maximum, among them the window's). The results are
+// the same; the join and the maximum see a few rows per window instead
+// of every key's. Nothing is changed unless W feeds only these two.
+func (pl *planner) keepMaxOnly(c *joinCond, ins []*joinInput, opts [][2]string) {
+	if len(c.where) != 1 || len(c.keys) != 1 || c.keys[0] != c.endKey {
+		return // keyed by more than the window: a maximum per window is not the one
+	}
+	m := regexp.MustCompile("^\\(\x01L([0-9]+)\x01 >= \x01R([0-9]+)\x01\\)$").FindStringSubmatch(c.where[0])
+	l, r := ins[0].r, ins[1].r
+	if m == nil || l.filter != "" || r.filter != "" || l.winOut == nil || r.winOut == nil {
+		return
+	}
+	li, _ := strconv.Atoi(m[1])
+	ri, _ := strconv.Atoi(m[2])
+	x, mx := l.cols[li].expr, r.cols[ri].expr
+	w, v := pl.opIndex(l.from), pl.opIndex(r.from)
+	if w < 0 || v < 0 || pl.ops[w].typ != "window" || pl.ops[v].typ != "window" || len(pl.ops[v].from) != 1 || pl.ops[v].from[0] != l.from || !isIdent(x) {
+		return
+	}
+	if !strings.Contains(optValue(pl.ops[v].opts, "aggregate"), mx+": "+quote("max("+x+")")) || optValue(pl.ops[w].opts, "keepMax") != "" {
+		return
+	}
+	consumers := 0
+	for _, o := range pl.ops {
+		for _, f := range o.from {
+			if f == l.from {
+				consumers++
+			}
+		}
+	}
+	// the join (not added yet) and v
+	if consumers != 1 || !strings.Contains(opts[0][1], quote(l.from)) {
+		return
+	}
+	pl.ops[w].opts = append(pl.ops[w].opts, [2]string{"keepMax", x})
+}
+
+func (pl *planner) opIndex(uid string) int {
+	for i, o := range pl.ops {
+		if o.uid == uid {
+			return i
+		}
+	}
+	return -1
+}
+
+func optValue(opts [][2]string, key string) string {
+	for _, o := range opts {
+		if o[0] == key {
+			return o[1]
+		}
+	}
+	return ""
 }
