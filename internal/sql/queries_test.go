@@ -485,7 +485,7 @@ ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.wind
 	require.Equal(t, canon(ref), got)
 }
 
-// q7 and q8 as SQL into exactly-once files: a savepoint while windows are
+// q5, q7 and q8 as SQL into exactly-once files: a savepoint while windows are
 // open and bids are held (after some results were committed), cancel, and the same script run from it at
 // another parallelism (as flinkgo stop, then run -s, of the script): the
 // operators, named after the statement's tables and aliases, take their
@@ -493,7 +493,7 @@ ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.wind
 func TestSQLJoinSavepointRestore(t *testing.T) {
 	t.Parallel() // mostly waits on the paced source: beside the others
 	const rate = 200
-	for _, q := range []string{"q7", "q8"} {
+	for _, q := range []string{"q5", "q7", "q8"} {
 		t.Run(q, func(t *testing.T) {
 			t.Parallel()
 			out, sp, chk := t.TempDir(), t.TempDir(), t.TempDir()
@@ -515,9 +515,12 @@ func TestSQLJoinSavepointRestore(t *testing.T) {
 			require.Equal(t, api.StateFinished, runtimetest.Wait(t, j, time.Minute), j.Info().Error)
 			require.Less(t, j.Info().Operators[0].RecordsOut, int64(events), "the restored source starts where the savepoint was")
 			var ref []map[string]any
-			if q == "q7" {
+			switch q {
+			case "q5":
+				ref = q5Reference(generated(t, rate, nexmark.KindBid))
+			case "q7":
 				ref = q7Reference(generated(t, rate, nexmark.KindBid))
-			} else {
+			default:
 				ref = q8Reference(generated(t, rate, nexmark.KindPerson), generated(t, rate, nexmark.KindAuction))
 			}
 			var got []map[string]any
