@@ -28,12 +28,12 @@ func TestValidateAndExplainSQL(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("CREATE TABLE s (a BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');\n"+
 		"CREATE TABLE o (a BIGINT) WITH ('connector' = 'blackhole');\n"+
 		"INSERT INTO o SELECT b FROM s;\n"+
-		"INSERT INTO o SELECT a FROM s JOIN t ON s.a = t.a;\n"), 0o600))
+		"INSERT INTO o SELECT a FROM s CROSS JOIN t;\n"), 0o600))
 	r = run(t, "validate", bad)
 	require.Equal(t, 3, r.code)
 	require.Contains(t, r.stderr, bad+":1:17: datagen makes records with one column, idx BIGINT")
 	require.Contains(t, r.stderr, bad+":3:22: unknown column b")
-	require.Contains(t, r.stderr, bad+":4:31: joins are not supported yet (JOIN)")
+	require.Contains(t, r.stderr, bad+":4:31: CROSS JOIN is not supported")
 	r = run(t, "explain", bad)
 	require.Equal(t, 3, r.code)
 

@@ -90,8 +90,10 @@ type Select struct {
 // SelectItem is one projected expression (or *).
 type SelectItem struct {
 	P     Pos
-	Expr  Expr // nil for *
+	Expr  Expr // nil for * and t.*
 	Alias string
+	// Of is t of t.* (the columns of the input called t).
+	Of string
 }
 
 // TableRef is what a query reads.
@@ -125,9 +127,20 @@ type SubQuery struct {
 	Alias string
 }
 
+// Join is Left [INNER] JOIN Right ON On. Kind is INNER, LEFT, RIGHT or
+// FULL (the planner says which it plans); Left is itself a Join in a
+// join of three or more inputs.
+type Join struct {
+	P           Pos // the JOIN keyword (or the INNER/LEFT/… before it)
+	Kind        string
+	Left, Right TableRef
+	On          Expr
+}
+
 func (t *TableName) At() Pos { return t.P }
 func (t *WindowTVF) At() Pos { return t.P }
 func (t *SubQuery) At() Pos  { return t.P }
+func (t *Join) At() Pos      { return t.P }
 
 // Expr is an expression.
 type Expr interface{ At() Pos }

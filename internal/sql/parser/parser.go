@@ -118,7 +118,7 @@ var reserved = map[string]bool{"SELECT": true, "FROM": true, "WHERE": true, "GRO
 	"AND": true, "OR": true, "NOT": true, "AS": true, "ON": true, "JOIN": true, "INNER": true, "LEFT": true, "RIGHT": true,
 	"FULL": true, "CROSS": true, "UNION": true, "ORDER": true, "LIMIT": true, "WHEN": true, "THEN": true, "ELSE": true,
 	"END": true, "CASE": true, "IN": true, "IS": true, "NULL": true, "LIKE": true, "BETWEEN": true, "INSERT": true,
-	"INTO": true, "WITH": true, "OVER": true, "TABLE": true, "WATERMARK": true, "FOR": true, "INTERVAL": true}
+	"INTO": true, "WITH": true, "OVER": true, "TABLE": true, "NATURAL": true, "USING": true, "WATERMARK": true, "FOR": true, "INTERVAL": true}
 
 func (p *parser) name(what string) (string, Pos) {
 	t := p.peek()
@@ -451,8 +451,12 @@ func (p *parser) selectCore() *Select {
 	}
 	p.expect("FROM")
 	s.From = p.fromItem()
-	if t := p.peek(); t.op(",") || t.is("JOIN") || t.is("INNER") || t.is("LEFT") || t.is("RIGHT") || t.is("FULL") || t.is("CROSS") {
-		p.fail(t.pos, "joins are not supported yet (%s)", strings.ToUpper(t.text))
+	for {
+		j := p.join(s.From)
+		if j == nil {
+			break
+		}
+		s.From = j
 	}
 	if p.accept("WHERE") {
 		s.Where = p.expr()
@@ -476,11 +480,56 @@ func (p *parser) selectCore() *Select {
 	return s
 }
 
+// join reads [INNER|LEFT|RIGHT|FULL [OUTER]] JOIN item ON condition
+// after left; nil when no join follows.
+func (p *parser) join(left TableRef) *Join {
+	t := p.peek()
+	kind := ""
+	switch {
+	case t.is("JOIN"):
+		kind = "INNER"
+	case t.is("INNER"):
+		p.next()
+		kind = "INNER"
+	case t.is("LEFT") || t.is("RIGHT") || t.is("FULL"):
+		p.next()
+		kind = strings.ToUpper(t.text)
+		p.accept("OUTER")
+	case t.is("CROSS"):
+		p.fail(t.pos, "CROSS JOIN is not supported (every pair of rows, for ever): write JOIN … ON with an equality and a time bound")
+	case t.op(","):
+		p.fail(t.pos, "joins written FROM a, b are not supported yet: write a JOIN b ON the condition")
+	case t.is("NATURAL"):
+		p.fail(t.pos, "NATURAL JOIN is not supported: write JOIN … ON the condition")
+	default:
+		return nil
+	}
+	if !p.peek().is("JOIN") {
+		p.unexpected("JOIN")
+	}
+	p.next()
+	right := p.fromItem()
+	if u := p.peek(); u.is("USING") {
+		p.fail(u.pos, "JOIN … USING is not supported yet: write ON a.col = b.col")
+	}
+	if !p.peek().is("ON") {
+		p.unexpected("ON and the join condition")
+	}
+	p.next()
+	return &Join{P: t.pos, Kind: kind, Left: left, Right: right, On: p.expr()}
+}
+
 func (p *parser) selectItem() SelectItem {
 	t := p.peek()
 	if t.op("*") {
 		p.next()
 		return SelectItem{P: t.pos}
+	}
+	if (t.kind == tIdent || t.kind == tQuotedIdent) && p.peekAt(1).op(".") && p.peekAt(2).op("*") {
+		p.next()
+		p.next()
+		p.next()
+		return SelectItem{P: t.pos, Of: t.text}
 	}
 	it := SelectItem{P: t.pos, Expr: p.expr()}
 	if p.accept("AS") {

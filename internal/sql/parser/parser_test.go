@@ -85,3 +85,33 @@ END;
 		t.Fatalf("insert at %v, want 14:1", p)
 	}
 }
+
+// Joins parse left-deep, with their kind and condition; t.* names its
+// input.
+func TestParseJoins(t *testing.T) {
+	s, errs := Parse(`INSERT INTO o SELECT a.*, b.x FROM t a INNER JOIN u AS b ON a.k = b.k
+  LEFT OUTER JOIN (SELECT k FROM v) c ON c.k = a.k FULL JOIN w ON w.k = a.k;`)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	q := s.Stmts[0].(*Insert).Query
+	if q.Items[0].Of != "a" || q.Items[0].Expr != nil || q.Items[1].Of != "" {
+		t.Fatalf("items: %+v", q.Items)
+	}
+	var kinds []string
+	f := q.From
+	for {
+		j, ok := f.(*Join)
+		if !ok {
+			break
+		}
+		kinds = append(kinds, j.Kind)
+		if j.On == nil {
+			t.Fatalf("%s JOIN without its ON", j.Kind)
+		}
+		f = j.Left
+	}
+	if strings.Join(kinds, " ") != "FULL LEFT INNER" || f.(*TableName).Alias != "a" {
+		t.Fatalf("joins %v over %+v", kinds, f)
+	}
+}

@@ -74,6 +74,9 @@ type column struct {
 	// window marks window_start/window_end/window_time of a window TVF:
 	// usable only as the keys and results of its aggregation.
 	window string
+	// winProp: "start" or "end" for a window aggregation's result column
+	// that is its window_start or window_end.
+	winProp string
 }
 
 // scope is what names resolve against while translating an expression.
@@ -82,6 +85,9 @@ type scope struct {
 	alias string
 	// grouped: a window aggregation's SELECT and HAVING.
 	grouped *grouping
+	// sides: a join's inputs (their alias and columns); a name resolves
+	// in the one its qualifier names, or the one that has it.
+	sides []*scope
 }
 
 // grouping collects a window aggregation's keys and aggregates.
@@ -209,7 +215,51 @@ func (pl *planner) tr(e parser.Expr, sc *scope) (string, typ) {
 	return "nil", typ{}
 }
 
+// sideIdent resolves e in the join input its qualifier names, or the one
+// input that has such a column.
+func (pl *planner) sideIdent(e *parser.Ident, sc *scope) (string, typ) {
+	if len(e.Parts) > 1 {
+		for _, s := range sc.sides {
+			if s.alias != "" && s.alias == e.Parts[0] {
+				return pl.ident(e, s)
+			}
+		}
+	}
+	var in []*scope
+	var all []string
+	for _, s := range sc.sides {
+		for _, c := range s.cols {
+			all = append(all, c.name)
+			if c.name == e.Parts[0] {
+				in = append(in, s)
+				break
+			}
+		}
+	}
+	switch {
+	case len(in) == 1:
+		return pl.ident(e, in[0])
+	case len(in) > 1:
+		pl.errorf(e.P, "column %s is in both inputs of the join: qualify it (%s.%s or %s.%s)", e.Parts[0],
+			or(in[0].alias, "left"), e.Parts[0], or(in[1].alias, "right"), e.Parts[0])
+	case len(e.Parts) > 1:
+		var q []string
+		for _, s := range sc.sides {
+			if s.alias != "" {
+				q = append(q, s.alias)
+			}
+		}
+		pl.errorf(e.P, "unknown column %s: the join's inputs are %s%s", strings.Join(e.Parts, "."), strings.Join(q, " and "), closest(e.Parts[0], q))
+	default:
+		pl.errorf(e.P, "unknown column %s%s", e.Parts[0], closest(e.Parts[0], all))
+	}
+	return "nil", typ{}
+}
+
 func (pl *planner) ident(e *parser.Ident, sc *scope) (string, typ) {
+	if len(sc.sides) > 0 {
+		return pl.sideIdent(e, sc)
+	}
 	parts := e.Parts
 	if len(parts) > 1 && sc.alias != "" && parts[0] == sc.alias {
 		parts = parts[1:]

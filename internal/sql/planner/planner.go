@@ -47,6 +47,7 @@ func Compile(name, src string) (*Plan, error) {
 		uids: map[string]bool{}, sources: map[string]string{}, parallelism: "1"}
 	pl.errs = append(pl.errs, perrs...)
 	pl.script(script)
+	pl.sharePrefilters()
 	if len(pl.errs) > 0 {
 		sort.SliceStable(pl.errs, func(i, j int) bool {
 			a, b := pl.errs[i].Pos, pl.errs[j].Pos
@@ -87,6 +88,8 @@ type op struct {
 	opts     [][2]string
 	origin   parser.Pos
 	with     map[string]parser.Option
+	// stmt: the statement a shared operator (addShared) was planned for.
+	stmt parser.Pos
 }
 
 func (pl *planner) errorf(p parser.Pos, format string, a ...any) {
@@ -116,6 +119,21 @@ func (pl *planner) uid(base string) string {
 func (pl *planner) add(o op) string {
 	pl.ops = append(pl.ops, o)
 	return o.uid
+}
+
+// addShared adds o, named base, unless the statement already has the
+// same operator over the same input (q5 aggregates the bids by the same
+// HOP twice, once for each input of its join): then it is that one.
+// Only within a statement, so that a uid does not depend on the order of
+// statements.
+func (pl *planner) addShared(base string, o op) string {
+	for _, e := range pl.ops {
+		if e.typ == o.typ && e.stmt == o.stmt && strings.Join(e.from, "\x00") == strings.Join(o.from, "\x00") && fmt.Sprint(e.opts) == fmt.Sprint(o.opts) {
+			return e.uid
+		}
+	}
+	o.uid = pl.uid(base)
+	return pl.add(o)
 }
 
 func (pl *planner) script(s *parser.Script) {
@@ -187,6 +205,12 @@ type rel struct {
 	rowtime string // the time attribute column (records' timestamps), "" none
 	window  *windowTVF
 	alias   string
+	// winOut: from is this window aggregation's result (its window_end
+	// is the records' time + 1 ms: joins bound by it).
+	winOut *windowTVF
+	// join: from is a join whose select may still take the sink's
+	// projection.
+	join *joinOut
 }
 
 type windowTVF struct {
@@ -199,6 +223,11 @@ type windowTVF struct {
 	// per key, so they must be the aggregation's keys).
 	partition  []string
 	partitionP parser.Pos
+	// inner: this is a window over the results of a window aggregation
+	// of window inner, grouped by inner's window_start and window_end (q5's
+	// MaxBids): a tumbling window of inner's slide holds exactly the
+	// results of one of inner's windows.
+	inner *windowTVF
 }
 
 // groupWindow finds a legacy group window, GROUP BY TUMBLE(col, size),
@@ -297,6 +326,10 @@ func (pl *planner) insert(in *parser.Insert) {
 	if r == nil {
 		return
 	}
+	if r.window != nil {
+		pl.errorf(in.Query.P, "the rows of a window table function go into a window aggregation (GROUP BY window_start, window_end) or a window join; as they are, they are not supported yet")
+		return
+	}
 	phys := t.physical()
 	if len(r.cols) != len(phys) {
 		pl.errorf(in.Query.P, "INSERT INTO %s: the query has %d columns, the table %d (%s)", in.Table, len(r.cols), len(phys), names(phys))
@@ -308,6 +341,17 @@ func (pl *planner) insert(in *parser.Insert) {
 				in.Table, c.name, kindName(c.t), i+1, r.cols[i].name, kindName(r.cols[i].t))
 			return
 		}
+	}
+	if j := r.join; j != nil && r.filter == "" {
+		// The sink's columns straight from the join's select.
+		sel := make([]string, len(phys))
+		for i, c := range phys {
+			sel[i] = quote(c.name) + ": " + quote(outputExpr(column{expr: j.exprs[i], t: r.cols[i].t}, c))
+		}
+		o := &pl.ops[j.op]
+		o.opts[len(o.opts)-1] = [2]string{"select", "{" + strings.Join(sel, ", ") + "}"}
+		pl.add(op{uid: pl.uid(base), typ: t.conn.sinkType, from: []string{r.from}, opts: t.conn.sinkOpts, origin: in.P, with: t.conn.with})
+		return
 	}
 	members := make([]string, len(phys))
 	for i, c := range phys {
@@ -369,17 +413,30 @@ func (pl *planner) where(r *rel, base string, p parser.Pos) string {
 	if r.filter == "" {
 		return r.from
 	}
+	for _, o := range pl.ops {
+		// The same filter of the same records in one statement (both
+		// inputs of a join reading the view bid): one operator.
+		if o.typ == "filter" && o.origin == p && len(o.from) == 1 && o.from[0] == r.from && o.opts[0][1] == quote(r.filter) {
+			return o.uid
+		}
+	}
 	return pl.add(op{uid: pl.uid(base + ".where"), typ: "filter", from: []string{r.from},
 		opts: [][2]string{{"expr", quote(r.filter)}}, origin: p})
 }
 
 // query plans a SELECT into a rel; nil after an error.
 func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
+	if j, ok := s.From.(*parser.Join); ok {
+		return pl.joinQuery(s, j, base, stmt)
+	}
 	in := pl.fromItem(s.From, base, stmt)
 	if in == nil {
 		return nil
 	}
 	if in.window != nil {
+		if len(s.GroupBy) == 0 && s.Having == nil && !in.window.legacy && !selectsAggregate(s.Items) {
+			return pl.windowRows(s, in)
+		}
 		return pl.windowAggregate(s, in, base, stmt)
 	}
 	mark := len(pl.errs)
@@ -393,6 +450,11 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 	if len(pl.errs) > mark {
 		return nil // a group window that was reported
 	}
+	if len(s.GroupBy) > 0 && in.winOut != nil {
+		if c := pl.windowCascade(s, in); c != nil {
+			return pl.windowAggregate(s, c, base, stmt)
+		}
+	}
 	if len(s.GroupBy) > 0 {
 		pl.errorf(s.GroupBy[0].At(), "GROUP BY without a window (an unbounded aggregation, updating results) is not supported yet: aggregate over TABLE(TUMBLE(…)) or TABLE(HOP(…)) and group by window_start, window_end")
 		return nil
@@ -402,7 +464,7 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 		return nil
 	}
 	sc := &scope{cols: in.cols, alias: in.alias}
-	out := &rel{from: in.from, tbl: in.tbl, filter: in.filter}
+	out := &rel{from: in.from, tbl: in.tbl, filter: in.filter, winOut: in.winOut}
 	if s.Where != nil {
 		w, t := pl.tr(s.Where, sc)
 		if t.k != kBool && t.k != kAny {
@@ -419,13 +481,17 @@ func (pl *planner) query(s *parser.Select, base string, stmt parser.Pos) *rel {
 func (pl *planner) items(items []parser.SelectItem, sc *scope, in, out *rel) []column {
 	var cols []column
 	for i, it := range items {
+		if it.Expr == nil && it.Of != "" && it.Of != sc.alias {
+			pl.errorf(it.P, "%s.*: the query reads no input called %s%s", it.Of, it.Of, closest(it.Of, []string{sc.alias}))
+			continue
+		}
 		if it.Expr == nil {
 			for _, c := range in.cols {
 				if c.t.k == kRow {
 					pl.errorf(it.P, "SELECT * over a table with ROW column %s is not supported yet: name the fields", c.name)
 					continue
 				}
-				if c.window != "" {
+				if c.window != "" && out.window == nil {
 					continue
 				}
 				cols = append(cols, c)
@@ -451,6 +517,47 @@ func (pl *planner) items(items []parser.SelectItem, sc *scope, in, out *rel) []c
 		cols = append(cols, column{name: name, t: t, expr: x})
 	}
 	return cols
+}
+
+// windowRows plans SELECT … FROM TABLE(TUMBLE|HOP(…)) without an
+// aggregation: the table function's rows, their window still pending
+// (their window_start and window_end are markers), for a window join or
+// an aggregation over them.
+func (pl *planner) windowRows(s *parser.Select, in *rel) *rel {
+	sc := &scope{cols: in.cols, alias: in.alias}
+	out := &rel{from: in.from, tbl: in.tbl, filter: in.filter, window: in.window}
+	pl.allowWindow = true
+	defer func() { pl.allowWindow = false }()
+	if s.Where != nil {
+		w, _ := pl.tr(s.Where, sc)
+		if strings.Contains(w, "\x00") {
+			pl.errorf(s.Where.At(), "a condition on window_start, window_end or window_time of a window table function's rows is not supported yet")
+			return nil
+		}
+		out.filter = and(in.filter, w)
+	}
+	out.cols = pl.items(s.Items, sc, in, out)
+	for i := range out.cols {
+		c := &out.cols[i]
+		if strings.HasPrefix(c.expr, "\x00") {
+			// a window column, renamed or not, stays one
+			c.window = map[string]string{"\x00window_start": "windowStart", "\x00window_end": "windowEnd", "\x00window_time": "windowTime"}[c.expr]
+		} else if strings.Contains(c.expr, "\x00") {
+			pl.errorf(s.Items[min(i, len(s.Items)-1)].P, "an expression over window_start, window_end or window_time of a window table function's rows is not supported yet: select the column")
+			return nil
+		}
+	}
+	return out
+}
+
+// selectsAggregate reports whether a select list holds an aggregate.
+func selectsAggregate(items []parser.SelectItem) bool {
+	for _, it := range items {
+		if containsAggregate(it.Expr) {
+			return true
+		}
+	}
+	return false
 }
 
 func and(a, b string) string {
@@ -584,6 +691,7 @@ func (pl *planner) window(w *parser.WindowTVF, base string, stmt parser.Pos) *re
 // windowAggregate plans SELECT … FROM TABLE(window) GROUP BY window_start,
 // window_end[, keys] [HAVING …]: filter, keyBy, window, filter.
 func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt parser.Pos) *rel {
+	mark := len(pl.errs) // this query's errors, not an earlier statement's
 	if len(s.GroupBy) == 0 {
 		pl.errorf(s.P, "a query over a window table function must GROUP BY window_start, window_end (a window TVF without aggregation is not supported yet)")
 		return nil
@@ -598,8 +706,12 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		}
 		if id, ok := e.(*parser.Ident); ok && !in.window.legacy {
 			name := id.Parts[len(id.Parts)-1]
+			var x string
+			if !pl.quietly(func() { pl.allowWindow = true; x, _ = pl.tr(e, inScope); pl.allowWindow = false }) && strings.HasPrefix(x, "\x00window_") {
+				name = x[1:] // a window column, by whatever name (a cascade's starttime)
+			}
 			if name == "window_start" || name == "window_end" || name == "window_time" {
-				out := map[string]string{"window_start": "windowStart", "window_end": "windowEnd", "window_time": "(windowEnd - 1)"}[name]
+				out := map[string]string{"window_start": startExpr(in.window), "window_end": "windowEnd", "window_time": "(windowEnd - 1)"}[name]
 				g.keys = append(g.keys, groupKey{expr: "\x00" + name, t: typ{k: kTime}, out: out})
 				seen[name] = true
 				continue
@@ -647,8 +759,19 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 		w, _ := pl.tr(s.Where, inScope)
 		in.filter = and(in.filter, w)
 	}
-	out := &rel{}
+	out := &rel{winOut: in.window}
+	if in.window.inner != nil {
+		out.winOut = in.window.inner // its results are the inner window's
+	}
 	out.cols = pl.items(s.Items, sc, in, out)
+	for i := range out.cols {
+		switch out.cols[i].expr {
+		case startExpr(in.window):
+			out.cols[i].winProp = "start"
+		case "windowEnd":
+			out.cols[i].winProp = "end"
+		}
+	}
 	for i, it := range s.Items {
 		// A selected window_time (or *_ROWTIME) is the result's time
 		// attribute: the window's results are stamped with it, so a
@@ -661,7 +784,7 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 	if s.Having != nil {
 		having, _ = pl.tr(s.Having, sc)
 	}
-	if len(pl.errs) > 0 {
+	if len(pl.errs) > mark {
 		return nil
 	}
 	from := pl.where(in, base, stmt)
@@ -675,7 +798,7 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 			}
 			kx = "toJSON([" + strings.Join(parts, ", ") + "])"
 		}
-		from = pl.add(op{uid: pl.uid(base + ".keyBy"), typ: "keyBy", from: []string{from}, opts: [][2]string{{"expr", quote(kx)}}, origin: stmt})
+		from = pl.addShared(base+".keyBy", op{typ: "keyBy", from: []string{from}, opts: [][2]string{{"expr", quote(kx)}}, origin: stmt, stmt: stmt})
 	} else {
 		windowOpts = append(windowOpts, [2]string{"parallelism", "1"})
 	}
@@ -687,13 +810,69 @@ func (pl *planner) windowAggregate(s *parser.Select, in *rel, base string, stmt 
 	case "SESSION":
 		spec = fmt.Sprintf("{type: session, gap: %dms}", win.size)
 	}
+	if len(g.aggs) == 0 {
+		// No aggregate (a window's distinct keys, as q8's sides): the
+		// window operator takes at least one.
+		g.aggs = append(g.aggs, agg{call: "count()", out: "agg0", t: typ{k: kInt}})
+	}
 	aggs := make([]string, len(g.aggs))
 	for i, a := range g.aggs {
 		aggs[i] = a.out + ": " + quote(a.call)
 	}
 	windowOpts = append(windowOpts, [2]string{"window", spec}, [2]string{"aggregate", "{" + strings.Join(aggs, ", ") + "}"})
-	from = pl.add(op{uid: pl.uid(base + ".window"), typ: "window", from: []string{from}, opts: windowOpts, origin: win.p})
+	from = pl.addShared(base+".window", op{typ: "window", from: []string{from}, opts: windowOpts, origin: win.p, stmt: stmt})
 	out.from = from
 	out.filter = having
 	return out
+}
+
+// startExpr is a window aggregation's window_start over its results: the
+// window's start, or, for a window over an inner window's results, the
+// inner window's (its end less its size).
+func startExpr(w *windowTVF) string {
+	if w.inner != nil && w.inner.kind == "HOP" {
+		return fmt.Sprintf("(windowEnd - %d)", w.inner.size)
+	}
+	return "windowStart"
+}
+
+// windowCascade: s groups in, a window aggregation's results, by their
+// window_start and window_end (and perhaps other keys): in as the input
+// of a window over the results of each of its windows, its window
+// columns the markers of that window. nil when s does not.
+func (pl *planner) windowCascade(s *parser.Select, in *rel) *rel {
+	if in.winOut.kind == "SESSION" {
+		return nil
+	}
+	sc := &scope{cols: in.cols, alias: in.alias}
+	marks := map[string]string{}
+	for _, e := range s.GroupBy {
+		var x string
+		if _, ok := e.(*parser.Ident); !ok || pl.quietly(func() { x, _ = pl.tr(e, sc) }) {
+			continue
+		}
+		for _, c := range in.cols {
+			if c.expr == x && windowProperty(in, c) != "" {
+				marks[c.name] = windowProperty(in, c)
+			}
+		}
+	}
+	if len(marks) != 2 {
+		return nil
+	}
+	out := *in
+	out.cols = nil
+	for _, c := range in.cols {
+		switch marks[c.name] {
+		case "start":
+			c = column{name: c.name, t: typ{k: kTime}, expr: "\x00window_start", window: "windowStart"}
+		case "end":
+			c = column{name: c.name, t: typ{k: kTime}, expr: "\x00window_end", window: "windowEnd"}
+		}
+		out.cols = append(out.cols, c)
+	}
+	inner := in.winOut
+	out.window = &windowTVF{kind: "TUMBLE", size: or64(inner.slide, inner.size), p: s.GroupBy[0].At(), inner: inner}
+	out.winOut = nil
+	return &out
 }

@@ -104,3 +104,92 @@ func sortStrings(s []string) {
 		}
 	}
 }
+
+// TestExplainGoldens plans every shipped Nexmark script and compares the
+// spec (what flinkgo explain prints) with testdata/explain/<q>.golden: a
+// change to a plan, its operators or their uids (which a savepoint's state
+// is restored by) shows in review.
+func TestExplainGoldens(t *testing.T) {
+	files, _ := filepath.Glob("../../../configs/jobs/nexmark-sql/*.sql")
+	if len(files) == 0 {
+		t.Fatal("no scripts")
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		p, err := Compile(name, string(src))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		golden := filepath.Join("testdata", "explain", name+".golden")
+		if *update {
+			_ = os.MkdirAll(filepath.Dir(golden), 0o755)
+			_ = os.WriteFile(golden, []byte(p.Spec), 0o644)
+		}
+		want, _ := os.ReadFile(golden)
+		if p.Spec != string(want) {
+			t.Errorf("%s: the plan differs from %s (go test -run TestExplainGoldens -update rewrites it):\n%s", f, golden, p.Spec)
+		}
+	}
+}
+
+// A join's t.* selects that input's columns; a condition over one input
+// filters it; the uids are the sink's and the inputs' aliases'.
+func TestJoinPlan(t *testing.T) {
+	src := ddl + `
+CREATE TABLE buys (user_id BIGINT, amount DOUBLE, at TIMESTAMP(3), WATERMARK FOR at AS at - INTERVAL '1' SECOND)
+  WITH ('connector' = 'kafka', 'topic' = 'buys', 'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');
+CREATE TABLE j (user_id BIGINT, url VARCHAR, price DOUBLE, ts TIMESTAMP(3), amount DOUBLE) WITH ('connector' = 'print');
+INSERT INTO j SELECT c.*, b.amount FROM clicks c JOIN buys b ON c.user_id = b.user_id AND b.at > c.ts AND b.at <= c.ts + INTERVAL '10' SECOND WHERE b.amount > 5;
+`
+	p, err := Compile("job", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{uid: "j.b.where", type: filter, from: ["buys"], expr: "(amount > 5)"}`,
+		`{uid: "j.join", type: intervalJoin, left: {from: "clicks", key: "user_id"}, right: {from: "j.b.where", key: "user_id"}, lower: 1ms, upper: 10000ms, ` +
+			`select: {"user_id": "left.user_id", "url": "left.url", "price": "left.price", "ts": "left.ts", "amount": "right.amount"}}`,
+		`{uid: "j", type: print, from: ["j.join"]}`,
+	} {
+		if !strings.Contains(p.Spec, want) {
+			t.Errorf("spec lacks\n%s\n%s", want, p.Spec)
+		}
+	}
+}
+
+// q5's join keeps only each window's most-bid auctions (keepMax on the
+// HOP window), which it may because nothing but the join and the maximum
+// read that window and the join compares with that maximum alone; a
+// filter on the counts before the join (HAVING) or any other condition
+// leaves the window as written.
+func TestKeepMaxOnlyWhenProvable(t *testing.T) {
+	src, err := os.ReadFile("../../../configs/jobs/nexmark-sql/q5.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile("q5", string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Spec, "keepMax: agg0") {
+		t.Errorf("q5 without keepMax:\n%s", p.Spec)
+	}
+	for _, change := range []string{
+		"AuctionBids.num >= MaxBids.maxn AND AuctionBids.num > 3;",
+		"AuctionBids.num + 1 >= MaxBids.maxn;",
+		"AuctionBids.num >= MaxBids.maxn - 1;",
+	} {
+		q := strings.Replace(string(src), "AuctionBids.num >= MaxBids.maxn;", change, 1)
+		p, err := Compile("q5", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(p.Spec, "keepMax") {
+			t.Errorf("%s: keepMax where it changes the results:\n%s", change, p.Spec)
+		}
+	}
+}
